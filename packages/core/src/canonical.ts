@@ -1,0 +1,187 @@
+import { CairnError } from './errors.js';
+
+/**
+ * Canonical encoding ("cairn-canon/1"): a deterministic JSON text for a value, used for
+ * every hash in Cairn. The full table of how each type encodes is in docs/identity.md.
+ * Values that cannot be encoded deterministically are refused with an error naming the
+ * path of the bad value, e.g. `inputs.optimizer.schedule[2]`.
+ */
+
+const RESERVED_KEYS = new Set(['__bigint__', '__date__', '__map__', '__set__', '__bytes__']);
+
+/** Options for {@link canonicalize}. */
+export interface CanonicalOptions {
+  /** The root's name in error paths. @default "value" */
+  path?: string;
+  /** The step the value belongs to, for error messages. */
+  step?: string;
+  /**
+   * Replaces special objects before encoding (lowering uses it for dependency handles and `OUT`).
+   * Return `undefined` to encode the value normally.
+   */
+  replace?: (value: object) => unknown;
+}
+
+/**
+ * Compares two strings by Unicode code point (the order of their UTF-8 bytes).
+ * Equals JavaScript's default order except where surrogate pairs meet U+E000–U+FFFF.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) {
+      if (x >= 0xd800 && y >= 0xd800) {
+        const xs = x <= 0xdfff;
+        const ys = y <= 0xdfff;
+        if (xs !== ys) return xs ? 1 : -1;
+      }
+      return x - y;
+    }
+  }
+  return a.length - b.length;
+}
+
+/** JSON string literal exactly as `JSON.stringify` writes it (the identity spec's `jsonString`). */
+export function jsonString(s: string): string {
+  return JSON.stringify(s);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'function') return `a function${value.name ? ` (${value.name})` : ''}`;
+  if (typeof value === 'symbol') return `a symbol (${String(value.description)})`;
+  if (typeof value === 'number') return String(value);
+  if (typeof value === 'object' && value !== null) {
+    const ctor = (value as { constructor?: { name?: string } }).constructor?.name;
+    return `an instance of ${ctor ?? 'an unknown class'}`;
+  }
+  return typeof value;
+}
+
+/** A lazily formatted value path: strings are built only when an error needs one. */
+interface Path {
+  readonly parent: Path | undefined;
+  readonly key: string | number;
+  readonly root: boolean;
+}
+
+function formatPath(p: Path): string {
+  const parts: Path[] = [];
+  for (let q: Path | undefined = p; q; q = q.parent) parts.push(q);
+  let out = '';
+  for (let i = parts.length - 1; i >= 0; i--) {
+    const { key, root } = parts[i] as Path;
+    if (root) out = String(key);
+    else if (typeof key === 'number') out += `[${key}]`;
+    else if (key.startsWith('<')) out += key;
+    else out = keyPath(out, key);
+  }
+  return out;
+}
+
+function refuse(opts: CanonicalOptions, path: Path, value: unknown, fix: string): never {
+  const where = opts.step ? `Step "${opts.step}": ` : '';
+  throw new CairnError(
+    'CAIRN_CANONICAL_VALUE',
+    `${where}cannot encode ${describe(value)} at ${formatPath(path)}: ${fix}`,
+    { step: opts.step },
+  );
+}
+
+const keyPath = (path: string, key: string): string =>
+  /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+
+function base64(bytes: Uint8Array): string {
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
+}
+
+/**
+ * Encodes `value` canonically. Throws `CAIRN_CANONICAL_VALUE` for values that have no
+ * deterministic encoding (functions, symbols, NaN/Infinity, class instances without
+ * `toJSON`, typed arrays other than Uint8Array, lone surrogates, cycles).
+ */
+export function canonicalize(value: unknown, options: CanonicalOptions = {}): string {
+  // Objects on the current path (cycle check); a small array beats a Set for shallow values.
+  const active: object[] = [];
+  const enc = (v: unknown, path: Path): string => {
+    switch (typeof v) {
+      case 'string':
+        if (!v.isWellFormed()) refuse(options, path, v, 'the string holds a lone surrogate; fix the text encoding.');
+        return JSON.stringify(v);
+      case 'number':
+        if (!Number.isFinite(v)) refuse(options, path, v, 'NaN and Infinity have no canonical form; use null or a string.');
+        return JSON.stringify(v);
+      case 'boolean':
+        return v ? 'true' : 'false';
+      case 'undefined':
+        return 'null';
+      case 'bigint':
+        return `{"__bigint__":"${v.toString()}"}`;
+      case 'function':
+        refuse(options, path, v, 'functions have no canonical form; pass data, or reference code with defineStep().');
+      // eslint-disable-next-line no-fallthrough
+      case 'symbol':
+        refuse(options, path, v, 'symbols have no canonical form; use a string.');
+    }
+    if (v === null) return 'null';
+    const obj = v as object;
+    if (options.replace) {
+      const r = options.replace(obj);
+      if (r !== undefined) return enc(r, path);
+    }
+    if (active.includes(obj)) refuse(options, path, v, 'the value contains a cycle (it refers to itself); break the cycle.');
+    active.push(obj);
+    try {
+      if (Array.isArray(obj)) {
+        let out = '[';
+        for (let i = 0; i < obj.length; i++) {
+          if (i > 0) out += ',';
+          out += enc(obj[i], { parent: path, key: i, root: false });
+        }
+        return out + ']';
+      }
+      const proto = Object.getPrototypeOf(obj) as object | null;
+      if (proto === Object.prototype || proto === null) {
+        const rec = obj as Record<string, unknown>;
+        const keys = Object.keys(rec).sort(compareCodePoints);
+        let out = '{';
+        let first = true;
+        for (const k of keys) {
+          const item = rec[k];
+          if (item === undefined) continue;
+          if (RESERVED_KEYS.has(k)) refuse(options, { parent: path, key: k, root: false }, v, `the key "${k}" is reserved for tagged values; rename it.`);
+          if (!k.isWellFormed()) refuse(options, path, k, 'an object key holds a lone surrogate; fix the text encoding.');
+          out += `${first ? '' : ','}${JSON.stringify(k)}:${enc(item, { parent: path, key: k, root: false })}`;
+          first = false;
+        }
+        return out + '}';
+      }
+      if (obj instanceof Date) {
+        if (Number.isNaN(obj.getTime())) refuse(options, path, v, 'the Date is invalid.');
+        return `{"__date__":"${obj.toISOString()}"}`;
+      }
+      if (obj instanceof Uint8Array) return `{"__bytes__":"${base64(obj)}"}`;
+      if (ArrayBuffer.isView(obj) || obj instanceof ArrayBuffer) {
+        refuse(options, path, v, 'only Uint8Array is encoded; convert other binary data with new Uint8Array(x.buffer) or Array.from(x).');
+      }
+      if (obj instanceof Map) {
+        const entries = [...obj.entries()].map(([k, val], i) => [enc(k, { parent: path, key: `<key ${i}>`, root: false }), enc(val, { parent: path, key: `<value ${i}>`, root: false })] as const);
+        entries.sort((a, b) => compareCodePoints(a[0], b[0]));
+        return `{"__map__":[${entries.map(([k, val]) => `[${k},${val}]`).join(',')}]}`;
+      }
+      if (obj instanceof Set) {
+        let i = 0;
+        const items = [...obj].map((e) => enc(e, { parent: path, key: `<item ${i++}>`, root: false }));
+        items.sort(compareCodePoints);
+        return `{"__set__":[${items.join(',')}]}`;
+      }
+      const toJSON = (obj as { toJSON?: unknown }).toJSON;
+      if (typeof toJSON === 'function') return enc((toJSON as () => unknown).call(obj), path);
+      return refuse(options, path, v, 'class instances are refused unless they define toJSON(); pass plain data or add toJSON().');
+    } finally {
+      active.pop();
+    }
+  };
+  return enc(value, { parent: undefined, key: options.path ?? 'value', root: true });
+}

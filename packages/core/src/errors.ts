@@ -1,0 +1,100 @@
+/**
+ * Every error Cairn raises on purpose is a `CairnError` with a stable `code`.
+ *
+ * Codes are part of the public API: match on `err.code`, never on the message.
+ * Errors survive duplicate copies of this package (two versions in one process):
+ * use {@link isCairnError} instead of a bare `instanceof`.
+ */
+
+/** Stable error codes. One line each on when it is raised. */
+export type CairnErrorCode =
+  /** A step name or version is empty, contains `/`, `..`, a URL scheme or control characters. */
+  | 'CAIRN_INVALID_NAME'
+  /** Two different steps share one name and version (they would share one output path). */
+  | 'CAIRN_DUPLICATE_STEP'
+  /** A dependency is not a step handle / StepSpec. */
+  | 'CAIRN_BAD_DEPENDENCY'
+  /** A fixed-version step depends on a mutable (`dev`) one. */
+  | 'CAIRN_MUTABLE_DEPENDENCY'
+  /** A value cannot be canonically encoded (function, symbol, NaN, cycle, class instance…). */
+  | 'CAIRN_CANONICAL_VALUE'
+  /** The step graph has a cycle; the message names it. */
+  | 'CAIRN_GRAPH_CYCLE'
+  /** A pinned expected fingerprint does not match the computed one. */
+  | 'CAIRN_FINGERPRINT_MISMATCH'
+  /** A function reference (module + export) is malformed or cannot be resolved. */
+  | 'CAIRN_FN_REF'
+  /** An inline closure was routed to an executor that runs outside this process. */
+  | 'CAIRN_INLINE_FN_REMOTE'
+  /** Encoded spec bytes are truncated, corrupt or of an unknown format version. */
+  | 'CAIRN_CODEC_CORRUPT'
+  /** A spec or handle option is invalid (bad resources, bad types). */
+  | 'CAIRN_INVALID_SPEC'
+  /** The native module was required (`CAIRN_NATIVE=1`) but could not be loaded. */
+  | 'CAIRN_NATIVE_UNAVAILABLE'
+  /** Graph input to a backend is malformed (lengths, indices). */
+  | 'CAIRN_GRAPH_INPUT'
+  // Runner codes (declared here so every package shares one union).
+  /** One or more steps failed; see `failures`. */
+  | 'CAIRN_STEP_FAILED'
+  /** A step failed in an earlier run and `forceRunFailed` is false. */
+  | 'CAIRN_PREVIOUS_FAILURE'
+  /** A dependency of this step failed, so it did not run. */
+  | 'CAIRN_DEP_FAILED'
+  /** A cached output disappeared after its inputs were pruned. */
+  | 'CAIRN_PRUNED_OUTPUT_MISSING'
+  /** The step was cancelled (signal, Ctrl-C, lease loss). */
+  | 'CAIRN_CANCELLED'
+  /** The step exceeded its timeout. */
+  | 'CAIRN_TIMEOUT'
+  /** Another runner took over this step's lease; the step was aborted. */
+  | 'CAIRN_LEASE_LOST'
+  /** The named executor is not registered, or cannot run this step. */
+  | 'CAIRN_EXECUTOR'
+  /** The artifact store cannot be read or written. */
+  | 'CAIRN_STORE'
+  /** Bad configuration or usage (options, CLI). */
+  | 'CAIRN_CONFIG'
+  /** A remote host or cluster failed (connection, submission, infrastructure). */
+  | 'CAIRN_REMOTE';
+
+const BRAND = Symbol.for('cairn.error');
+
+/** Options for {@link CairnError}. */
+export interface CairnErrorOptions {
+  /** The step this error is about, when there is one. */
+  step?: string | undefined;
+  /** The underlying error. */
+  cause?: unknown;
+  /** Whether retrying the same step could succeed. @default false */
+  retryable?: boolean | undefined;
+}
+
+/** The one error base class. The message says what went wrong and what to do. */
+export class CairnError extends Error {
+  /** Stable machine-readable code. */
+  readonly code: CairnErrorCode;
+  /** The step's name, where the error is about one step. */
+  readonly step: string | undefined;
+  /** Whether a retry of the same step could succeed (infrastructure faults). */
+  readonly retryable: boolean;
+
+  constructor(code: CairnErrorCode, message: string, options: CairnErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'CairnError';
+    this.code = code;
+    this.step = options.step;
+    this.retryable = options.retryable ?? false;
+    Object.defineProperty(this, BRAND, { value: true });
+  }
+}
+
+/** True for any CairnError, even one thrown by another copy of this package. */
+export function isCairnError(value: unknown): value is CairnError {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+}
+
+/** True when `value` is a CairnError with the given code. */
+export function hasCode(value: unknown, code: CairnErrorCode): value is CairnError {
+  return isCairnError(value) && value.code === code;
+}

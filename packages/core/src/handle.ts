@@ -1,0 +1,239 @@
+import { CairnError } from './errors.js';
+import { getFnRef, getRemoteOptions } from './fnref.js';
+import { lower as lowerImpl } from './lower.js';
+import type { StepSpec } from './spec.js';
+import type { Resources, StepContext } from './types.js';
+import { validateSegment } from './validate.js';
+
+/** The `OUT` sentinel's type. */
+export interface Out {
+  readonly __cairnOut: true;
+}
+
+class OutSentinel implements Out {
+  readonly __cairnOut = true as const;
+  toString(): string {
+    return 'OUT';
+  }
+  toJSON(): string {
+    return '<OUT>';
+  }
+}
+
+/** Resolves, at run time, to the consuming step's own output path. */
+export const OUT: Out = Object.freeze(new OutSentinel());
+
+/** True for the `OUT` sentinel (also from another copy of this package). */
+export function isOut(value: unknown): value is Out {
+  return value === OUT || (typeof value === 'object' && value !== null && (value as { __cairnOut?: unknown }).__cairnOut === true);
+}
+
+/**
+ * The lazy form of an input value: wherever the step function expects a string, a
+ * dependency handle (resolving to its output path) or `OUT` may stand instead.
+ */
+export type Lazy<T> = T extends string
+  ? string | ArtifactStep<unknown> | Out
+  : T extends readonly (infer E)[]
+    ? readonly Lazy<E>[]
+    : T extends (...args: never[]) => unknown
+      ? T
+      : T extends object
+        ? { [K in keyof T]: Lazy<T[K]> }
+        : T;
+
+/** A step function in the `apply` form: receives its resolved inputs and the run context. */
+export type ApplyFn<I, R> = (inputs: I, ctx: StepContext) => R | Promise<R>;
+
+/** Options of {@link apply}. */
+export interface ApplyOptions<I, R> {
+  /** Step name: one path segment. */
+  name: string;
+  /** The step function. Use `defineStep` for steps that run outside this process. */
+  fn: ApplyFn<I, R>;
+  /** Artifact version, e.g. `"2026.11.30"` or `"v3"`; ending in `dev` makes it mutable (always rebuilt). */
+  version: string;
+  /** Inputs: any dependency handle inside (arrays, plain objects) becomes a dependency. */
+  inputs: Lazy<I>;
+  /** Fixed output location (relative to the prefix, or absolute); default `name/version`. */
+  pin?: string;
+  /** Resources; never part of identity. */
+  resources?: Resources;
+  /** Executor name; never part of identity. */
+  executor?: string;
+  /** Pin the config fingerprint: a mismatch (now or against the recorded one) is an error. */
+  expectedFingerprint?: string;
+  /** Retries after failure. @default 0 */
+  retries?: number;
+  /** Per-attempt timeout (ms). */
+  timeoutMs?: number;
+}
+
+const HANDLE = Symbol.for('cairn.handle');
+
+/**
+ * A lazy handle to an artifact: nothing runs until it is lowered and given to a runner.
+ * `T` is the value the step function returns. Handles compare by identity.
+ */
+export class ArtifactStep<T = unknown> {
+  /** Step name. */
+  readonly name: string;
+  /** Artifact version. */
+  readonly version: string;
+  /** The step function. */
+  readonly fn: ApplyFn<never, T>;
+  /** The inputs as given (lazy). */
+  readonly inputs: unknown;
+  /** Dependencies found in `inputs`, deduplicated, first-seen order. */
+  readonly deps: readonly ArtifactStep<unknown>[];
+  /** Output location override. */
+  readonly pin: string | undefined;
+  /** Declared resources. */
+  readonly resources: Resources | undefined;
+  /** Requested executor. */
+  readonly executor: string | undefined;
+  /** Pinned fingerprint. */
+  readonly expectedFingerprint: string | undefined;
+  /** Retries after failure. */
+  readonly retries: number | undefined;
+  /** Per-attempt timeout (ms). */
+  readonly timeoutMs: number | undefined;
+  /** @internal phantom for the result type. */
+  declare readonly __result?: T;
+  /** @internal lowering scratch: epoch of the lowering that last touched this handle. */
+  #epoch = 0;
+  /** @internal lowering scratch: 1 = on the stack, 2 = lowered. */
+  #state = 0;
+  /** @internal lowering scratch: the spec of epoch `#epoch`. */
+  #spec: StepSpec | undefined = undefined;
+
+  /** @internal Use {@link apply}. */
+  constructor(opts: ApplyOptions<never, T>) {
+    this.name = validateSegment('name', opts.name);
+    this.version = validateSegment('version', opts.version, this.name);
+    if (typeof opts.fn !== 'function') {
+      throw new CairnError('CAIRN_INVALID_SPEC', `Step "${this.name}": fn must be a function.`, { step: this.name });
+    }
+    this.fn = opts.fn;
+    this.inputs = opts.inputs;
+    this.deps = Object.freeze(findDeps(opts.inputs, this.name));
+    this.pin = opts.pin;
+    const remoteOpts = getRemoteOptions(opts.fn);
+    this.resources = opts.resources ?? remoteOpts?.resources;
+    this.executor = opts.executor ?? remoteOpts?.executor;
+    this.expectedFingerprint = opts.expectedFingerprint;
+    this.retries = opts.retries;
+    this.timeoutMs = opts.timeoutMs;
+    Object.freeze(this);
+  }
+
+  /** @internal Lowering state in lowering `epoch` (0 = untouched). */
+  _state(epoch: number): number {
+    return this.#epoch === epoch ? this.#state : 0;
+  }
+
+  /** @internal Records lowering state (and the spec once lowered). */
+  _mark(epoch: number, state: number, spec?: StepSpec): void {
+    this.#epoch = epoch;
+    this.#state = state;
+    this.#spec = spec;
+  }
+
+  /** @internal The spec lowered in `epoch`. */
+  _lowered(epoch: number): StepSpec | undefined {
+    return this.#epoch === epoch ? this.#spec : undefined;
+  }
+
+  /** `name@version`: how dependents refer to this artifact. */
+  get ident(): string {
+    return `${this.name}@${this.version}`;
+  }
+
+  /** True when the function can be re-imported elsewhere (it was marked with `defineStep`). */
+  get isReferenced(): boolean {
+    return getFnRef(this.fn) !== undefined;
+  }
+
+  /** Lowers this handle (and everything upstream) to its `StepSpec` graph. Pure; see `lower()`. */
+  lower(): StepSpec {
+    return lowerImpl(this as ArtifactStep<unknown>);
+  }
+
+  toString(): string {
+    return `ArtifactStep(${this.ident})`;
+  }
+}
+
+// A brand on the prototype (not per instance: that would slow every handle down).
+Object.defineProperty(ArtifactStep.prototype, HANDLE, { value: true });
+
+/** True for a lazy step handle (also from another copy of this package). */
+export function isArtifactStep(value: unknown): value is ArtifactStep<unknown> {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[HANDLE] === true;
+}
+
+function isPlainObject(v: object): boolean {
+  const p = Object.getPrototypeOf(v) as object | null;
+  return p === Object.prototype || p === null;
+}
+
+/** Every handle inside `inputs` (arrays and plain objects), deduplicated, first-seen order. */
+function findDeps(inputs: unknown, step: string): ArtifactStep<unknown>[] {
+  const found: ArtifactStep<unknown>[] = [];
+  let foundSet: Set<unknown> | undefined;
+  const active: object[] = [];
+  const keys: (string | number)[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v !== 'object' || v === null) return;
+    if (isArtifactStep(v)) {
+      // Linear scan while small; a set once a step has many dependencies (wide fan-in).
+      if (foundSet === undefined && found.length > 16) foundSet = new Set(found);
+      if (foundSet ? !foundSet.has(v) : !found.includes(v)) {
+        found.push(v);
+        foundSet?.add(v);
+      }
+      return;
+    }
+    if ((v as { constructor?: { name?: string } }).constructor?.name === 'StepSpec' && 'nameWithHash' in v) {
+      const path = keys.reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : `${p}.${k}`), 'inputs');
+      throw new CairnError(
+        'CAIRN_BAD_DEPENDENCY',
+        `Step "${step}": ${path} is a lowered StepSpec; pass the ArtifactStep handle from apply() instead.`,
+        { step },
+      );
+    }
+    if (active.includes(v)) return; // canonical encoding reports cycles with their path
+    if (Array.isArray(v)) {
+      active.push(v);
+      for (let i = 0; i < v.length; i++) {
+        keys.push(i);
+        walk(v[i]);
+        keys.pop();
+      }
+      active.pop();
+    } else if (isPlainObject(v)) {
+      active.push(v);
+      for (const k in v) {
+        keys.push(k);
+        walk((v as Record<string, unknown>)[k]);
+        keys.pop();
+      }
+      active.pop();
+    }
+  };
+  walk(inputs);
+  return found;
+}
+
+/**
+ * Declares a lazy step. Nothing runs: the handle is lowered to a `StepSpec` graph by
+ * `lower()` and executed by a `StepRunner`.
+ *
+ * ```ts
+ * const tokens = apply({ name: 'tokenize', fn: tokenize, version: '2026.11.30',
+ *   inputs: { corpus: raw, out: OUT, vocab: 32000 } });
+ * ```
+ */
+export function apply<I, R>(options: ApplyOptions<I, R>): ArtifactStep<Awaited<R>> {
+  return new ArtifactStep<Awaited<R>>(options as unknown as ApplyOptions<never, Awaited<R>>);
+}

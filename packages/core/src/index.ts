@@ -1,0 +1,29 @@
+/**
+ * @cairn/core — lazy handles, pure lowering, immutable StepSpecs, canonical encoding,
+ * fingerprints, graph utilities and the msgpack codec.
+ */
+export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
+export type { ApplyFn, ApplyOptions, Lazy, Out } from './handle.js';
+export { lower, resolveInputs, resolveTemplate, fingerprintPayload, DepSlot } from './lower.js';
+export { StepSpec } from './spec.js';
+export type { StepKind, StepSpecInit } from './spec.js';
+export { defineStep, getFnRef, remote, getRemoteOptions, resolveFnRef, formatFnRef } from './fnref.js';
+export type { RemoteOptions } from './fnref.js';
+export { canonicalize, compareCodePoints } from './canonical.js';
+export type { CanonicalOptions } from './canonical.js';
+export { fingerprint, describeDrift } from './fingerprint.js';
+export type { DriftOptions } from './fingerprint.js';
+export { computeIdentities, identityText } from './identity.js';
+export { encodeSpecs, decodeSpecs, collectSpecs, packValue, unpackValue, SPEC_FORMAT_VERSION } from './codec.js';
+export { makeTask, encodeTask, decodeTask } from './task.js';
+export type { TaskPayload } from './task.js';
+export { indexSpecs, detectCycle, formatCycle, toposortSpecs, expandSpecs } from './specgraph.js';
+export type { IndexedGraph, CycleReport } from './specgraph.js';
+export { getBackend, backend, backendReason } from './backend.js';
+export type { BackendKind, CoreBackend, CsrGraph, ByteTable, OrderResult, FingerprintResult, Xxh64Stream } from './backend-types.js';
+export { CairnError, isCairnError, hasCode } from './errors.js';
+export type { CairnErrorCode, CairnErrorOptions } from './errors.js';
+export { joinPath, isAbsoluteLocation, hasScheme } from './paths.js';
+export { validateSegment, isMutableVersion } from './validate.js';
+export { captureProvenance } from './provenance.js';
+export type { FnRef, GpuRequest, PathStepFn, Provenance, Resources, StepContext, StepLogger } from './types.js';

@@ -1,0 +1,86 @@
+import { CairnError } from './errors.js';
+import { packValue, unpackValue } from './codec.js';
+import type { StepKind, StepSpec } from './spec.js';
+import type { FnRef, Resources } from './types.js';
+
+/**
+ * Everything a worker in another thread, process or host needs to run one attempt of a
+ * step, as plain data. Functions never cross a process boundary: the worker re-imports
+ * `ref.module` and takes `ref.export`.
+ */
+export interface TaskPayload {
+  /** Payload format version. */
+  readonly v: 1;
+  /** Step name. */
+  readonly name: string;
+  /** Step identity. */
+  readonly nameWithHash: string;
+  /** How the function is called. */
+  readonly kind: StepKind;
+  /** Module + export of the step function. */
+  readonly ref: FnRef;
+  /** Inputs template (`apply` steps): dependency slots and `OUT`. */
+  readonly inputs: unknown;
+  /** `nameWithHash` of each dependency, in `spec.deps` order (what slots point at). */
+  readonly depKeys: readonly string[];
+  /** Output location as the worker sees it. */
+  readonly outputPath: string;
+  /** Dependencies' output locations, keyed by `nameWithHash`. */
+  readonly depPaths: Readonly<Record<string, string>>;
+  /** Dependencies' returned values, keyed by `nameWithHash`. */
+  readonly depResults: Readonly<Record<string, unknown>>;
+  /** 1-based attempt. */
+  readonly attempt: number;
+  /** Resources assigned (may include `gpuIndices`). */
+  readonly resources: Resources & { gpuIndices?: readonly number[] };
+}
+
+/**
+ * Builds the payload for one attempt. Throws `CAIRN_INLINE_FN_REMOTE` when the step's
+ * function is an inline closure (it cannot be re-imported elsewhere).
+ */
+export function makeTask(
+  spec: StepSpec,
+  init: { outputPath: string; depPaths: Record<string, string>; depResults?: Record<string, unknown>; attempt: number; resources?: Resources & { gpuIndices?: readonly number[] } },
+): TaskPayload {
+  if (!spec.ref) {
+    throw new CairnError(
+      'CAIRN_INLINE_FN_REMOTE',
+      `Step "${spec.name}": its function is an inline closure and cannot run outside this process. Export it and wrap it with defineStep(import.meta.url, '<exportName>', fn), or run it on the "inline" executor.`,
+      { step: spec.name },
+    );
+  }
+  return {
+    v: 1,
+    name: spec.name,
+    nameWithHash: spec.nameWithHash,
+    kind: spec.kind,
+    ref: spec.ref,
+    inputs: spec.inputs,
+    depKeys: spec.deps.map((d) => d.nameWithHash),
+    outputPath: init.outputPath,
+    depPaths: init.depPaths,
+    depResults: init.depResults ?? {},
+    attempt: init.attempt,
+    resources: init.resources ?? spec.resources ?? {},
+  };
+}
+
+/** Encodes a task payload as msgpack. */
+export function encodeTask(task: TaskPayload): Uint8Array {
+  return packValue(task);
+}
+
+/** Decodes a task payload; corrupt bytes throw `CAIRN_CODEC_CORRUPT`. */
+export function decodeTask(bytes: Uint8Array): TaskPayload {
+  let t: TaskPayload;
+  try {
+    t = unpackValue(bytes) as TaskPayload;
+  } catch (cause) {
+    throw new CairnError('CAIRN_CODEC_CORRUPT', 'Cannot decode a task payload: invalid msgpack. Check the worker and runner use the same Cairn version.', { cause });
+  }
+  if (typeof t !== 'object' || t === null || t.v !== 1 || typeof t.name !== 'string' || typeof t.ref?.module !== 'string' || !Array.isArray(t.depKeys)) {
+    throw new CairnError('CAIRN_CODEC_CORRUPT', 'Cannot decode a task payload: unexpected shape or version. Check the worker and runner use the same Cairn version.');
+  }
+  return t;
+}

@@ -1,0 +1,91 @@
+/**
+ * Types-only contract shared by every Cairn package and plugin. Importing this file
+ * pulls in no runtime code.
+ */
+
+/** GPUs a step needs: a count, optionally of one type (e.g. `"a100"`). */
+export interface GpuRequest {
+  /** Number of GPUs. */
+  readonly count: number;
+  /** GPU model the step needs, matched by executors that know types. */
+  readonly type?: string;
+}
+
+/**
+ * Resources a step declares. They route and place the step; they never change its identity.
+ */
+export interface Resources {
+  /** CPU cores. @default 1 */
+  readonly cpu?: number;
+  /** Memory in GiB. */
+  readonly memoryGb?: number;
+  /** GPUs: a count or `{ count, type }`. @default 0 */
+  readonly gpus?: number | GpuRequest;
+  /** Wall-clock limit in seconds (executors map it to e.g. Slurm's `--time`). */
+  readonly timeLimit?: number;
+  /** Free-form hints for executors (`partition`, `account`, `constraint`, …). */
+  readonly hints?: Readonly<Record<string, unknown>>;
+}
+
+/** A reference to an exported step function: module + export, re-imported wherever the step runs. */
+export interface FnRef {
+  /** Absolute `file://` URL, absolute path, or a bare package specifier. */
+  readonly module: string;
+  /** The export's name. */
+  readonly export: string;
+}
+
+/** Minimal structured logger handed to steps; lines go to the step's log. */
+export interface StepLogger {
+  /** Informational line. */
+  info(message: string): void;
+  /** Warning line. */
+  warn(message: string): void;
+  /** Error line. */
+  error(message: string): void;
+}
+
+/**
+ * What a running step receives besides its inputs. Provided by the runner, on every executor.
+ */
+export interface StepContext {
+  /** The step's name. */
+  readonly name: string;
+  /** Absolute path (or URL) of this step's output directory. */
+  readonly outputPath: string;
+  /** Output paths of this step's dependencies, keyed by the dependency's `nameWithHash`. */
+  readonly depPaths: Readonly<Record<string, string>>;
+  /** Values returned by dependencies that returned one, keyed like `depPaths`. */
+  readonly depResults: Readonly<Record<string, unknown>>;
+  /** Aborted when the step is cancelled, times out, or its lease is lost. */
+  readonly signal: AbortSignal;
+  /** Writes to this attempt's log. */
+  readonly log: StepLogger;
+  /** The resources assigned (including e.g. `gpuIndices` from a placing executor). */
+  readonly resources: Readonly<Resources & { gpuIndices?: readonly number[] }>;
+  /** 1-based attempt number. */
+  readonly attempt: number;
+  /** The executor client: submit more work from inside a step (see @cairn/runner). */
+  readonly client: unknown;
+}
+
+/** A step function that receives its output path (the `StepSpec` form, as in Marin). */
+export type PathStepFn = (outputPath: string, ctx: StepContext) => unknown;
+
+/** Best-effort provenance of a lowering: where and from what the plan was made. */
+export interface Provenance {
+  /** `git rev-parse HEAD`, or `null` outside a checkout. */
+  readonly gitCommit: string | null;
+  /** Uncommitted changes present. */
+  readonly dirty: boolean | null;
+  /** Current branch. */
+  readonly branch: string | null;
+  /** OS user. */
+  readonly user: string | null;
+  /** Host name. */
+  readonly host: string | null;
+  /** `process.argv`. */
+  readonly argv: readonly string[];
+  /** ISO time of capture. */
+  readonly createdAt: string;
+}

@@ -1,0 +1,54 @@
+/**
+ * The Rust N-API module's surface. Graphs cross the boundary once as CSR typed arrays,
+ * read in place; large results come back as typed arrays. Malformed input throws an
+ * `Error` with `code === 'CAIRN_NATIVE_BAD_INPUT'` and a message naming the argument.
+ * Cycles are data, never exceptions.
+ */
+
+/** An ordering, or the cycle that prevents one (`cycle[k+1]` is a dependency of `cycle[k]`). */
+export type NativeOrder = { ok: true; order: Uint32Array } | { ok: false; cycle: Uint32Array };
+
+/** Step hashes (16 ASCII hex digits per node), or the cycle that prevents hashing. */
+export type NativeFingerprints = { ok: true; hex: Uint8Array } | { ok: false; cycle: Uint32Array };
+
+/** The functions exported by `cairn-native.<platform>.node`. */
+export interface NativeBinding {
+  /** Version of this surface; the loader refuses a build whose version differs. */
+  readonly abiVersion: number;
+  /** Size in bytes of a streaming XXH64 state buffer. */
+  readonly xxh64StateBytes: number;
+  /** XXH64 of `data` (a string is hashed as UTF-8). The seed is taken mod 2^64. @default seed 0n */
+  xxh64(data: Uint8Array | string, seed?: bigint): bigint;
+  /** XXH64 as 16 lowercase hex digits. @default seed 0n */
+  xxh64Hex(data: Uint8Array | string, seed?: bigint): string;
+  /** Resets `state` (a `Uint8Array(xxh64StateBytes)` owned by JS) to an empty hasher. @default seed 0n */
+  xxh64Init(state: Uint8Array, seed?: bigint): void;
+  /** Feeds `data` into `state`. */
+  xxh64Update(state: Uint8Array, data: Uint8Array | string): void;
+  /** The digest of everything fed into `state`; the state is unchanged. */
+  xxh64Digest(state: Uint8Array): bigint;
+  /** Kahn's algorithm, dependencies first (see `CoreBackend.toposort` in @cairn/core). */
+  toposort(offsets: Uint32Array, deps: Uint32Array): NativeOrder;
+  /** Post-order expansion from `roots`; mutates `seen` (see `CoreBackend.expand` in @cairn/core). */
+  expand(offsets: Uint32Array, deps: Uint32Array, roots: Uint32Array, built: Uint8Array, seen: Uint8Array): NativeOrder;
+  /** Every node's Merkle step hash per docs/identity.md. */
+  fingerprintAll(
+    offsets: Uint32Array,
+    deps: Uint32Array,
+    nameOffsets: Uint32Array,
+    names: Uint8Array,
+    attrOffsets: Uint32Array,
+    attrs: Uint8Array,
+  ): NativeFingerprints;
+}
+
+/** The loaded module, or `null` when none could be loaded (or `CAIRN_NATIVE=0`). */
+export declare const binding: NativeBinding | null;
+/** `'native'` when `binding` is loaded, else `'js'`. */
+export declare const backend: 'native' | 'js';
+/** Why each candidate failed, in the order tried (each has `code` and `path`). */
+export declare const loadErrors: ReadonlyArray<Error & { code: string; path: string }>;
+/** Absolute path of the loaded `.node` file, or `null`. */
+export declare const loadedFrom: string | null;
+/** The napi-rs platform triple of this process, e.g. `linux-x64-gnu`. */
+export declare function platformTriple(): string;

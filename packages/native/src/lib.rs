@@ -1,0 +1,13 @@
+//! Cairn's native acceleration: XXH64, toposort, expansion and Merkle fingerprints as pure
+//! functions, exposed to Node through a thin hand-written N-API shim (no dependencies).
+
+pub mod expand;
+pub mod fingerprint;
+pub mod graph;
+mod js;
+mod sys;
+pub mod toposort;
+pub mod xxh64;
+
+#[cfg(test)]
+mod testjson;

@@ -1,0 +1,111 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import loader from '../index.js';
+
+// The raw binding against the shared golden vectors. The TypeScript side, the parity test and
+// the loader's environment handling live in packages/core/test.
+const golden = (file: string) => JSON.parse(readFileSync(new URL(`../../../fixtures/golden/${file}`, import.meta.url), 'utf8'));
+
+function csr(lists: number[][]) {
+  const offsets = new Uint32Array(lists.length + 1);
+  lists.forEach((l, i) => (offsets[i + 1] = offsets[i]! + l.length));
+  return { offsets, deps: Uint32Array.from(lists.flat()) };
+}
+function table(items: string[]) {
+  const parts = items.map((s) => Buffer.from(s, 'utf8'));
+  const offsets = new Uint32Array(parts.length + 1);
+  parts.forEach((p, i) => (offsets[i + 1] = offsets[i]! + p.length));
+  return { offsets, bytes: new Uint8Array(Buffer.concat(parts)) };
+}
+function bytesOf(input: { utf8?: string; hex?: string; affine?: { length: number; mul: number; add: number } }): Uint8Array {
+  if (input.utf8 !== undefined) return Buffer.from(input.utf8);
+  if (input.hex !== undefined) return Buffer.from(input.hex, 'hex');
+  const { length, mul, add } = input.affine!;
+  return Uint8Array.from({ length }, (_, i) => (i * mul + add) & 0xff);
+}
+const plain = (r: object) => JSON.parse(JSON.stringify(r, (_k, v) => (ArrayBuffer.isView(v) ? Array.from(v as Uint8Array) : v)));
+
+describe('loader exports', () => {
+  it('describe the outcome as data', () => {
+    expect(['native', 'js']).toContain(loader.backend);
+    expect(loader.backend === 'native').toBe(loader.binding !== null);
+    expect(Array.isArray(loader.loadErrors)).toBe(true);
+    expect(loader.platformTriple()).toMatch(/^(linux|darwin|win32|freebsd)-\w+/);
+  });
+});
+
+const b = loader.binding;
+if (!b) {
+  if (process.env.CI) it('native build exists in CI', () => expect.fail('run `npm run build -w @cairn/native` first'));
+  else console.warn('[binding.test] native build missing: only loader tests ran');
+}
+
+describe.runIf(b)('native binding', () => {
+  const n = b!;
+  it('xxh64 golden vectors: one-shot, hex, streaming', () => {
+    for (const v of golden('xxh64.json').vectors) {
+      const data = bytesOf(v.input);
+      const seed = BigInt(v.seed);
+      expect(n.xxh64Hex(data, seed), v.name).toBe(v.hash);
+      expect(n.xxh64(data, seed).toString(16).padStart(16, '0')).toBe(v.hash);
+      if (v.input.utf8 !== undefined) expect(n.xxh64Hex(v.input.utf8, seed)).toBe(v.hash);
+      const state = new Uint8Array(n.xxh64StateBytes);
+      n.xxh64Init(state, seed);
+      for (let i = 0; i < data.length; i += 45) n.xxh64Update(state, data.subarray(i, i + 45));
+      expect(n.xxh64Digest(state).toString(16).padStart(16, '0')).toBe(v.hash);
+    }
+  });
+
+  it('graph golden vectors', () => {
+    const graphs = golden('graphs.json');
+    for (const c of graphs.toposort) {
+      const g = csr(c.deps);
+      expect(plain(n.toposort(g.offsets, g.deps)), c.name).toEqual(c.order ? { ok: true, order: c.order } : { ok: false, cycle: c.cycle });
+    }
+    for (const c of graphs.expand) {
+      const g = csr(c.deps);
+      const mark = (idx: number[]) => Uint8Array.from({ length: c.deps.length }, (_, i) => (idx.includes(i) ? 1 : 0));
+      const built = mark(c.built);
+      const seen = mark(c.seen);
+      for (const call of c.calls) {
+        const want = call.order ? { ok: true, order: call.order } : { ok: false, cycle: call.cycle };
+        expect(plain(n.expand(g.offsets, g.deps, Uint32Array.from(call.roots), built, seen)), c.name).toEqual(want);
+      }
+      expect(Array.from(seen)).toEqual(Array.from(mark(c.seenAfter)));
+    }
+  });
+
+  it('fingerprint golden vectors', () => {
+    for (const c of golden('fingerprints.json').cases) {
+      const g = csr(c.nodes.map((x: { deps: number[] }) => x.deps));
+      const names = table(c.nodes.map((x: { name: string }) => x.name));
+      const attrs = table(c.nodes.map((x: { attrs: string }) => x.attrs));
+      const r = n.fingerprintAll(g.offsets, g.deps, names.offsets, names.bytes, attrs.offsets, attrs.bytes);
+      if (c.hashes) expect(r.ok && Buffer.from(r.hex).toString(), c.name).toBe(c.hashes.join(''));
+      else expect(plain(r), c.name).toEqual({ ok: false, cycle: c.cycle });
+    }
+  });
+
+  it('bad input throws CAIRN_NATIVE_BAD_INPUT naming the argument', () => {
+    const cases: [() => unknown, RegExp][] = [
+      [() => n.toposort(new Uint32Array(), new Uint32Array()), /^offsets must have/],
+      [() => n.toposort([0] as unknown as Uint32Array, new Uint32Array()), /^offsets must be a Uint32Array/],
+      [() => n.toposort(Uint32Array.of(0), new Uint8Array() as unknown as Uint32Array), /^deps must be a Uint32Array/],
+      [() => n.toposort(Uint32Array.of(0, 3, 1), Uint32Array.of(0)), /monotone/],
+      [() => n.expand(Uint32Array.of(0, 0), new Uint32Array(), Uint32Array.of(1), new Uint8Array(1), new Uint8Array(1)), /^roots\[0\]/],
+      [() => n.fingerprintAll(Uint32Array.of(0, 0), new Uint32Array(), Uint32Array.of(0), new Uint8Array(), Uint32Array.of(0, 0), new Uint8Array()), /^nameOffsets/],
+      [() => n.xxh64(123 as unknown as string), /^data must be a Uint8Array/],
+      [() => n.xxh64('x', 1 as unknown as bigint), /^seed must be a bigint/],
+      [() => n.xxh64Digest(new Uint8Array(4)), /^state must have/],
+    ];
+    for (const [f, msg] of cases) expect(f).toThrow(expect.objectContaining({ code: 'CAIRN_NATIVE_BAD_INPUT', message: expect.stringMatching(msg) }));
+  });
+
+  it('reads typed-array views at an offset in place', () => {
+    const buf = new Uint32Array([99, 0, 0, 1, 0]);
+    const r = n.toposort(buf.subarray(1, 4), buf.subarray(4, 5));
+    expect(plain(r)).toEqual({ ok: true, order: [0, 1] });
+    const bytes = Buffer.from('xxabcxx');
+    expect(n.xxh64Hex(bytes.subarray(2, 5))).toBe('44bc2cf5ad770999');
+  });
+});

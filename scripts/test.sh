@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# All set-up and every test, on a fresh machine: system packages, npm ci, native + TypeScript
+# builds, then each project's tests (vitest and cargo). Ends with one line "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false NX_SKIP_NX_CACHE=${NX_SKIP_NX_CACHE:-false}
+
+bash tools/testenv/install-system.sh || { echo "system package install failed" >&2; exit 1; }
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ] || [ -n "${CI:-}" ]; then
+  npm ci --no-audit --no-fund || { echo "npm ci failed" >&2; exit 1; }
+fi
+npx nx run-many -t build --output-style=static || { echo "build failed" >&2; exit 1; }
+
+rm -rf .test-results && mkdir -p .test-results
+status=0
+npx nx run-many -t test --output-style=static --parallel=1 --nxBail=false || status=$?
+node tools/scripts/test-summary.mjs || status=1
+exit $status

@@ -1,0 +1,48 @@
+#!/usr/bin/env node
+// Sums every test project's results into the one line CI reads: "N passed, N failed".
+// Sources: vitest JSON reports (.test-results/*.json) and cargo test logs (.test-results/*.cargo.txt).
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const dir = join(process.cwd(), '.test-results');
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+const rows = [];
+let files = [];
+try {
+  files = readdirSync(dir).sort();
+} catch {
+  files = [];
+}
+for (const f of files) {
+  const text = readFileSync(join(dir, f), 'utf8');
+  if (f.endsWith('.json')) {
+    const r = JSON.parse(text);
+    const p = r.numPassedTests ?? 0;
+    const x = (r.numFailedTests ?? 0) + (r.numRuntimeErrorTestSuites ?? 0) + (r.numFailedTestSuites && !r.numFailedTests ? r.numFailedTestSuites : 0);
+    const s = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+    passed += p;
+    failed += x;
+    skipped += s;
+    rows.push(`  ${f.replace(/\.json$/, '').padEnd(24)} ${String(p).padStart(5)} passed ${String(x).padStart(4)} failed ${String(s).padStart(4)} skipped`);
+  } else if (f.endsWith('.cargo.txt')) {
+    let p = 0;
+    let x = 0;
+    for (const m of text.matchAll(/test result: \w+\. (\d+) passed; (\d+) failed/g)) {
+      p += Number(m[1]);
+      x += Number(m[2]);
+    }
+    passed += p;
+    failed += x;
+    rows.push(`  ${f.replace(/\.cargo\.txt$/, ' (cargo)').padEnd(24)} ${String(p).padStart(5)} passed ${String(x).padStart(4)} failed`);
+  }
+}
+console.log('\nTest projects:');
+for (const r of rows) console.log(r);
+if (rows.length === 0) {
+  console.log('  no test results found');
+  failed += 1;
+}
+console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
+process.exit(failed > 0 ? 1 : 0);

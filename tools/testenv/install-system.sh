@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the system packages Cairn's tests use: OpenSSH server (remote-ssh), Slurm + munge +
+# slurmrestd (remote-slurm), Chromium (CLI HTML screenshots). Idempotent: installs only what is
+# missing. Needs root (or sudo) and Debian's apt; elsewhere it says what is missing and goes on,
+# and the affected test files skip locally (in CI, where CI=true, they fail instead).
+set -euo pipefail
+
+need=()
+command -v sshd >/dev/null 2>&1 || [ -x /usr/sbin/sshd ] || need+=(openssh-server)
+command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ] || need+=(slurm-wlm)
+command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || need+=(munge)
+command -v slurmrestd >/dev/null 2>&1 || [ -x /usr/sbin/slurmrestd ] || need+=(slurmrestd slurm-wlm-jwt-plugin)
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+
+if [ ${#need[@]} -eq 0 ]; then
+  echo "system packages: all present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+    echo "system packages missing (${need[*]}) and not root: install them with apt-get, or the SSH/Slurm/browser tests will skip" >&2
+    exit 0
+  fi
+fi
+echo "installing system packages: ${need[*]}"
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+echo "system packages: installed ${need[*]}"
