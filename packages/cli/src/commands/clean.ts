@@ -1,0 +1,68 @@
+/**
+ * `cairn clean [pipeline] [--yes]`: removes failed outputs (FAILED, DEP_FAILED, CANCELLED, or
+ * left without a status) and, given a pipeline, outputs the pipeline no longer references.
+ * Lists what it would remove unless `--yes`. A step with a live lease is never touched.
+ */
+import { rm } from 'node:fs/promises';
+import { relative, sep } from 'node:path';
+import { isStale } from '@cairn/runner';
+import { loadConfig, requirePrefix } from '../config.js';
+import { out, type CliContext } from '../context.js';
+import { usageError } from '../errors.js';
+import { loadPipeline } from '../pipeline.js';
+import { scanStore } from '../store-scan.js';
+import { STALE_MS } from './status.js';
+
+/** Options of `cairn clean`. */
+export interface CleanCommandOptions {
+  /** Delete (otherwise only list). */
+  readonly yes?: boolean;
+  /** Store prefix. */
+  readonly prefix?: string;
+  /** Print JSON. */
+  readonly json?: boolean;
+}
+
+/** Why an output is removable. */
+export type CleanReason = 'failed' | 'dep-failed' | 'cancelled' | 'incomplete' | 'unreferenced';
+
+/** Lists (and with `--yes` removes) failed and unreferenced outputs. */
+export async function cleanCommand(ctx: CliContext, file: string | undefined, options: CleanCommandOptions): Promise<number> {
+  const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
+  const prefix = requirePrefix(config);
+  let referenced: Set<string> | undefined;
+  if (file !== undefined) {
+    const pipeline = await loadPipeline(file, ctx.cwd);
+    referenced = new Set(pipeline.specs.map((s) => s.outputPath(prefix)));
+  }
+  const victims: { path: string; rel: string; reason: CleanReason }[] = [];
+  for (const s of await scanStore(prefix)) {
+    if (s.lease !== null && !isStale(s.lease, STALE_MS)) continue;
+    let reason: CleanReason | undefined;
+    if (s.status === 'FAILED') reason = 'failed';
+    else if (s.status === 'DEP_FAILED') reason = 'dep-failed';
+    else if (s.status === 'CANCELLED') reason = 'cancelled';
+    else if (s.status === null) reason = 'incomplete';
+    else if (referenced !== undefined && !referenced.has(s.path)) reason = 'unreferenced';
+    if (reason !== undefined) victims.push({ path: s.path, rel: s.rel, reason });
+  }
+  for (const v of victims) {
+    // Never leave the prefix, whatever the scan returned.
+    const rel = relative(prefix, v.path);
+    if (rel === '' || rel.startsWith('..') || rel.startsWith(sep)) throw usageError(`Refusing to remove ${v.path}: it is not inside ${prefix}.`, 'Report this as a bug.');
+  }
+  if (options.yes) for (const v of victims) await rm(v.path, { recursive: true, force: true });
+  if (options.json) {
+    out(ctx, JSON.stringify({ prefix, removed: options.yes === true, outputs: victims.map(({ rel, reason, path }) => ({ step: rel, path, reason })) }, null, 2));
+    return 0;
+  }
+  const c = ctx.colors;
+  if (victims.length === 0) {
+    out(ctx, `Nothing to clean in ${prefix}${referenced === undefined ? ' (pass a pipeline to also find unreferenced outputs)' : ''}.`);
+    return 0;
+  }
+  for (const v of victims) out(ctx, `${options.yes ? c.red('removed') : 'would remove'} ${v.rel} ${c.dim(`(${v.reason})`)}`);
+  if (!options.yes) out(ctx, `${victims.length} output(s); rerun with --yes to remove them.`);
+  else out(ctx, `${victims.length} output(s) removed.`);
+  return 0;
+}

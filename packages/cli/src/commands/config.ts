@@ -1,0 +1,46 @@
+/** `cairn config`: the effective configuration and where each value came from. */
+import { loadConfig, type ConfigFlags } from '../config.js';
+import { out, type CliContext } from '../context.js';
+
+/** Options of `cairn config`. */
+export interface ConfigCommandOptions extends ConfigFlags {
+  /** Print JSON. */
+  readonly json?: boolean;
+}
+
+/** Prints the effective configuration. */
+export async function configCommand(ctx: CliContext, options: ConfigCommandOptions): Promise<number> {
+  const config = await loadConfig({ ...options, config: ctx.configFile }, ctx.env, ctx.cwd);
+  const executors = Object.fromEntries(
+    Object.entries(config.executors).map(([name, e]) => [name, { use: typeof e.use === 'object' ? e.use.name : typeof e.use === 'function' ? `${e.use.name || 'function'}()` : (e.use ?? name), options: e.options ?? {} }]),
+  );
+  const view = {
+    file: config.file ?? null,
+    prefix: config.prefix ?? null,
+    maxConcurrent: config.maxConcurrent ?? null,
+    executor: config.executor ?? null,
+    forceRunFailed: config.forceRunFailed,
+    executors,
+    pools: config.pools,
+    defaults: config.defaults,
+    sources: config.sources,
+  };
+  if (options.json) {
+    out(ctx, JSON.stringify(view, null, 2));
+    return 0;
+  }
+  const c = ctx.colors;
+  const src = (k: keyof typeof config.sources) => c.dim(`(${config.sources[k]})`);
+  out(ctx, `${c.bold('config file')}     ${config.file ?? c.dim('none found')}`);
+  out(ctx, `${c.bold('prefix')}          ${config.prefix ?? c.yellow('not set')} ${src('prefix')}`);
+  out(ctx, `${c.bold('maxConcurrent')}   ${config.maxConcurrent ?? 'runner default'} ${src('maxConcurrent')}`);
+  out(ctx, `${c.bold('executor')}        ${config.executor ?? 'runner default'} ${src('executor')}`);
+  out(ctx, `${c.bold('forceRunFailed')}  ${String(config.forceRunFailed)} ${src('forceRunFailed')}`);
+  const names = Object.keys(executors);
+  out(ctx, `${c.bold('executors')}       ${names.length === 0 ? c.dim('built-ins only') : ''}`);
+  for (const [name, e] of Object.entries(executors)) out(ctx, `  ${name}: ${e.use} ${JSON.stringify(e.options)}`);
+  const pools = Object.entries(config.pools);
+  out(ctx, `${c.bold('pools')}           ${pools.length === 0 ? c.dim('none') : pools.map(([k, v]) => `${k}=${v}`).join(', ')}`);
+  out(ctx, `${c.bold('defaults')}        ${JSON.stringify(config.defaults)}`);
+  return 0;
+}

@@ -1,0 +1,180 @@
+/**
+ * `cairn explain <step> [pipeline]`: why a step is not cached. Its hash inputs now (from the
+ * pipeline) next to the recorded ones (from the store), field by field: identity, version,
+ * config fingerprint with a per-field config diff (core's `describeDrift`), dependencies and
+ * their states, and the recorded status.
+ */
+import { describeDrift, type StepSpec } from '@cairn/core';
+import type { ArtifactRecord } from '@cairn/runner';
+import { loadConfig, requirePrefix } from '../config.js';
+import { out, type CliContext } from '../context.js';
+import { usageError } from '../errors.js';
+import { findSteps, loadPipeline } from '../pipeline.js';
+import { scanStore, type StoredStep } from '../store-scan.js';
+import { formatTable } from '../table.js';
+import { resolveStoredStep } from './logs.js';
+
+/** Options of `cairn explain`. */
+export interface ExplainCommandOptions {
+  /** Store prefix. */
+  readonly prefix?: string;
+  /** Print JSON. */
+  readonly json?: boolean;
+}
+
+/** One compared field. */
+export interface ExplainField {
+  readonly field: string;
+  readonly recorded: string;
+  readonly current: string;
+  readonly same: boolean;
+}
+
+/** One dependency, now and as recorded. */
+export interface ExplainDep {
+  /** `name@version` (lazy) or `nameWithHash`. */
+  readonly ident: string;
+  /** In the current pipeline. */
+  readonly current: boolean;
+  /** In the record. */
+  readonly recorded: boolean;
+  /** The dependency's stored status (current deps only). */
+  readonly status: string;
+}
+
+/** What `cairn explain` found. */
+export interface Explanation {
+  readonly step: string;
+  readonly nameWithHash: string | null;
+  readonly path: string;
+  /** One line per reason the step is not served from the store (empty: it is cached). */
+  readonly reasons: readonly string[];
+  readonly fields: readonly ExplainField[];
+  /** describeDrift lines: recorded config → current config. */
+  readonly configDiff: readonly string[];
+  readonly deps: readonly ExplainDep[];
+  /** The path of the record compared with (may differ from `path` after a version bump). */
+  readonly comparedWith: string | null;
+}
+
+function stringOrDash(v: unknown): string {
+  return v === undefined || v === null ? '-' : typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+function statusOf(step: StoredStep | undefined): string {
+  if (step === undefined) return 'not built';
+  if (step.lease !== null) return 'RUNNING';
+  return step.status ?? 'incomplete';
+}
+
+/** Compares a spec with the store. */
+export function explainSpec(spec: StepSpec, prefix: string, stored: readonly StoredStep[]): Explanation {
+  const path = spec.outputPath(prefix);
+  const byPath = new Map(stored.map((s) => [s.path, s]));
+  const here = byPath.get(path);
+  // After a version bump (a new path) compare with the newest record of the same name.
+  let compared: StoredStep | undefined = here?.record ? here : undefined;
+  if (compared === undefined) {
+    const same = stored.filter((s) => s.record?.name === spec.name);
+    same.sort((a, b) => (b.record?.timings?.end ?? 0) - (a.record?.timings?.end ?? 0));
+    compared = same[0];
+  }
+  const r: ArtifactRecord | undefined = compared?.record ?? undefined;
+  const reasons: string[] = [];
+  const status = statusOf(here);
+  if (spec.mutable) reasons.push(`version "${spec.version}" ends in "dev": the step is mutable and always rebuilt.`);
+  if (here === undefined) reasons.push(compared ? `nothing is stored at ${path}; the nearest record is ${compared.rel}.` : `nothing is stored at ${path} and no step named "${spec.name}" was ever recorded.`);
+  else if (status === 'FAILED' || status === 'DEP_FAILED' || status === 'CANCELLED') {
+    reasons.push(`the stored status is ${status}${here.record?.error ? `: ${here.record.error.message.split('\n')[0]}` : ''}.`);
+  } else if (status === 'RUNNING') reasons.push('another runner is building it now (it holds the lease).');
+  else if (status === 'incomplete') reasons.push('its output is incomplete (no status was written; an interrupted run?).');
+  const fields: ExplainField[] = [];
+  const add = (field: string, recorded: unknown, current: unknown) => {
+    const a = stringOrDash(recorded);
+    const b = stringOrDash(current);
+    fields.push({ field, recorded: a, current: b, same: a === b });
+  };
+  add('nameWithHash', r?.nameWithHash, spec.nameWithHash);
+  add('output', compared?.path, path);
+  add('version', r?.version, spec.version);
+  add('fingerprint', r?.fingerprint, spec.fingerprint);
+  add('deps', r?.deps?.join(', '), spec.deps.map((d) => d.ident).join(', '));
+  const configDiff = r?.fingerprintPayload !== undefined && spec.fingerprintPayload !== undefined ? describeDrift(r.fingerprintPayload, spec.fingerprintPayload, { maxLines: 50 }) : [];
+  if (r !== undefined && r.fingerprint !== undefined && spec.fingerprint !== undefined && r.fingerprint !== spec.fingerprint && here !== undefined && status === 'SUCCESS') {
+    reasons.push(`the config drifted from the record (fingerprint ${r.fingerprint} → ${spec.fingerprint}); the output is served from the store with a warning. Bump the version to rebuild it.`);
+  }
+  const recordedDeps = new Set(r?.deps ?? []);
+  const deps: ExplainDep[] = [];
+  for (const d of spec.deps) {
+    const st = statusOf(byPath.get(d.outputPath(prefix)));
+    deps.push({ ident: d.ident, current: true, recorded: recordedDeps.has(d.ident), status: st });
+    if (st !== 'SUCCESS') reasons.push(`dependency ${d.ident} is ${st === 'not built' ? 'not built' : st}, so this step runs after it.`);
+  }
+  for (const ident of recordedDeps) if (!spec.deps.some((d) => d.ident === ident)) deps.push({ ident, current: false, recorded: true, status: '-' });
+  return { step: spec.name, nameWithHash: spec.nameWithHash, path, reasons, fields, configDiff, deps, comparedWith: compared?.path ?? null };
+}
+
+/** Explains one stored step without a pipeline: its status, error and recorded hash inputs. */
+function explainStored(s: StoredStep): Explanation {
+  const r = s.record;
+  const status = statusOf(s);
+  const reasons: string[] = [];
+  if (status !== 'SUCCESS') reasons.push(`the stored status is ${status}${r?.error ? `: ${r.error.message.split('\n')[0]}` : ''}.`);
+  const fields: ExplainField[] = [
+    { field: 'nameWithHash', recorded: stringOrDash(r?.nameWithHash), current: '(pass the pipeline)', same: true },
+    { field: 'version', recorded: stringOrDash(r?.version), current: '', same: true },
+    { field: 'fingerprint', recorded: stringOrDash(r?.fingerprint), current: '', same: true },
+    { field: 'config', recorded: stringOrDash(r?.fingerprintPayload), current: '', same: true },
+    { field: 'deps', recorded: stringOrDash(r?.deps?.join(', ')), current: '', same: true },
+  ];
+  return { step: r?.name ?? s.rel, nameWithHash: r?.nameWithHash ?? null, path: s.path, reasons, fields, configDiff: [], deps: [], comparedWith: s.path };
+}
+
+/** Prints why a step is (not) cached. */
+export async function explainCommand(ctx: CliContext, selector: string, file: string | undefined, options: ExplainCommandOptions): Promise<number> {
+  const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
+  const prefix = requirePrefix(config);
+  let explanations: Explanation[];
+  if (file !== undefined) {
+    const pipeline = await loadPipeline(file, ctx.cwd);
+    const specs = findSteps(pipeline.specs, selector);
+    if (specs.length === 0) {
+      throw usageError(`No step in ${pipeline.file} matches "${selector}".`, `Steps: ${[...new Set(pipeline.specs.map((s) => s.name))].slice(0, 20).join(', ')}.`);
+    }
+    const stored = await scanStore(prefix).catch(() => [] as StoredStep[]);
+    explanations = specs.map((s) => explainSpec(s, prefix, stored));
+  } else {
+    explanations = [explainStored(await resolveStoredStep(prefix, selector))];
+  }
+  if (options.json) {
+    out(ctx, JSON.stringify(explanations.length === 1 ? explanations[0] : explanations, null, 2));
+    return 0;
+  }
+  const c = ctx.colors;
+  for (const e of explanations) {
+    out(ctx, `${c.bold(e.step)} ${c.dim(e.nameWithHash ?? '')}  ${c.dim(e.path)}`);
+    if (e.reasons.length === 0) out(ctx, c.green('  cached: the stored output is current; a run will not rebuild it.'));
+    for (const reason of e.reasons) out(ctx, `  ${c.yellow('•')} ${reason}`);
+    out(ctx);
+    const table = formatTable(
+      ['field', 'recorded', file !== undefined ? 'now' : ''],
+      e.fields.map((f) => [f.field, f.recorded, f.same ? f.current : c.yellow(f.current)]),
+    );
+    out(ctx, table.split('\n').map((l) => `  ${l}`).join('\n'));
+    if (e.configDiff.length > 0) {
+      out(ctx);
+      out(ctx, '  config (recorded -> now):');
+      for (const line of e.configDiff) out(ctx, `    ${line}`);
+    }
+    if (e.deps.length > 0) {
+      out(ctx);
+      out(ctx, '  dependencies:');
+      for (const d of e.deps) {
+        const where = d.current && d.recorded ? '' : d.current ? c.yellow(' (new)') : c.yellow(' (removed)');
+        out(ctx, `    ${d.ident}${where} ${d.status === 'SUCCESS' ? c.green(d.status) : c.dim(d.status)}`);
+      }
+    }
+    out(ctx);
+  }
+  return 0;
+}

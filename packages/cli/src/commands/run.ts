@@ -1,0 +1,112 @@
+/**
+ * `cairn run`: runs a pipeline with live progress. Exit codes: 0 all succeeded, 1 some step
+ * failed, 2 bad usage or a bad pipeline, 130 interrupted (Ctrl-C: running steps are cancelled
+ * first and record CANCELLED, so a rerun resumes).
+ */
+import { CairnError, hasCode, isCairnError } from '@cairn/core';
+import type { RunnerEvent, RunnerLogger, StepFailure } from '@cairn/runner';
+import { loadConfig } from '../config.js';
+import { out, type CliContext } from '../context.js';
+import { ExitCode } from '../errors.js';
+import { makeRunner } from '../make-runner.js';
+import { loadPipeline, selectSteps } from '../pipeline.js';
+import { makePlan } from '../plan.js';
+import { JournalWriter } from '../report/journal.js';
+import { formatDuration } from '../table.js';
+import { Progress, type ProgressMode } from '../ui/progress.js';
+import { printPlan } from './plan.js';
+
+/** Options of `cairn run`. */
+export interface RunCommandOptions {
+  readonly dryRun?: boolean;
+  readonly maxConcurrent?: number;
+  readonly executor?: string;
+  readonly forceRunFailed?: boolean;
+  readonly prefix?: string;
+  readonly json?: boolean;
+}
+
+function firstLine(error: unknown): string {
+  const m = error instanceof Error ? error.message : String(error);
+  return m.split('\n')[0] as string;
+}
+
+/** Runs the pipeline; resolves with the exit code. */
+export async function runCommand(ctx: CliContext, file: string, selectors: readonly string[], options: RunCommandOptions): Promise<number> {
+  const config = await loadConfig({ config: ctx.configFile, ...options }, ctx.env, ctx.cwd);
+  const pipeline = await loadPipeline(file, ctx.cwd);
+  const targets = selectors.length > 0 ? selectSteps(pipeline.specs, selectors) : pipeline.targets;
+  if (options.dryRun) {
+    printPlan(ctx, await makePlan(pipeline, config, targets), options.json);
+    return ExitCode.ok;
+  }
+
+  const mode: ProgressMode = options.json ? 'json' : ctx.stdout.isTTY ? 'tty' : 'plain';
+  const progress = new Progress({ mode, write: (s) => void ctx.stdout.write(s), colors: ctx.colors, columns: () => ctx.stdout.columns ?? 100 });
+  const c = ctx.colors;
+  const logLine = (level: 'info' | 'warn' | 'error', message: string) => {
+    if (mode === 'json') out(ctx, JSON.stringify({ type: 'log', level, message, time: Date.now() }));
+    // Step failures arrive as events too; the runner's error lines repeat them (shown with --verbose).
+    else if (level === 'warn' || (level === 'error' && ctx.verbose)) progress.note(`${level === 'warn' ? c.yellow('warning') : c.red('error')} ${message}`);
+  };
+  const logger: RunnerLogger = { info: (m) => logLine('info', m), warn: (m) => logLine('warn', m), error: (m) => logLine('error', m) };
+  const runner = makeRunner(config, { logger });
+  const journal = new JournalWriter(runner.prefix());
+  runner.on((event: RunnerEvent) => {
+    journal.write(event);
+    progress.onEvent(event);
+  });
+
+  // Ctrl-C: cancel running steps (they record CANCELLED); a second Ctrl-C exits at once.
+  const controller = new AbortController();
+  let interrupts = 0;
+  const onSigint = () => {
+    interrupts++;
+    if (interrupts > 1) process.exit(ExitCode.interrupted);
+    progress.note(c.yellow('Interrupted: cancelling running steps (Ctrl-C again to exit at once).'));
+    controller.abort(new CairnError('CAIRN_CANCELLED', 'The run was interrupted (SIGINT).'));
+  };
+  process.on('SIGINT', onSigint);
+  const started = Date.now();
+  let code: number;
+  try {
+    const summary = await runner.run(targets, {
+      signal: controller.signal,
+      handleSigint: false,
+      forceRunFailed: config.forceRunFailed,
+      ...(config.maxConcurrent !== undefined ? { maxConcurrent: config.maxConcurrent } : {}),
+    });
+    progress.finish();
+    const counts = Object.entries(summary.counts).filter(([, n]) => (n ?? 0) > 0);
+    if (mode === 'json') out(ctx, JSON.stringify({ type: 'summary', exitCode: 0, runId: summary.runId, counts: summary.counts }));
+    else out(ctx, `${c.green('✓')} ${counts.map(([k, n]) => `${n} ${k}`).join(', ') || 'nothing to do'} in ${formatDuration(Date.now() - started)} (run ${summary.runId})`);
+    code = ExitCode.ok;
+  } catch (error) {
+    progress.finish();
+    if (hasCode(error, 'CAIRN_CANCELLED')) {
+      code = ExitCode.interrupted;
+      if (mode === 'json') out(ctx, JSON.stringify({ type: 'summary', exitCode: code, error: firstLine(error) }));
+      else ctx.stderr.write(`${c.yellow('cancelled:')} ${firstLine(error)}\n`);
+    } else if (hasCode(error, 'CAIRN_STEP_FAILED') && Array.isArray((error as { failures?: unknown }).failures)) {
+      code = ExitCode.failed;
+      const failures = (error as unknown as { failures: readonly StepFailure[] }).failures;
+      if (mode === 'json') {
+        out(ctx, JSON.stringify({ type: 'summary', exitCode: code, failures: failures.map((f) => ({ step: f.step, path: f.path, error: firstLine(f.error), code: isCairnError(f.error) ? f.error.code : undefined })) }));
+      } else {
+        ctx.stderr.write(`${c.red('✗')} ${failures.length} step(s) failed:\n`);
+        for (const f of failures) ctx.stderr.write(`  ${c.bold(f.step)}: ${firstLine(f.error)}\n`);
+        const hint = failures.some((f) => hasCode(f.error, 'CAIRN_PREVIOUS_FAILURE'))
+          ? 'Steps that failed before are not rerun: pass --force-run-failed to retry them.'
+          : `See a step's logs with \`cairn logs <step>\`; fix the cause and rerun (finished steps are not run again).`;
+        ctx.stderr.write(`${hint}\n`);
+      }
+    } else {
+      await journal.close();
+      throw error;
+    }
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+  await journal.close();
+  return code;
+}

@@ -1,0 +1,116 @@
+/** `cairn status`: what the store holds, one line per step. */
+import { isStale } from '@cairn/runner';
+import { loadConfig, requirePrefix } from '../config.js';
+import { out, type CliContext } from '../context.js';
+import { scanStore, type StoredStep } from '../store-scan.js';
+import { formatDuration, formatTable } from '../table.js';
+
+/** Options of `cairn status`. */
+export interface StatusCommandOptions {
+  /** Store prefix. */
+  readonly prefix?: string;
+  /** Print JSON. */
+  readonly json?: boolean;
+}
+
+/** A lease not refreshed for this long counts as stale (the runner's default). */
+export const STALE_MS = 90_000;
+
+/** One step's status as `cairn status` shows it. */
+export interface StatusRow {
+  /** Output path relative to the prefix. */
+  readonly step: string;
+  /** Step name. */
+  readonly name: string | null;
+  /** `nameWithHash`. */
+  readonly nameWithHash: string | null;
+  /** SUCCESS, FAILED, DEP_FAILED, CANCELLED; `RUNNING` while a live lease is held; `STALE_LEASE` for a dead holder; `UNKNOWN`. */
+  readonly status: string;
+  /** Start of the last run of the step (epoch ms). */
+  readonly start: number | null;
+  /** End (epoch ms). */
+  readonly end: number | null;
+  /** Duration (ms). */
+  readonly durationMs: number | null;
+  /** Attempts in the last run of the step. */
+  readonly attempts: number;
+  /** Executor of the last attempt. */
+  readonly executor: string | null;
+  /** Job id of the last attempt. */
+  readonly jobId: string | null;
+  /** `host:pid (run …)` of the lease holder, when a lease is held. */
+  readonly leaseHolder: string | null;
+  /** Final error message (FAILED). */
+  readonly error: string | null;
+  /** Why a file could not be read. */
+  readonly problem: string | null;
+}
+
+/** Builds the status row of one stored step. */
+export function statusRow(s: StoredStep, now = Date.now()): StatusRow {
+  const r = s.record;
+  let status: string = s.status ?? 'UNKNOWN';
+  let leaseHolder: string | null = null;
+  if (s.lease !== null) {
+    const h = s.lease.holder;
+    leaseHolder = h ? `${h.host}:${h.pid} (run ${h.runId})` : 'unreadable lease';
+    status = isStale(s.lease, STALE_MS, now) ? 'STALE_LEASE' : 'RUNNING';
+  }
+  const last = r?.attempts?.at(-1);
+  return {
+    step: s.rel,
+    name: r?.name ?? null,
+    nameWithHash: r?.nameWithHash ?? null,
+    status,
+    start: r?.timings?.start ?? null,
+    end: r?.timings?.end ?? null,
+    durationMs: r?.timings?.durationMs ?? null,
+    attempts: r?.attempts?.length ?? 0,
+    executor: r?.executor ?? last?.executor ?? null,
+    jobId: r?.job?.jobId ?? last?.jobId ?? null,
+    leaseHolder,
+    error: r?.error?.message ?? null,
+    problem: s.problem ?? null,
+  };
+}
+
+/** Prints the status of every step in the store. */
+export async function statusCommand(ctx: CliContext, options: StatusCommandOptions): Promise<number> {
+  const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
+  const prefix = requirePrefix(config);
+  const rows = (await scanStore(prefix)).map((s) => statusRow(s));
+  if (options.json) {
+    out(ctx, JSON.stringify({ prefix, steps: rows }, null, 2));
+    return 0;
+  }
+  if (rows.length === 0) {
+    out(ctx, `${prefix}: no steps yet.`);
+    return 0;
+  }
+  const c = ctx.colors;
+  const paint = (st: string) =>
+    st === 'SUCCESS' ? c.green(st) : st === 'FAILED' || st === 'DEP_FAILED' ? c.red(st) : st === 'RUNNING' ? c.blue(st) : c.yellow(st);
+  const time = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19));
+  const table = formatTable(
+    ['step', 'status', 'started', 'took', 'tries', 'executor', 'job', 'lease holder'],
+    rows.map((r) => [
+      r.step,
+      paint(r.status),
+      time(r.start),
+      r.durationMs === null ? '-' : formatDuration(r.durationMs),
+      String(r.attempts),
+      r.executor ?? '-',
+      r.jobId ?? '-',
+      r.leaseHolder ?? '',
+    ]),
+  );
+  out(ctx, table);
+  const counts = new Map<string, number>();
+  for (const r of rows) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
+  out(ctx, c.dim(`${rows.length} step(s): ${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')}`));
+  for (const r of rows) {
+    if (r.error !== null && r.status !== 'SUCCESS') out(ctx, `${c.red('✗')} ${r.step}: ${r.error.split('\n')[0]}`);
+    if (r.problem !== null) out(ctx, `${c.yellow('!')} ${r.step}: ${r.problem}`);
+  }
+  return 0;
+}

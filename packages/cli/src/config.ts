@@ -1,0 +1,215 @@
+/**
+ * Configuration: `cairn.config.ts` (or `.mts`/`.mjs`/`.js`), overridden by `CAIRN_*`
+ * environment variables, overridden by flags. Each effective value remembers its source so
+ * `cairn config` can say where it came from.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { CairnError } from '@cairn/core';
+import { usageError } from './errors.js';
+import { importUserModule } from './load-module.js';
+
+/** One executor to register with the runner. */
+export interface ExecutorConfig {
+  /**
+   * The name of a built-in executor (`inline`, `threads`, `process`), an executor factory
+   * (`{ name, create(options) }`), or a create function such as `createSshExecutor` from
+   * `@cairn/remote-ssh`. @default the entry's key
+   */
+  readonly use?: string | { readonly name: string; create(options: never): unknown } | ((options: never) => unknown);
+  /** Options handed to the factory. */
+  readonly options?: Readonly<Record<string, unknown>>;
+}
+
+/** Defaults applied to steps that do not set their own. */
+export interface StepDefaults {
+  /** Executor for steps that name none. */
+  readonly executor?: string;
+  /** Retries after a failure. */
+  readonly retries?: number;
+  /** Per-attempt timeout (ms). */
+  readonly timeoutMs?: number;
+}
+
+/** The shape of `cairn.config.ts`'s default export. */
+export interface CairnConfig {
+  /** Store prefix: where outputs, statuses, records and logs live (a path, relative to the config file, or a URL). */
+  readonly prefix?: string;
+  /** Most steps running at once. */
+  readonly maxConcurrent?: number;
+  /** Executors by name. */
+  readonly executors?: Readonly<Record<string, ExecutorConfig>>;
+  /** Named capacities (`{ gpu: 2, memoryGb: 64, cpu: 16 }`): a step waits until its declared resources fit. */
+  readonly pools?: Readonly<Record<string, number>>;
+  /** Step defaults. */
+  readonly defaults?: StepDefaults;
+  /** Rerun steps that failed in an earlier run instead of refusing. @default false */
+  readonly forceRunFailed?: boolean;
+}
+
+/** Types a config file: `export default defineConfig({ prefix: './store' })`. */
+export function defineConfig(config: CairnConfig): CairnConfig {
+  return config;
+}
+
+/** Where an effective value came from. */
+export type ConfigSource =
+  /** Built-in default. */
+  | 'default'
+  /** `cairn.config.ts`. */
+  | 'file'
+  /** A `CAIRN_*` environment variable. */
+  | 'env'
+  /** A command-line flag. */
+  | 'flag';
+
+/** The configuration a command runs with, after file, environment and flags. */
+export interface EffectiveConfig {
+  /** The config file read, if any. */
+  readonly file: string | undefined;
+  /** Absolute store prefix (or URL); undefined when nothing set one. */
+  readonly prefix: string | undefined;
+  /** Most steps at once; undefined = the runner's default. */
+  readonly maxConcurrent: number | undefined;
+  /** Default executor; undefined = the runner's default. */
+  readonly executor: string | undefined;
+  /** Rerun earlier failures. */
+  readonly forceRunFailed: boolean;
+  /** Executors to register. */
+  readonly executors: Readonly<Record<string, ExecutorConfig>>;
+  /** Named capacities. */
+  readonly pools: Readonly<Record<string, number>>;
+  /** Step defaults (retries, timeout). */
+  readonly defaults: StepDefaults;
+  /** Source of each scalar setting. */
+  readonly sources: Readonly<Record<'prefix' | 'maxConcurrent' | 'executor' | 'forceRunFailed', ConfigSource>>;
+}
+
+/** Flags that override configuration. */
+export interface ConfigFlags {
+  /** `--config FILE`. */
+  readonly config?: string | undefined;
+  /** `--prefix P`. */
+  readonly prefix?: string | undefined;
+  /** `--max-concurrent N` (already parsed). */
+  readonly maxConcurrent?: number | undefined;
+  /** `--executor NAME`. */
+  readonly executor?: string | undefined;
+  /** `--force-run-failed`. */
+  readonly forceRunFailed?: boolean | undefined;
+}
+
+/** Config file names looked for, in order, in the current directory and its parents. */
+export const CONFIG_FILES = ['cairn.config.ts', 'cairn.config.mts', 'cairn.config.mjs', 'cairn.config.js'] as const;
+
+/** The nearest config file from `cwd` upwards, or undefined. */
+export function findConfigFile(cwd: string): string | undefined {
+  let dir = resolve(cwd);
+  for (;;) {
+    for (const name of CONFIG_FILES) {
+      const candidate = join(dir, name);
+      if (existsSync(candidate)) return candidate;
+    }
+    const parent = dirname(dir);
+    if (parent === dir) return undefined;
+    dir = parent;
+  }
+}
+
+/** Parses a positive integer flag or variable; `what` names it in the error. */
+export function parsePositiveInt(value: string, what: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw usageError(`${what} must be a positive integer, got "${value}".`, 'Pass a whole number such as 4.');
+  return n;
+}
+
+function parseBool(value: string, what: string): boolean {
+  if (/^(1|true|yes)$/i.test(value)) return true;
+  if (/^(0|false|no|)$/i.test(value)) return false;
+  throw usageError(`${what} must be true or false, got "${value}".`, 'Use 1/true or 0/false.');
+}
+
+function checkFileConfig(value: unknown, file: string): CairnConfig {
+  const bad = (what: string): never => {
+    throw new CairnError('CAIRN_CONFIG', `${file}: ${what}. Fix the config file (see packages/cli/README.md).`);
+  };
+  if (typeof value !== 'object' || value === null) bad('the default export must be an object (export default defineConfig({ … }))');
+  const c = value as Record<string, unknown>;
+  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'pools', 'defaults', 'forceRunFailed']);
+  for (const k of Object.keys(c)) if (!known.has(k)) bad(`unknown setting "${k}" (known: ${[...known].join(', ')})`);
+  if (c.prefix !== undefined && (typeof c.prefix !== 'string' || c.prefix === '')) bad('prefix must be a non-empty string');
+  if (c.maxConcurrent !== undefined && !(Number.isInteger(c.maxConcurrent) && (c.maxConcurrent as number) >= 1)) bad('maxConcurrent must be a positive integer');
+  if (c.forceRunFailed !== undefined && typeof c.forceRunFailed !== 'boolean') bad('forceRunFailed must be a boolean');
+  if (c.executors !== undefined && (typeof c.executors !== 'object' || c.executors === null)) bad('executors must be an object keyed by executor name');
+  if (c.pools !== undefined) {
+    if (typeof c.pools !== 'object' || c.pools === null) bad('pools must be an object of name → capacity');
+    for (const [k, v] of Object.entries(c.pools as object)) if (!(typeof v === 'number' && v >= 0)) bad(`pools.${k} must be a non-negative number`);
+  }
+  if (c.defaults !== undefined && (typeof c.defaults !== 'object' || c.defaults === null)) bad('defaults must be an object');
+  return c as CairnConfig;
+}
+
+/** Resolves a prefix: URLs and absolute paths as-is, relative paths against `base`. */
+function resolvePrefix(prefix: string, base: string): string {
+  return /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(prefix) ? prefix : resolve(base, prefix);
+}
+
+/**
+ * Loads the effective configuration. Precedence, highest first: flags, environment
+ * (`CAIRN_PREFIX`, `CAIRN_MAX_CONCURRENT`, `CAIRN_EXECUTOR`, `CAIRN_FORCE_RUN_FAILED`,
+ * `CAIRN_CONFIG`), the config file, built-in defaults.
+ */
+export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Promise<EffectiveConfig> {
+  const explicit = flags.config ?? env.CAIRN_CONFIG;
+  const file = explicit !== undefined ? resolve(cwd, explicit) : findConfigFile(cwd);
+  let fromFile: CairnConfig = {};
+  if (file !== undefined) {
+    const { module } = await importUserModule(file, 'config', cwd);
+    fromFile = checkFileConfig(module.default ?? module.config, file);
+  }
+  const fileDir = file !== undefined ? dirname(file) : cwd;
+
+  let prefix: string | undefined;
+  let prefixSource: ConfigSource = 'default';
+  if (flags.prefix !== undefined) [prefix, prefixSource] = [resolvePrefix(flags.prefix, cwd), 'flag'];
+  else if (env.CAIRN_PREFIX) [prefix, prefixSource] = [resolvePrefix(env.CAIRN_PREFIX, cwd), 'env'];
+  else if (fromFile.prefix !== undefined) [prefix, prefixSource] = [resolvePrefix(fromFile.prefix, fileDir), 'file'];
+
+  let maxConcurrent: number | undefined;
+  let mcSource: ConfigSource = 'default';
+  if (flags.maxConcurrent !== undefined) [maxConcurrent, mcSource] = [flags.maxConcurrent, 'flag'];
+  else if (env.CAIRN_MAX_CONCURRENT) [maxConcurrent, mcSource] = [parsePositiveInt(env.CAIRN_MAX_CONCURRENT, 'CAIRN_MAX_CONCURRENT'), 'env'];
+  else if (fromFile.maxConcurrent !== undefined) [maxConcurrent, mcSource] = [fromFile.maxConcurrent, 'file'];
+
+  let executor: string | undefined;
+  let exSource: ConfigSource = 'default';
+  if (flags.executor !== undefined) [executor, exSource] = [flags.executor, 'flag'];
+  else if (env.CAIRN_EXECUTOR) [executor, exSource] = [env.CAIRN_EXECUTOR, 'env'];
+  else if (fromFile.defaults?.executor !== undefined) [executor, exSource] = [fromFile.defaults.executor, 'file'];
+
+  let forceRunFailed = false;
+  let frSource: ConfigSource = 'default';
+  if (flags.forceRunFailed) [forceRunFailed, frSource] = [true, 'flag'];
+  else if (env.CAIRN_FORCE_RUN_FAILED !== undefined) [forceRunFailed, frSource] = [parseBool(env.CAIRN_FORCE_RUN_FAILED, 'CAIRN_FORCE_RUN_FAILED'), 'env'];
+  else if (fromFile.forceRunFailed !== undefined) [forceRunFailed, frSource] = [fromFile.forceRunFailed, 'file'];
+
+  return {
+    file,
+    prefix,
+    maxConcurrent,
+    executor,
+    forceRunFailed,
+    executors: fromFile.executors ?? {},
+    pools: fromFile.pools ?? {},
+    defaults: fromFile.defaults ?? {},
+    sources: { prefix: prefixSource, maxConcurrent: mcSource, executor: exSource, forceRunFailed: frSource },
+  };
+}
+
+/** The prefix, or a usage error saying how to set one. */
+export function requirePrefix(config: EffectiveConfig): string {
+  if (config.prefix === undefined) {
+    throw usageError('No store prefix is set.', 'Pass --prefix DIR, set CAIRN_PREFIX, or set prefix in cairn.config.ts.');
+  }
+  return config.prefix;
+}

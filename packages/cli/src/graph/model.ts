@@ -1,0 +1,93 @@
+/** The step graph as plain data, for the dot, Mermaid and HTML renderers. */
+import { indexSpecs, type StepSpec } from '@cairn/core';
+
+/**
+ * What a plan says about a step (from the runner's dry run):
+ */
+export type StepState =
+  /** Output exists and is current: nothing to do. */
+  | 'cached'
+  /** Will run. */
+  | 'run'
+  /** Not needed: everything downstream of it is cached. */
+  | 'pruned'
+  /** Output exists but its recorded config differs (served from cache, with a warning). */
+  | 'drifted'
+  /** Failed in an earlier run; refused unless `--force-run-failed`. */
+  | 'failed-before'
+  /** Running now (another runner holds its lease). */
+  | 'running'
+  /** No plan was made. */
+  | 'unknown';
+
+/** Every {@link StepState}, in legend order. */
+export const STEP_STATES: readonly StepState[] = ['cached', 'run', 'pruned', 'drifted', 'failed-before', 'running', 'unknown'];
+
+/** Human label of each state. */
+export const STATE_LABELS: Readonly<Record<StepState, string>> = {
+  cached: 'cached',
+  run: 'will run',
+  pruned: 'pruned',
+  drifted: 'drifted',
+  'failed-before': 'failed before',
+  running: 'running',
+  unknown: 'unknown',
+};
+
+/** Fill colour of each state (shared by dot, Mermaid and HTML so the pictures agree). */
+export const STATE_COLORS: Readonly<Record<StepState, string>> = {
+  cached: '#3fa34d',
+  run: '#2f6fde',
+  pruned: '#9aa0a6',
+  drifted: '#e3a21a',
+  'failed-before': '#d93f3f',
+  running: '#8e44ad',
+  unknown: '#c7ccd1',
+};
+
+/** One node. */
+export interface GraphNode {
+  /** `nameWithHash`. */
+  readonly id: string;
+  /** Step name. */
+  readonly name: string;
+  /** 16-hex hash. */
+  readonly hash: string;
+  /** Plan state. */
+  readonly state: StepState;
+  /** Why (from the plan), if known. */
+  readonly reason?: string | undefined;
+  /** Output location, when a prefix is known. */
+  readonly output?: string | undefined;
+  /** Executor the step asks for. */
+  readonly executor?: string | undefined;
+}
+
+/** The graph: nodes dependencies-first, edges from dependency to dependent (node indices). */
+export interface GraphModel {
+  /** Nodes, dependencies first. */
+  readonly nodes: readonly GraphNode[];
+  /** `[dep, dependent]` index pairs. */
+  readonly edges: readonly (readonly [number, number])[];
+}
+
+/** What a plan knows about one step, keyed by `nameWithHash`. */
+export interface NodeFacts {
+  readonly state: StepState;
+  readonly reason?: string | undefined;
+  readonly output?: string | undefined;
+}
+
+/** Builds the graph of everything reachable from `roots`, with facts from a plan where given. */
+export function buildGraphModel(roots: readonly StepSpec[], facts: ReadonlyMap<string, NodeFacts> = new Map()): GraphModel {
+  const { nodes: specs, index } = indexSpecs(roots);
+  const nodes: GraphNode[] = specs.map((s) => {
+    const f = facts.get(s.nameWithHash);
+    return { id: s.nameWithHash, name: s.name, hash: s.hash, state: f?.state ?? 'unknown', reason: f?.reason, output: f?.output, executor: s.executor };
+  });
+  const edges: (readonly [number, number])[] = [];
+  specs.forEach((s, i) => {
+    for (const d of s.deps) edges.push([index.get(d) as number, i]);
+  });
+  return { nodes, edges };
+}

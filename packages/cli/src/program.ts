@@ -1,0 +1,186 @@
+/**
+ * The `cairn` command line: one commander program, one module per command. `main` maps
+ * every outcome to an exit code (0 ok, 1 a step failed, 2 bad usage, 130 interrupted).
+ */
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import pc from 'picocolors';
+import { benchCommand } from './commands/bench.js';
+import { cleanCommand } from './commands/clean.js';
+import { configCommand } from './commands/config.js';
+import { explainCommand } from './commands/explain.js';
+import { graphCommand } from './commands/graph.js';
+import { logsCommand } from './commands/logs.js';
+import { planCommand } from './commands/plan.js';
+import { reportCommand } from './commands/report.js';
+import { runCommand } from './commands/run.js';
+import { statusCommand } from './commands/status.js';
+import { unlockCommand } from './commands/unlock.js';
+import { workerCommand } from './commands/worker.js';
+import { parsePositiveInt } from './config.js';
+import { colorEnabled, err, processContext, type CliContext } from './context.js';
+import { ExitCode, exitCodeOf, formatError } from './errors.js';
+
+function positiveInt(value: string): number {
+  try {
+    return parsePositiveInt(value, 'the value');
+  } catch {
+    throw new InvalidArgumentError('expected a positive integer.');
+  }
+}
+
+function example(text: string): string {
+  return `\nExample:\n  ${text}\n`;
+}
+
+/** Builds the program; `setExit` receives each command's exit code. */
+export function createProgram(ctx: CliContext, setExit: (code: number) => void): Command {
+  const program = new Command('cairn')
+    .description('Run, inspect and clean Cairn pipelines (lazy, content-addressed steps).')
+    .option('--config <file>', 'configuration file (default: nearest cairn.config.ts)')
+    .option('--verbose', 'show the cause chain and stacks of errors')
+    .option('--no-color', 'disable colours (also: NO_COLOR=1)')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => ctx.stdout.write(s), writeErr: (s) => ctx.stderr.write(s) })
+    .addHelpText('after', example('cairn run examples/pipeline.ts --prefix /tmp/store'))
+    .hook('preAction', (root) => {
+      const g = root.opts<{ config?: string; verbose?: boolean; color?: boolean }>();
+      ctx.verbose = g.verbose === true;
+      ctx.configFile = g.config;
+      ctx.colors = pc.createColors(colorEnabled(ctx.stdout, ctx.env, g.color));
+    });
+  const done = (code: number) => setExit(code);
+
+  program
+    .command('run')
+    .description('run a pipeline: skip what is cached, run the rest')
+    .argument('<pipeline>', 'pipeline module exporting `targets` (.ts, .mts, .mjs, .js)')
+    .argument('[targets...]', 'only these steps (by name or nameWithHash prefix) and what they need')
+    .option('--dry-run', 'print the plan and run nothing')
+    .option('--max-concurrent <n>', 'most steps running at once', positiveInt)
+    .option('--executor <name>', 'executor for steps that name none')
+    .option('--force-run-failed', 'rerun steps that failed in an earlier run')
+    .option('--prefix <path>', 'store prefix (overrides CAIRN_PREFIX and the config file)')
+    .option('--json', 'stream events as JSON lines')
+    .addHelpText('after', example('cairn run pipeline.ts train --prefix ./store --max-concurrent 4'))
+    .action(async (file: string, targets: string[], o) => done(await runCommand(ctx, file, targets, o)));
+
+  program
+    .command('plan')
+    .description('show what a run would do, step by step (a dry run)')
+    .argument('<pipeline>', 'pipeline module')
+    .option('--prefix <path>', 'store prefix')
+    .option('--json', 'print JSON')
+    .addHelpText('after', example('cairn plan pipeline.ts --prefix ./store'))
+    .action(async (file: string, o) => done(await planCommand(ctx, file, o)));
+
+  program
+    .command('status')
+    .description('what the store holds: each step, its status, times, attempts, executor and lease')
+    .option('--prefix <path>', 'store prefix')
+    .option('--json', 'print JSON')
+    .addHelpText('after', example('cairn status --prefix ./store'))
+    .action(async (o) => done(await statusCommand(ctx, o)));
+
+  program
+    .command('logs')
+    .description("print a step's logs")
+    .argument('<step>', 'step name or nameWithHash prefix')
+    .option('-f, --follow', 'keep printing while the step runs')
+    .option('--attempt <n>', 'attempt number (default: the last)', positiveInt)
+    .option('--prefix <path>', 'store prefix')
+    .addHelpText('after', example('cairn logs train -f --prefix ./store'))
+    .action(async (step: string, o) => done(await logsCommand(ctx, step, o)));
+
+  program
+    .command('explain')
+    .description('why a step is not cached: its hash inputs next to the recorded ones')
+    .argument('<step>', 'step name or nameWithHash prefix')
+    .argument('[pipeline]', 'pipeline module (to compare the current config with the store)')
+    .option('--prefix <path>', 'store prefix')
+    .option('--json', 'print JSON')
+    .addHelpText('after', example('cairn explain tokenize pipeline.ts --prefix ./store'))
+    .action(async (step: string, file: string | undefined, o) => done(await explainCommand(ctx, step, file, o)));
+
+  program
+    .command('graph')
+    .description('draw the DAG as Graphviz dot, Mermaid or a self-contained HTML page')
+    .argument('<pipeline>', 'pipeline module')
+    .addOption(new Option('--format <format>', 'output format').choices(['dot', 'mermaid', 'html']).default('dot'))
+    .option('--out <file>', 'write to a file instead of stdout')
+    .option('--prefix <path>', 'store prefix (colours nodes by plan state)')
+    .option('--no-plan', 'do not read the store (all states unknown)')
+    .addHelpText('after', example('cairn graph pipeline.ts --format html --out graph.html --prefix ./store'))
+    .action(async (file: string, o) => done(await graphCommand(ctx, file, o)));
+
+  program
+    .command('report')
+    .description('one self-contained HTML page for the last run: timeline, durations, cache hits, retries, failures')
+    .option('--out <file>', 'output file', 'cairn-report.html')
+    .option('--prefix <path>', 'store prefix')
+    .addHelpText('after', example('cairn report --out report.html --prefix ./store'))
+    .action(async (o) => done(await reportCommand(ctx, o)));
+
+  program
+    .command('clean')
+    .description('remove failed or unreferenced outputs (lists them unless --yes)')
+    .argument('[pipeline]', 'pipeline module: outputs it does not reference are unreferenced')
+    .option('--yes', 'really delete')
+    .option('--prefix <path>', 'store prefix')
+    .option('--json', 'print JSON')
+    .addHelpText('after', example('cairn clean pipeline.ts --prefix ./store --yes'))
+    .action(async (file: string | undefined, o) => done(await cleanCommand(ctx, file, o)));
+
+  program
+    .command('unlock')
+    .description('clear leases whose holder is dead')
+    .option('--stale', 'clear leases whose holder is dead or whose heartbeat expired')
+    .option('--prefix <path>', 'store prefix')
+    .addHelpText('after', example('cairn unlock --stale --prefix ./store'))
+    .action(async (o) => done(await unlockCommand(ctx, o)));
+
+  program
+    .command('worker')
+    .description('run one task (the entry remote executors start)')
+    .requiredOption('--task <file>', 'task file (msgpack)')
+    .requiredOption('--result <file>', 'where to write the result (msgpack)')
+    .addHelpText('after', example('cairn worker --task job/task.msgpack --result job/result.msgpack'))
+    .action(async (o) => done(await workerCommand(ctx, o)));
+
+  program
+    .command('config')
+    .description('print the effective configuration and where each value came from')
+    .option('--prefix <path>', 'store prefix')
+    .option('--max-concurrent <n>', 'most steps running at once', positiveInt)
+    .option('--executor <name>', 'default executor')
+    .option('--json', 'print JSON')
+    .addHelpText('after', example('CAIRN_PREFIX=/data cairn config'))
+    .action(async (o) => done(await configCommand(ctx, o)));
+
+  program
+    .command('bench')
+    .description("run the repository's benchmarks (node tools/bench/run.mjs)")
+    .argument('[args...]', 'arguments for the benchmark script')
+    .allowUnknownOption()
+    .addHelpText('after', example('cairn bench'))
+    .action(async (args: string[]) => done(await benchCommand(ctx, args)));
+
+  return program;
+}
+
+/** Runs the CLI with `argv` (as `process.argv`); resolves with the exit code. */
+export async function main(argv: readonly string[], ctx: CliContext = processContext()): Promise<number> {
+  let code: number = ExitCode.ok;
+  const program = createProgram(ctx, (c) => (code = c));
+  try {
+    await program.parseAsync([...argv]);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // Help and version are not errors; everything else commander rejects is bad usage.
+      return e.exitCode === 0 || e.code === 'commander.helpDisplayed' || e.code === 'commander.version' ? ExitCode.ok : ExitCode.usage;
+    }
+    err(ctx, `${ctx.colors.red('cairn:')} ${formatError(e, ctx.verbose)}`);
+    return exitCodeOf(e);
+  }
+  return code;
+}

@@ -1,0 +1,99 @@
+/**
+ * Finds the steps a store holds. The store is keyed by output path and keeps no index, so
+ * the prefix is walked: a directory with a status, record, lease or attempt logs is a step
+ * (its contents are not descended into).
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { LEASE_FILE, LocalStore, RECORD_FILE, STATUS_FILE, type ArtifactRecord, type LeaseInfo, type StatusToken } from '@cairn/runner';
+import { usageError } from './errors.js';
+
+/** Steps are looked for this many directory levels below the prefix (`name/version` is 2). */
+const MAX_DEPTH = 4;
+/** Directories under the prefix that are never steps. */
+const SKIP = new Set(['.cairn', 'node_modules', '.git']);
+
+/** One step as the store holds it. */
+export interface StoredStep {
+  /** Output path (absolute). */
+  readonly path: string;
+  /** Output path relative to the prefix. */
+  readonly rel: string;
+  /** Recorded status; null when none (or unusable). */
+  readonly status: StatusToken | null;
+  /** The record; null when none. */
+  readonly record: ArtifactRecord | null;
+  /** The lease, while a runner works on the step. */
+  readonly lease: LeaseInfo | null;
+  /** Why a file that exists could not be used. */
+  readonly problem?: string | undefined;
+}
+
+function isStepDir(dir: string, names: ReadonlySet<string>): boolean {
+  return names.has(STATUS_FILE) || names.has(RECORD_FILE) || names.has(LEASE_FILE) || existsSync(join(dir, '.cairn', 'logs'));
+}
+
+/** Output directories of every step under `prefix`. */
+export function findStepDirs(prefix: string): string[] {
+  if (!existsSync(prefix)) {
+    throw usageError(`The store prefix ${prefix} does not exist.`, 'Check --prefix / CAIRN_PREFIX, or run a pipeline first.');
+  }
+  const found: string[] = [];
+  const stack: [string, number][] = [[prefix, 0]];
+  while (stack.length > 0) {
+    const [dir, depth] = stack.pop() as [string, number];
+    let entries: import('node:fs').Dirent[];
+    try {
+      entries = readdirSync(dir, { withFileTypes: true });
+    } catch {
+      continue;
+    }
+    const names = new Set(entries.map((e) => e.name));
+    if (depth > 0 && isStepDir(dir, names)) {
+      found.push(dir);
+      continue;
+    }
+    if (depth >= MAX_DEPTH) continue;
+    for (const e of entries) {
+      if (e.isDirectory() && !(depth === 0 && SKIP.has(e.name)) && e.name !== '.cairn') stack.push([join(dir, e.name), depth + 1]);
+    }
+  }
+  return found.sort();
+}
+
+function readRecordFile(dir: string): ArtifactRecord | null {
+  try {
+    const v = JSON.parse(readFileSync(join(dir, RECORD_FILE), 'utf8')) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as ArtifactRecord) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Reads every step under `prefix`: status, record and lease. */
+export async function scanStore(prefix: string): Promise<StoredStep[]> {
+  const dirs = findStepDirs(prefix);
+  const store = new LocalStore();
+  const states = await store.readStates(dirs, true);
+  const out: StoredStep[] = [];
+  for (let i = 0; i < dirs.length; i++) {
+    const path = dirs[i] as string;
+    const s = states[i] as (typeof states)[number];
+    let record = s.record ?? null;
+    // readStates reads a record only next to a status; a failed first attempt may leave only a record.
+    if (record === null && s.status === null) record = readRecordFile(path);
+    const lease = await store.readLease(path);
+    out.push({ path, rel: relative(prefix, path) || '.', status: s.status, record, lease, problem: s.problem });
+  }
+  return out;
+}
+
+/**
+ * Steps matching a selector: the step name, a prefix of `nameWithHash`, or the output path
+ * relative to the prefix.
+ */
+export function matchStored(steps: readonly StoredStep[], selector: string): StoredStep[] {
+  const exact = steps.filter((s) => s.record?.name === selector || s.rel === selector || s.record?.nameWithHash === selector);
+  if (exact.length > 0) return exact;
+  return steps.filter((s) => s.record?.nameWithHash.startsWith(selector) || s.rel.startsWith(selector) || s.rel.split('/')[0] === selector);
+}

@@ -1,0 +1,147 @@
+/**
+ * The slurmrestd transport (`openapi/v0.0.38`, JWT): no shell at all. Requests go through
+ * `node:http` with an explicit `Content-Length` (this slurmrestd answers chunked bodies
+ * with a response Node cannot parse) and one connection per request, closed by this side
+ * once the answer is read (nothing lingers).
+ */
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { CairnError } from '@cairn/core';
+import type { SlurmRestOptions } from './options.js';
+import { restJob, type SubmitSpec } from './sbatch.js';
+import { normalizeState } from './states.js';
+import type { SlurmJobInfo, SlurmStats, SlurmTransport } from './transport.js';
+
+const API = '/slurm/v0.0.38';
+
+interface RestError {
+  error?: string;
+  description?: string;
+  error_number?: number;
+  error_code?: number;
+}
+
+interface RestReply {
+  errors?: RestError[];
+  job_id?: number;
+  jobs?: { job_id?: number; job_state?: string; state_reason?: string; exit_code?: number; array_job_id?: number; array_task_id?: number | null }[];
+}
+
+function errorText(errors: readonly RestError[]): string {
+  return errors.map((e) => [e.error, e.description].filter(Boolean).join(': ')).join('; ');
+}
+
+/** A raw wait status (`exit_code`) as an exit code. */
+function exitOf(status: number | undefined): number | undefined {
+  if (typeof status !== 'number') return undefined;
+  return (status & 0x7f) === 0 ? status >> 8 : 128 + (status & 0x7f);
+}
+
+/** The default environment of submitted jobs. */
+function defaultEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const k of ['PATH', 'HOME', 'LANG', 'USER']) {
+    const v = process.env[k];
+    if (v !== undefined) env[k] = v;
+  }
+  if (env.PATH === undefined) env.PATH = '/usr/local/bin:/usr/bin:/bin';
+  return env;
+}
+
+/** Creates the REST transport. */
+export function restTransport(rest: SlurmRestOptions, stats: SlurmStats, extraJobFields: Readonly<Record<string, unknown>> = {}): SlurmTransport {
+  const base = new URL(rest.url);
+  const environment = rest.jobEnvironment ?? defaultEnvironment();
+
+  const call = async (method: 'GET' | 'POST' | 'DELETE', path: string, what: string, body?: unknown): Promise<{ status: number; reply: RestReply }> => {
+    stats.restCalls++;
+    const token = typeof rest.token === 'function' ? await rest.token() : rest.token;
+    const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const url = new URL(`${base.pathname.replace(/\/$/, '')}${path}`, base);
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      'X-SLURM-USER-NAME': rest.user,
+      'X-SLURM-USER-TOKEN': token,
+      // Not `close`: this slurmrestd then appends a stray "Connection: Close" line after the body.
+      Connection: 'keep-alive',
+      'Content-Length': String(payload?.length ?? 0),
+    };
+    if (payload) headers['Content-Type'] = 'application/json';
+    const request = url.protocol === 'https:' ? httpsRequest : httpRequest;
+    const where = `${method} ${url.href}`;
+    return new Promise((resolve, reject) => {
+      const req = request(url, { method, headers, agent: false, timeout: rest.timeoutMs ?? 30_000 }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', (cause) => reject(new CairnError('CAIRN_REMOTE', `${what} failed: ${where}: ${cause.message}`, { cause, retryable: true })));
+        res.on('end', () => {
+          res.socket?.destroy();
+          const text = Buffer.concat(chunks).toString('utf8');
+          let reply: RestReply;
+          try {
+            reply = text ? (JSON.parse(text) as RestReply) : {};
+          } catch (cause) {
+            reject(new CairnError('CAIRN_REMOTE', `${what} failed: ${where} answered ${res.statusCode} with non-JSON: ${text.slice(0, 300)}`, { cause, retryable: true }));
+            return;
+          }
+          resolve({ status: res.statusCode ?? 0, reply });
+        });
+      });
+      req.on('timeout', () => req.destroy(new Error(`no answer within ${rest.timeoutMs ?? 30_000} ms`)));
+      req.on('error', (cause) =>
+        reject(
+          new CairnError('CAIRN_REMOTE', `${what} failed: ${where}: ${cause.message}. Check that slurmrestd runs there (openapi/v0.0.38, rest_auth/jwt).`, {
+            cause,
+            retryable: true,
+          }),
+        ),
+      );
+      req.end(payload);
+    });
+  };
+
+  const fail = (what: string, method: string, path: string, status: number, reply: RestReply): CairnError => {
+    const auth = status === 401 || status === 403 ? ' Check the user name and that the JWT (scontrol token) has not expired.' : '';
+    return new CairnError('CAIRN_REMOTE', `${what} failed: ${method} ${API}${path.replace(API, '')} answered ${status}: ${errorText(reply.errors ?? []) || '(no error text)'}.${auth}`, {
+      retryable: status >= 500 || status === 0,
+    });
+  };
+
+  return {
+    kind: 'rest',
+    async submit(spec: SubmitSpec) {
+      const path = `${API}/job/submit`;
+      const { status, reply } = await call('POST', path, 'Submitting a Slurm job', { script: spec.script, job: restJob(spec, environment, extraJobFields) });
+      if (status !== 200 || (reply.errors?.length ?? 0) > 0 || typeof reply.job_id !== 'number') throw fail('Submitting a Slurm job', 'POST', path, status, reply);
+      return String(reply.job_id);
+    },
+    async query(ids) {
+      const out = new Map<string, SlurmJobInfo>();
+      if (ids.length === 0) return out;
+      const path = `${API}/jobs`;
+      const { status, reply } = await call('GET', path, 'Checking Slurm jobs');
+      if (status !== 200 || !Array.isArray(reply.jobs)) throw fail('Checking Slurm jobs', 'GET', path, status, reply);
+      const wanted = new Set(ids);
+      for (const j of reply.jobs) {
+        const id = j.array_task_id !== null && j.array_task_id !== undefined && j.array_job_id ? `${j.array_job_id}_${j.array_task_id}` : String(j.job_id);
+        if (wanted.has(id) && typeof j.job_state === 'string') out.set(id, { state: normalizeState(j.job_state), reason: j.state_reason, exitCode: exitOf(j.exit_code) });
+      }
+      return out;
+    },
+    async finished() {
+      // slurmrestd v0.0.38 without slurmdbd has no accounting: a purged job is simply gone.
+      return new Map();
+    },
+    async cancel(ids) {
+      // v0.0.38 has no batch cancel: one DELETE per job, sent concurrently.
+      await Promise.all(
+        ids.map(async (id) => {
+          const path = `${API}/job/${encodeURIComponent(id)}`;
+          const { status, reply } = await call('DELETE', path, 'Cancelling a Slurm job');
+          const gone = (reply.errors ?? []).every((e) => /Invalid job id|already completed/i.test(`${e.error ?? ''} ${e.description ?? ''}`));
+          if ((status !== 200 || (reply.errors?.length ?? 0) > 0) && !gone) throw fail('Cancelling a Slurm job', 'DELETE', path, status, reply);
+        }),
+      );
+    },
+  };
+}

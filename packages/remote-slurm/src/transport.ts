@@ -1,0 +1,40 @@
+/** The two ways to talk to Slurm, behind one small interface. */
+import type { SubmitSpec } from './sbatch.js';
+
+/** What Slurm says about one job. */
+export interface SlurmJobInfo {
+  /** Normalised state (`RUNNING`, `CANCELLED`…). */
+  readonly state: string;
+  /** Slurm's reason field, when given. */
+  readonly reason?: string | undefined;
+  /** The job's exit code, when Slurm reports one. */
+  readonly exitCode?: number | undefined;
+}
+
+/** Counters of calls to Slurm (for tests and diagnostics). */
+export interface SlurmStats {
+  /** `sbatch` runs (CLI). */
+  sbatchCalls: number;
+  /** `squeue` runs (CLI). */
+  squeueCalls: number;
+  /** `sacct` runs, with or without `-c` (CLI). */
+  sacctCalls: number;
+  /** `scancel` runs (CLI). */
+  scancelCalls: number;
+  /** slurmrestd requests (REST). */
+  restCalls: number;
+}
+
+/** A Slurm client. Every method is one round trip for all the ids it is given. */
+export interface SlurmTransport {
+  /** `cli` or `rest`. */
+  readonly kind: 'cli' | 'rest';
+  /** Submits a job; resolves with its Slurm id. */
+  submit(spec: SubmitSpec): Promise<string>;
+  /** Current state of the given jobs (one `squeue`, or one `GET /jobs`). Jobs Slurm no longer lists are absent. */
+  query(ids: readonly string[]): Promise<Map<string, SlurmJobInfo>>;
+  /** Final state of jobs the queue no longer lists (accounting / job-completion log); may be empty. */
+  finished(ids: readonly string[]): Promise<Map<string, SlurmJobInfo>>;
+  /** Cancels jobs (one `scancel`); ids that are already gone are ignored. */
+  cancel(ids: readonly string[]): Promise<void>;
+}

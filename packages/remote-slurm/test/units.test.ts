@@ -1,0 +1,72 @@
+/** Pure parts: flags, names, time limits, the wrapper's exit file and the state decision. */
+import { describe, expect, test } from 'vitest';
+import { formatMemory, formatTimeLimit, jobName, restJob, sbatchArgs, submitSpec } from '../src/sbatch.js';
+import { parseExitFile, shQuote, wrapperScript, jobFiles } from '../src/script.js';
+import { decide, normalizeState, type Observation } from '../src/states.js';
+
+const files = { name: 'cairn-x', scriptPath: '/d/job.sh', script: '#!/bin/bash', workdir: '/w', slurmOutput: '/d/slurm-%j.out' };
+
+describe('sbatch flags', () => {
+  test('resources and options become flags; --no-requeue by default', () => {
+    const spec = submitSpec({ cpu: 4, memoryGb: 4, gpus: { count: 2, type: 'a100' }, timeLimit: 3700, hints: { partition: 'gpu' } }, { partition: 'cpu', account: 'lab', qos: 'high', constraint: 'avx2' }, files);
+    expect(sbatchArgs(spec, { extraArgs: ['--exclusive'] })).toEqual([
+      '--parsable', '--job-name=cairn-x', '--chdir=/w', '--output=/d/slurm-%j.out', '--error=/d/slurm-%j.out', '--export=ALL', '--no-requeue',
+      '--cpus-per-task=4', '--mem=4G', '--gpus=a100:2', '--time=0-01:02:00', '--signal=B:USR2@60',
+      '--partition=gpu', '--account=lab', '--qos=high', '--constraint=avx2', '--exclusive',
+    ]);
+    expect(sbatchArgs(submitSpec({ gpus: 1 }, { requeue: true }, files), { gpuFlag: 'gres' })).toContain('--gres=gpu:1');
+    expect(restJob(spec, { PATH: '/bin' })).toMatchObject({ cpus_per_task: 4, memory_per_node: 4096, gpus: 'a100:2', time_limit: 62, partition: 'gpu', requeue: false });
+  });
+
+  test('time limits, memory and names', () => {
+    expect(formatTimeLimit(1)).toBe('0-00:01:00');
+    expect(formatTimeLimit(90_000)).toBe('1-01:00:00');
+    expect(formatMemory(1536)).toBe('1536M');
+    expect(jobName('cairn', 'my step/ü-0123456789abcdef')).toBe('cairn-my_step_-0123456789abcdef');
+    const long = jobName('cairn', `${'x'.repeat(300)}-0123456789abcdef`);
+    expect(long).toHaveLength(128);
+    expect(long.endsWith('-0123456789abcdef')).toBe(true);
+  });
+});
+
+describe('wrapper script', () => {
+  test('quotes every path and records the exit code atomically', () => {
+    const text = wrapperScript({ title: 't', files: jobFiles("/tmp/it's"), logs: { stdout: '/l/o', stderr: '/l/e' }, nodePath: '/n', workerEntry: '/w.js', watchdogSeconds: 0 });
+    expect(text).toContain(shQuote("/tmp/it's/task.msgpack"));
+    expect(text).toMatch(/exitcode\.\$\$" && mv -f/);
+    expect(text).not.toContain('sleep');
+  });
+
+  test('exit file parsing', () => {
+    expect(parseExitFile('0 -\n')).toEqual({ code: 0, signal: null });
+    expect(parseExitFile('143 USR2\n')).toEqual({ code: 143, signal: 'USR2' });
+    expect(parseExitFile('garbage')).toBeUndefined();
+  });
+});
+
+describe('state decision', () => {
+  const o = (p: Partial<Observation>): Observation => ({ begun: false, cancelRequested: false, graceExpired: false, ...p });
+
+  test('the exit file is the truth; COMPLETING and UNKNOWN never succeed on their own', () => {
+    expect(decide(o({ slurmState: 'COMPLETING', exit: { code: 0, signal: null } }))).toEqual({ kind: 'result', code: 0 });
+    expect(decide(o({ slurmState: 'COMPLETING' }))).toEqual({ kind: 'active', state: 'running' });
+    expect(decide(o({ slurmState: 'UNKNOWN', graceExpired: true }))).toEqual({ kind: 'wait' });
+    expect(decide(o({ slurmState: 'COMPLETED' }))).toEqual({ kind: 'wait' });
+    expect(decide(o({ slurmState: 'COMPLETED', graceExpired: true }))).toMatchObject({ kind: 'ended', state: 'lost', infrastructure: true });
+    expect(decide(o({ slurmState: 'PENDING', begun: true }))).toEqual({ kind: 'active', state: 'running' });
+  });
+
+  test('node failures and preemption are infrastructure; Slurm kills fail with their reason', () => {
+    for (const s of ['NODE_FAIL', 'BOOT_FAIL', 'PREEMPTED']) expect(decide(o({ slurmState: s }))).toMatchObject({ kind: 'ended', state: 'lost', reason: s, infrastructure: true });
+    for (const s of ['TIMEOUT', 'OUT_OF_MEMORY', 'CANCELLED']) expect(decide(o({ slurmState: s }))).toMatchObject({ kind: 'ended', state: 'failed', reason: s });
+    expect(decide(o({ slurmState: 'CANCELLED', cancelRequested: true }))).toMatchObject({ state: 'cancelled' });
+    expect(decide(o({ slurmState: 'TIMEOUT', exit: { code: 143, signal: 'TERM' } }))).toMatchObject({ state: 'failed', reason: 'TIMEOUT', exitCode: 143 });
+    expect(decide(o({ slurmState: 'RUNNING', exit: { code: 143, signal: 'USR2' } }))).toMatchObject({ state: 'failed', reason: 'TIMEOUT' });
+    expect(decide(o({ slurmState: 'COMPLETING', exit: { code: 143, signal: 'TERM' } }))).toEqual({ kind: 'wait' });
+    expect(normalizeState('CANCELLED by 0')).toBe('CANCELLED');
+    // The worker died of Slurm's TERM before the wrapper's trap ran: Slurm's state says why.
+    expect(decide(o({ slurmState: 'CANCELLED', exit: { code: 143, signal: null } }))).toMatchObject({ state: 'failed', reason: 'CANCELLED', exitCode: 143 });
+    expect(decide(o({ slurmState: 'RUNNING', exit: { code: 143, signal: null } }))).toEqual({ kind: 'wait' });
+    expect(decide(o({ slurmState: 'FAILED', exit: { code: 1, signal: null } }))).toEqual({ kind: 'result', code: 1 });
+  });
+});

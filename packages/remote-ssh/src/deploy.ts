@@ -1,0 +1,112 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { isAbsolute } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CairnError } from '@cairn/core';
+import type { HostConnection } from './connection.js';
+import { shScript } from './quote.js';
+import { promisify } from './sftp.js';
+
+/** One self-contained ES module: what gets uploaded. */
+export interface CodeBundle {
+  /** 16 hex digits of the SHA-256 of `bytes`: names the remote directory. */
+  readonly hash: string;
+  /** File name inside the directory (`step.mjs`, `worker-entry.mjs`). */
+  readonly fileName: string;
+  /** The bundled code. */
+  readonly bytes: Uint8Array;
+}
+
+// ESM output has no `require`, `__filename` or `__dirname`; bundled CommonJS dependencies need them.
+const BANNER = [
+  "import { createRequire as __cairnCreateRequire } from 'node:module';",
+  "import { fileURLToPath as __cairnFileURLToPath } from 'node:url';",
+  "import { dirname as __cairnDirname } from 'node:path';",
+  'const require = __cairnCreateRequire(import.meta.url);',
+  'const __filename = __cairnFileURLToPath(import.meta.url);',
+  'const __dirname = __cairnDirname(__filename);',
+].join('\n');
+
+/**
+ * Bundles modules with esbuild (bundle, platform node, ESM, node20) into one file each,
+ * cached per module for the executor's lifetime. Native addons (`*.node`) stay external:
+ * packages that load them optionally (msgpackr, @cairn/native) fall back to JavaScript.
+ */
+export class Bundler {
+  readonly #cache = new Map<string, Promise<CodeBundle>>();
+
+  /** Bundles `module` (a `file://` URL, an absolute path or a bare package specifier). */
+  bundle(module: string, fileName: string): Promise<CodeBundle> {
+    const key = `${module}\0${fileName}`;
+    let p = this.#cache.get(key);
+    if (!p) {
+      p = this.#build(module, fileName);
+      this.#cache.set(key, p);
+      p.catch(() => this.#cache.delete(key));
+    }
+    return p;
+  }
+
+  async #build(module: string, fileName: string): Promise<CodeBundle> {
+    const esbuild = await import('esbuild');
+    const path = module.startsWith('file://') ? fileURLToPath(module) : module;
+    const entry = isAbsolute(path) ? { entryPoints: [path] } : { stdin: { contents: `export * from ${JSON.stringify(path)};`, resolveDir: process.cwd(), loader: 'js' as const } };
+    let result;
+    try {
+      result = await esbuild.build({
+        ...entry,
+        bundle: true,
+        platform: 'node',
+        format: 'esm',
+        target: 'node20',
+        write: false,
+        banner: { js: BANNER },
+        external: ['*.node', 'msgpackr-extract', 'cpu-features'],
+        logLevel: 'silent',
+        legalComments: 'none',
+      });
+    } catch (cause) {
+      throw new CairnError('CAIRN_FN_REF', `Cannot bundle ${module} for remote execution: ${(cause as Error).message.split('\n')[0]}. Check it imports only installed packages.`, { cause });
+    }
+    const bytes = result.outputFiles[0]?.contents ?? new Uint8Array();
+    return { hash: createHash('sha256').update(bytes).digest('hex').slice(0, 16), fileName, bytes };
+  }
+}
+
+/** Remote path of a bundle under a work dir. */
+export function bundlePath(workDir: string, b: CodeBundle): string {
+  return `${workDir}/code/${b.hash}/${b.fileName}`;
+}
+
+/**
+ * Uploads bundles to `<workDir>/code/<hash>/` over SFTP, only when missing there (checked
+ * once per host and bundle). Writes to a temp name and renames, so concurrent uploads and
+ * readers never see a partial file.
+ */
+export class CodeUploader {
+  readonly #done = new Map<string, Promise<string>>();
+
+  ensure(conn: HostConnection, workDir: string, b: CodeBundle): Promise<string> {
+    const key = `${conn.target.name}\0${workDir}\0${b.hash}/${b.fileName}`;
+    let p = this.#done.get(key);
+    if (!p) {
+      p = this.#upload(conn, workDir, b);
+      this.#done.set(key, p);
+      p.catch(() => this.#done.delete(key));
+    }
+    return p;
+  }
+
+  async #upload(conn: HostConnection, workDir: string, b: CodeBundle): Promise<string> {
+    const target = bundlePath(workDir, b);
+    const sftp = promisify(await conn.sftp());
+    const st = await sftp.stat(target).catch(() => null);
+    if (st && st.size === b.bytes.length) return target;
+    const dir = `${workDir}/code/${b.hash}`;
+    const mk = await conn.exec(shScript('mkdir -p -- "$1"', [dir]));
+    if (mk.code !== 0) throw new CairnError('CAIRN_REMOTE', `SSH host "${conn.target.name}": cannot create ${dir}: ${mk.stderr.trim()}. Check workDir is writable by ${conn.target.user}.`);
+    const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
+    await sftp.writeFile(tmp, Buffer.from(b.bytes));
+    await sftp.rename(tmp, target);
+    return target;
+  }
+}

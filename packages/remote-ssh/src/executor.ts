@@ -1,0 +1,736 @@
+import { createHash } from 'node:crypto';
+import { existsSync, statSync } from 'node:fs';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CairnError, encodeTask, type TaskPayload } from '@cairn/core';
+import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '@cairn/runner';
+import { HostConnection } from './connection.js';
+import { Bundler, CodeUploader, type CodeBundle } from './deploy.js';
+import { demandOf, HostSlots, type Demand } from './placement.js';
+import { shScript } from './quote.js';
+import {
+  ALIVE_SCRIPT,
+  CAT_LOGS_SCRIPT,
+  FOLLOW_SCRIPT,
+  LAUNCH_SCRIPT,
+  parseStatus,
+  SIGNAL_SCRIPT,
+  STATUS_SCRIPT,
+  TAIL_SCRIPT,
+  WRAPPER_SCRIPT,
+  type RemoteJobState,
+} from './remote-script.js';
+import { promisify } from './sftp.js';
+import { downloadDir, uploadDir } from './staging.js';
+import { decodeRemoteResult, rebuildRemoteError } from './worker-result.js';
+
+/** One SSH host the executor may place steps on. */
+export interface SshHostOptions {
+  /** Name used in messages and recorded in job handles. */
+  readonly name: string;
+  /** Address to connect to. */
+  readonly host: string;
+  /** SSH port. @default 22 */
+  readonly port?: number;
+  /** Login user. */
+  readonly user: string;
+  /** Private key contents (PEM/OpenSSH). */
+  readonly privateKey?: string | Buffer;
+  /** Private key file; read at connect time. */
+  readonly privateKeyPath?: string;
+  /** ssh-agent socket path, or `true` for `$SSH_AUTH_SOCK`. */
+  readonly agent?: string | boolean;
+  /** OpenSSH known_hosts file the host key is verified against. @default ~/.ssh/known_hosts */
+  readonly knownHostsPath?: string;
+  /** What the host offers; steps never oversubscribe it. @default { cpus: 1, memoryGb: Infinity, gpus: [] } */
+  readonly capacity?: { readonly cpus?: number; readonly memoryGb?: number; readonly gpus?: readonly number[] };
+  /** Absolute remote directory for code bundles and job dirs. @default `/tmp/cairn-<user>` */
+  readonly workDir?: string;
+  /** Node.js (≥ 20) on the host. @default 'node' */
+  readonly nodePath?: string;
+}
+
+/** Options of {@link createSshExecutor}. */
+export interface SshExecutorOptions {
+  /** Registry name. @default 'ssh' */
+  readonly name?: string;
+  /** Hosts to place steps on. */
+  readonly hosts: readonly SshHostOptions[];
+  /** Verify host keys against known_hosts; `false` disables it (logged as a warning at start). @default true */
+  readonly hostKeyVerification?: boolean;
+  /** Hosts see the store at the runner's paths (NFS, Lustre…); otherwise outputs are staged by SFTP. @default false */
+  readonly sharedFs?: boolean;
+  /** Interval of the batched status check (one exec per host). @default 1000 */
+  readonly pollIntervalMs?: number;
+  /** A host unreachable this long makes its jobs `lost` (retried elsewhere). @default 30000 */
+  readonly hostTimeoutMs?: number;
+  /** Time between TERM and KILL on cancel. @default 5000 */
+  readonly cancelGraceMs?: number;
+  /** Channels open at once per connection (OpenSSH's MaxSessions is 10 by default). @default 8 */
+  readonly maxChannels?: number;
+  /** The worker entry to deploy. @default @cairn/runner's `dist/worker-entry.js` */
+  readonly workerEntry?: string;
+}
+
+/** What a job handle records (`JobHandle.info`), so a restarted runner can adopt the job. */
+export interface SshJobInfo {
+  /** Host name (absent while queued). */
+  host?: string;
+  /** Remote job directory. */
+  jobDir?: string;
+  /** Wrapper pid = process group of the job. */
+  pid?: number;
+  /** Job dir name under `<workDir>/jobs/` (known from submission on). */
+  jobDirName: string;
+  /** Step name. */
+  step: string;
+  /** Local output path (where outputs are staged back when not sharedFs). */
+  outputPath: string;
+  /** Remote output path. */
+  remoteOutputPath?: string;
+  /** Local log files. */
+  logPaths: { stdout: string; stderr: string };
+  /** Reserved resources. */
+  cpus: number;
+  memoryGb: number;
+  gpuIndices: number[];
+}
+
+type Phase = 'queued' | 'launching' | 'running' | 'finishing' | 'done';
+
+interface Job {
+  readonly id: string;
+  readonly handle: JobHandle;
+  readonly info: SshJobInfo;
+  readonly demand: Demand;
+  phase: Phase;
+  host: HostState | undefined;
+  request: JobRequest | undefined;
+  stepBundle: CodeBundle | undefined;
+  triedHosts: Set<string>;
+  cancelRequested: boolean;
+  handedOut: boolean;
+  pending: JobStatus[];
+}
+
+interface HostState {
+  readonly options: SshHostOptions;
+  readonly conn: HostConnection;
+  readonly slots: HostSlots;
+  readonly workDir: string;
+  readonly nodePath: string;
+  /** First failed contact since the last success. */
+  downSince: number | undefined;
+  checking: boolean;
+  /** Process groups of jobs declared lost here: killed when the host comes back. */
+  orphans: number[];
+  /** Remote dirs to remove, piggybacked on the next status check. */
+  cleanup: string[];
+}
+
+const LOG_TAIL_BYTES = 4000;
+
+function jobDirName(jobKey: string): string {
+  const safe = jobKey.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80);
+  return `${safe}-${createHash('sha256').update(jobKey).digest('hex').slice(0, 10)}`;
+}
+
+function defaultWorkerEntry(): string {
+  const pkg = createRequire(import.meta.url).resolve('@cairn/runner/package.json');
+  return join(dirname(pkg), 'dist', 'worker-entry.js');
+}
+
+/**
+ * An executor that runs steps on SSH hosts. One connection per host carries every exec and
+ * SFTP channel. Steps are placed on a host with enough free CPUs, memory and GPUs (GPUs by
+ * index, as `CUDA_VISIBLE_DEVICES`) and wait inside the executor when none has room. The step's
+ * module and the worker entry are bundled with esbuild and uploaded once per content hash. Jobs
+ * run detached (`setsid`): an exit-code file is the truth about completion, checked by ONE
+ * batched exec per host per poll interval; a dropped SSH connection does not stop them, and a
+ * new executor can `adopt` them.
+ */
+export function createSshExecutor(options: SshExecutorOptions): Executor {
+  return new SshExecutor(options);
+}
+
+class SshExecutor implements Executor {
+  readonly name: string;
+  readonly capabilities: ExecutorCapabilities;
+  readonly #opts: Required<Pick<SshExecutorOptions, 'hostKeyVerification' | 'sharedFs' | 'pollIntervalMs' | 'hostTimeoutMs' | 'cancelGraceMs' | 'maxChannels'>>;
+  readonly #hosts: HostState[];
+  readonly #bundler = new Bundler();
+  readonly #uploader = new CodeUploader();
+  readonly #jobs = new Map<string, Job>();
+  readonly #queue: Job[] = [];
+  readonly #workerEntry: string;
+  #host: ExecutorHost | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #started: Promise<void> | undefined;
+
+  constructor(options: SshExecutorOptions) {
+    if (!options || !Array.isArray(options.hosts) || options.hosts.length === 0) {
+      throw new CairnError('CAIRN_CONFIG', 'createSshExecutor: `hosts` must list at least one host ({ name, host, user, privateKeyPath, capacity }).');
+    }
+    this.name = options.name ?? 'ssh';
+    this.#opts = {
+      hostKeyVerification: options.hostKeyVerification ?? true,
+      sharedFs: options.sharedFs ?? false,
+      pollIntervalMs: options.pollIntervalMs ?? 1000,
+      hostTimeoutMs: options.hostTimeoutMs ?? 30_000,
+      cancelGraceMs: options.cancelGraceMs ?? 5000,
+      maxChannels: options.maxChannels ?? 8,
+    };
+    this.capabilities = Object.freeze({ remote: true, sharedFs: this.#opts.sharedFs, deploysCode: true, inProcess: false, cancel: 'reliable', logs: true, resumable: true });
+    this.#workerEntry = options.workerEntry ?? defaultWorkerEntry();
+    const names = new Set<string>();
+    this.#hosts = options.hosts.map((h) => {
+      if (!h.name || names.has(h.name)) throw new CairnError('CAIRN_CONFIG', `createSshExecutor: every host needs a unique name (got ${JSON.stringify(h.name)}).`);
+      names.add(h.name);
+      if (!h.host || !h.user) throw new CairnError('CAIRN_CONFIG', `SSH host "${h.name}": \`host\` and \`user\` are required.`);
+      if (h.privateKey === undefined && h.privateKeyPath === undefined && !h.agent) {
+        throw new CairnError('CAIRN_CONFIG', `SSH host "${h.name}": give one of privateKey, privateKeyPath or agent.`);
+      }
+      const workDir = h.workDir ?? `/tmp/cairn-${h.user}`;
+      if (!workDir.startsWith('/')) throw new CairnError('CAIRN_CONFIG', `SSH host "${h.name}": workDir must be an absolute remote path, got ${JSON.stringify(workDir)}.`);
+      const conn = new HostConnection(
+        { name: h.name, host: h.host, port: h.port ?? 22, user: h.user, privateKey: h.privateKey, privateKeyPath: h.privateKeyPath, agent: h.agent, knownHostsPath: h.knownHostsPath ?? join(homedir(), '.ssh', 'known_hosts') },
+        { hostKeyVerification: this.#opts.hostKeyVerification, timeoutMs: Math.min(this.#opts.hostTimeoutMs, 20_000), maxChannels: this.#opts.maxChannels },
+      );
+      const state: HostState = {
+        options: h,
+        conn,
+        slots: new HostSlots({ cpus: h.capacity?.cpus ?? 1, memoryGb: h.capacity?.memoryGb ?? Number.POSITIVE_INFINITY, gpus: [...(h.capacity?.gpus ?? [])] }),
+        workDir: workDir.replace(/\/+$/, ''),
+        nodePath: h.nodePath ?? 'node',
+        downSince: undefined,
+        checking: false,
+        orphans: [],
+        cleanup: [],
+      };
+      conn.onConnect = () => this.#onReconnect(state);
+      return state;
+    });
+  }
+
+  get #logger(): ExecutorHost['logger'] {
+    return this.#host?.logger ?? { info: () => {}, warn: (m) => process.emitWarning(m), error: (m) => process.emitWarning(m) };
+  }
+
+  start(host: ExecutorHost): Promise<void> {
+    this.#host = host;
+    this.#started ??= this.#start();
+    return this.#started;
+  }
+
+  async #start(): Promise<void> {
+    if (!this.#opts.hostKeyVerification) {
+      this.#logger.warn(`[${this.name}] HOST KEY VERIFICATION IS DISABLED (hostKeyVerification: false): any machine answering at these addresses can impersonate your hosts and receive your code and data.`);
+    }
+    const results = await Promise.allSettled(this.#hosts.map((h) => h.conn.ready()));
+    const fatal: CairnError[] = [];
+    results.forEach((r, i) => {
+      const h = this.#hosts[i] as HostState;
+      if (r.status === 'fulfilled') return;
+      if (h.conn.fatal) fatal.push(h.conn.fatal);
+      else {
+        h.downSince = Date.now();
+        this.#logger.warn(`[${this.name}] ${(r.reason as Error).message} Steps go to the other hosts until it answers.`);
+      }
+    });
+    if (fatal.length > 0) {
+      throw new CairnError('CAIRN_REMOTE', fatal.map((e) => e.message).join('\n'), { cause: fatal[0] });
+    }
+    this.#timer ??= setInterval(() => this.#tick(), this.#opts.pollIntervalMs);
+  }
+
+  async #ensureStarted(): Promise<void> {
+    if (!this.#started) throw new CairnError('CAIRN_EXECUTOR', `Executor "${this.name}": call start() before submit/adopt.`);
+    await this.#started;
+  }
+
+  // ---- submission and placement ------------------------------------------------------
+
+  async submit(job: JobRequest): Promise<JobHandle> {
+    await this.#ensureStarted();
+    const demand = demandOf(job.resources);
+    if (!this.#hosts.some((h) => h.slots.canEverFit(demand))) {
+      const caps = this.#hosts.map((h) => `${h.options.name}: ${h.slots.capacity.cpus} cpus, ${h.slots.capacity.memoryGb} GiB, ${h.slots.capacity.gpus.length} GPUs`).join('; ');
+      throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}" needs ${demand.cpus} cpus, ${demand.memoryGb} GiB and ${demand.gpus} GPUs; no host of executor "${this.name}" is that large (${caps}). Lower its resources or add a host.`, { step: job.spec.name });
+    }
+    if (this.#jobs.has(job.jobKey)) throw new CairnError('CAIRN_EXECUTOR', `Executor "${this.name}": job ${job.jobKey} was already submitted.`, { step: job.spec.name });
+    const stepBundle = await this.#bundler.bundle(job.task.ref.module, 'step.mjs');
+    await this.#bundler.bundle(pathToFileURL(this.#workerEntry).href, 'worker-entry.mjs');
+    const info: SshJobInfo = {
+      jobDirName: jobDirName(job.jobKey),
+      step: job.spec.name,
+      outputPath: job.outputPath,
+      logPaths: { stdout: job.logPaths.stdout, stderr: job.logPaths.stderr },
+      cpus: demand.cpus,
+      memoryGb: demand.memoryGb,
+      gpuIndices: [],
+    };
+    const j: Job = {
+      id: job.jobKey,
+      handle: { jobId: job.jobKey, executor: this.name, info: info as unknown as Record<string, unknown> },
+      info,
+      demand,
+      phase: 'queued',
+      host: undefined,
+      request: job,
+      stepBundle,
+      triedHosts: new Set(),
+      cancelRequested: false,
+      handedOut: false,
+      pending: [],
+    };
+    this.#jobs.set(j.id, j);
+    this.#queue.push(j);
+    job.signal.addEventListener('abort', () => void this.cancel([j.handle]).catch(() => {}), { once: true });
+    const launched = this.#pump().get(j);
+    if (launched) await launched; // a host had room: hand back the complete handle
+    j.handedOut = true;
+    if (j.pending.length > 0) setImmediate(() => this.#flush(j));
+    return j.handle;
+  }
+
+  #usable(h: HostState): boolean {
+    return !h.conn.fatal && h.downSince === undefined;
+  }
+
+  /** Places queued jobs that fit (FIFO with backfill). Returns the launches started. */
+  #pump(): Map<Job, Promise<void>> {
+    const started = new Map<Job, Promise<void>>();
+    for (const h of this.#hosts) {
+      // A host that failed is retried (respecting the connection's backoff) before use.
+      if (h.downSince !== undefined && !h.conn.fatal && !h.checking && this.#queue.length > 0) {
+        h.conn.ready().then(
+          () => {
+            h.downSince = undefined;
+            this.#pump();
+          },
+          () => {},
+        );
+      }
+    }
+    for (let i = 0; i < this.#queue.length; ) {
+      const j = this.#queue[i] as Job;
+      const candidates = this.#hosts.filter((h) => this.#usable(h) && !j.triedHosts.has(h.options.name) && h.slots.fits(j.demand));
+      if (candidates.length === 0) {
+        i++;
+        continue;
+      }
+      const h = candidates.reduce((a, b) => (b.slots.freeShare > a.slots.freeShare ? b : a));
+      this.#queue.splice(i, 1);
+      const gpus = h.slots.take(j.demand);
+      j.host = h;
+      j.phase = 'launching';
+      j.info.gpuIndices = gpus;
+      j.info.host = h.options.name;
+      j.info.jobDir = `${h.workDir}/jobs/${j.info.jobDirName}`;
+      started.set(j, this.#launch(j, h));
+    }
+    return started;
+  }
+
+  async #launch(j: Job, h: HostState): Promise<void> {
+    const req = j.request as JobRequest;
+    const jobDir = j.info.jobDir as string;
+    try {
+      const [stepPath, entryPath] = await Promise.all([
+        this.#uploader.ensure(h.conn, h.workDir, j.stepBundle as CodeBundle),
+        this.#bundler.bundle(pathToFileURL(this.#workerEntry).href, 'worker-entry.mjs').then((b) => this.#uploader.ensure(h.conn, h.workDir, b)),
+      ]);
+      const task = await this.#remoteTask(j, h, req.task, jobDir, stepPath);
+      const cuda = j.info.gpuIndices.join(',');
+      const r = await h.conn.exec(shScript(LAUNCH_SCRIPT, [jobDir, WRAPPER_SCRIPT, h.nodePath, entryPath, cuda]), { stdin: encodeTask(task), timeoutMs: this.#opts.hostTimeoutMs });
+      const pid = Number.parseInt(r.stdout.toString('utf8').trim(), 10);
+      if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) {
+        throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": could not start step "${j.info.step}" in ${jobDir} (exit ${r.code}): ${r.stderr.trim()}`, { step: j.info.step, retryable: true });
+      }
+      j.info.pid = pid;
+      j.phase = 'running';
+      h.downSince = undefined;
+      this.#report(j, { state: 'running' });
+      if (j.cancelRequested) await this.#kill([j]);
+    } catch (err) {
+      h.slots.release(j.demand, j.info.gpuIndices);
+      j.info.gpuIndices = [];
+      const unreachable = err instanceof CairnError && err.code === 'CAIRN_REMOTE' && err.retryable && !h.conn.connected;
+      if (unreachable) h.downSince ??= Date.now();
+      j.triedHosts.add(h.options.name);
+      // Another host may take it; otherwise it is lost (an infrastructure failure the runner retries).
+      if (!j.cancelRequested && this.#hosts.some((o) => !o.conn.fatal && !j.triedHosts.has(o.options.name) && o.slots.canEverFit(j.demand))) {
+        this.#logger.warn(`[${this.name}] ${(err as Error).message} Trying another host for "${j.info.step}".`);
+        j.phase = 'queued';
+        j.host = undefined;
+        this.#queue.unshift(j);
+        this.#pump();
+        return;
+      }
+      this.#end(j, j.cancelRequested ? { state: 'cancelled' } : { state: 'lost', infrastructure: true, reason: (err as Error).message, error: err });
+    }
+  }
+
+  /** The task as the host sees it: the uploaded bundle, remote output and dependency paths, assigned GPUs. */
+  async #remoteTask(j: Job, h: HostState, task: TaskPayload, jobDir: string, stepPath: string): Promise<TaskPayload> {
+    const resources = { ...task.resources, gpuIndices: j.info.gpuIndices };
+    const ref = { module: pathToFileURL(stepPath).href, export: task.ref.export };
+    if (this.#opts.sharedFs) {
+      j.info.remoteOutputPath = task.outputPath;
+      return { ...task, ref, resources };
+    }
+    const depPaths: Record<string, string> = {};
+    for (const [key, local] of Object.entries(task.depPaths)) {
+      if (isAbsolute(local) && existsSync(local) && statSync(local).isDirectory()) {
+        const remote = `${jobDir}/deps/${jobDirName(key)}`;
+        await uploadDir(h.conn, local, remote);
+        depPaths[key] = remote;
+      } else depPaths[key] = local; // a URL or missing path: passed through unchanged
+    }
+    const outputPath = `${jobDir}/out`;
+    j.info.remoteOutputPath = outputPath;
+    return { ...task, ref, outputPath, depPaths, resources };
+  }
+
+  // ---- status ------------------------------------------------------------------------
+
+  #tick(): void {
+    for (const h of this.#hosts) {
+      if (h.checking) continue;
+      const jobs = [...this.#jobs.values()].filter((j) => j.host === h && j.phase === 'running');
+      if (jobs.length > 0) void this.#check(h, jobs);
+    }
+    if (this.#queue.length > 0) this.#pump();
+  }
+
+  async #statusOf(h: HostState, jobDirs: readonly string[]): Promise<RemoteJobState[]> {
+    const cleanup = h.cleanup.splice(0);
+    const r = await h.conn.exec(shScript(STATUS_SCRIPT, [...cleanup, '--', ...jobDirs]), { timeoutMs: this.#opts.hostTimeoutMs }).catch((err: unknown) => {
+      h.cleanup.push(...cleanup);
+      throw err;
+    });
+    if (r.code !== 0) throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": the status check failed (exit ${r.code}): ${r.stderr.trim()}`, { retryable: true });
+    return parseStatus(r.stdout.toString('utf8'), jobDirs.length);
+  }
+
+  /** ONE exec for all of a host's running jobs. */
+  async #check(h: HostState, jobs: Job[]): Promise<void> {
+    h.checking = true;
+    try {
+      const states = await this.#statusOf(
+        h,
+        jobs.map((j) => j.info.jobDir as string),
+      );
+      h.downSince = undefined;
+      states.forEach((s, i) => {
+        const j = jobs[i] as Job;
+        if (j.phase !== 'running') return;
+        if (s.kind === 'exited') void this.#finish(j, h, s.code);
+        else if (s.kind === 'gone' || s.kind === 'missing') {
+          this.#end(j, j.cancelRequested ? { state: 'cancelled', exitCode: null } : { state: 'lost', infrastructure: true, reason: `job vanished on ${h.options.name} (killed or the host rebooted)` });
+        }
+      });
+    } catch (err) {
+      h.downSince ??= Date.now();
+      if (Date.now() - h.downSince >= this.#opts.hostTimeoutMs) this.#loseHost(h, err as Error);
+    } finally {
+      h.checking = false;
+    }
+  }
+
+  #loseHost(h: HostState, err: Error): void {
+    for (const j of this.#jobs.values()) {
+      if (j.host !== h || (j.phase !== 'running' && j.phase !== 'finishing')) continue;
+      if (j.info.pid) h.orphans.push(j.info.pid);
+      this.#end(j, { state: 'lost', infrastructure: true, reason: `host unreachable: ${h.options.name}`, error: err });
+    }
+    this.#logger.warn(`[${this.name}] SSH host "${h.options.name}" unreachable for ${this.#opts.hostTimeoutMs} ms: its jobs are lost and will be retried; new steps go to other hosts.`);
+  }
+
+  /** Kills the process groups of jobs declared lost while the host was away, so they cannot race their retries. */
+  #onReconnect(h: HostState): void {
+    const pgids = h.orphans.splice(0);
+    if (pgids.length === 0) return;
+    h.conn.exec(shScript(SIGNAL_SCRIPT, ['KILL', ...pgids.map(String)])).catch(() => h.orphans.push(...pgids));
+  }
+
+  async #finish(j: Job, h: HostState, code: number): Promise<void> {
+    j.phase = 'finishing';
+    const jobDir = j.info.jobDir as string;
+    try {
+      const sftp = promisify(await h.conn.sftp());
+      const staging = code === 0 && !this.#opts.sharedFs && j.info.remoteOutputPath !== undefined;
+      // Logs, result and outputs in parallel: one round trip's latency, not three.
+      const [, bytes, staged] = await Promise.all([
+        this.#copyLogs(j, h),
+        sftp.readFile(`${jobDir}/result.msgpack`).catch(() => null),
+        staging ? downloadDir(h.conn, j.info.remoteOutputPath as string, j.info.outputPath).then(() => true) : Promise.resolve(false),
+      ]);
+      const result = bytes ? decodeRemoteResult(bytes) : null;
+      if (code === 0 && result?.ok) {
+        if (staged) h.cleanup.push(`${jobDir}/out`, `${jobDir}/deps`);
+        this.#end(j, { state: 'succeeded', result: result.result, exitCode: 0 });
+        return;
+      }
+      if (j.cancelRequested) {
+        this.#end(j, { state: 'cancelled', exitCode: code });
+        return;
+      }
+      const tail = await this.#stderrTail(j, h);
+      const where = `on SSH host "${h.options.name}" (${jobDir})`;
+      let error: Error;
+      if (result && !result.ok) {
+        error = rebuildRemoteError(result.error, j.info.step);
+        Object.assign(error, { exitCode: code, logTail: tail, host: h.options.name });
+      } else {
+        error = new CairnError('CAIRN_REMOTE', `Step "${j.info.step}" exited with code ${code} ${where} without a result.${tail ? ` Last stderr:\n${tail}` : ''}`, { step: j.info.step });
+        Object.assign(error, { exitCode: code, logTail: tail, host: h.options.name });
+      }
+      this.#end(j, { state: 'failed', error, exitCode: code, reason: `exit code ${code}` });
+    } catch (err) {
+      if (j.phase !== 'finishing') return;
+      this.#end(j, { state: 'lost', infrastructure: true, reason: `collecting the result failed: ${(err as Error).message}`, error: err });
+    }
+  }
+
+  async #stderrTail(j: Job, h: HostState): Promise<string> {
+    try {
+      const local = await readFile(j.info.logPaths.stderr, 'utf8');
+      return local.slice(-LOG_TAIL_BYTES);
+    } catch {
+      const r = await h.conn.exec(shScript(TAIL_SCRIPT, [String(LOG_TAIL_BYTES), `${j.info.jobDir}/stderr.log`])).catch(() => null);
+      return r?.stdout.toString('utf8') ?? '';
+    }
+  }
+
+  /** Copies the remote logs to the job's local log files. */
+  async #copyLogs(j: Job, h: HostState): Promise<void> {
+    const sftp = promisify(await h.conn.sftp());
+    await Promise.all(
+      (['stdout', 'stderr'] as const).map(async (k) => {
+        const local = j.info.logPaths[k];
+        const data = await sftp.readFile(`${j.info.jobDir}/${k}.log`).catch(() => Buffer.alloc(0));
+        await mkdir(dirname(local), { recursive: true });
+        if (data.length > 0) await appendFile(local, data);
+        else if (!existsSync(local)) await writeFile(local, '');
+      }),
+    );
+  }
+
+  /** Ends a job: frees its slots, reports its terminal status, places waiting jobs. */
+  #end(j: Job, status: JobStatus): void {
+    if (j.phase === 'done') return;
+    const wasPlaced = j.phase !== 'queued';
+    j.phase = 'done';
+    if (wasPlaced && j.host) j.host.slots.release(j.demand, j.info.gpuIndices);
+    const qi = this.#queue.indexOf(j);
+    if (qi >= 0) this.#queue.splice(qi, 1);
+    this.#jobs.delete(j.id);
+    this.#report(j, status);
+    if (this.#queue.length > 0) this.#pump();
+  }
+
+  #report(j: Job, status: JobStatus): void {
+    j.pending.push(status);
+    if (j.handedOut) this.#flush(j);
+  }
+
+  #flush(j: Job): void {
+    for (const s of j.pending.splice(0)) this.#host?.report(j.id, s);
+  }
+
+  async poll(handles: readonly JobHandle[]): Promise<Map<string, JobStatus>> {
+    const out = new Map<string, JobStatus>();
+    const byHost = new Map<HostState, JobHandle[]>();
+    for (const hd of handles) {
+      const tracked = this.#jobs.get(hd.jobId);
+      if (tracked && (tracked.phase === 'queued' || tracked.phase === 'launching')) {
+        out.set(hd.jobId, { state: 'queued' });
+        continue;
+      }
+      const h = this.#hostOf(hd);
+      if (!h || !(hd.info as Partial<SshJobInfo>).jobDir) {
+        out.set(hd.jobId, { state: 'lost', infrastructure: true, reason: 'unknown host or job dir' });
+        continue;
+      }
+      byHost.set(h, [...(byHost.get(h) ?? []), hd]);
+    }
+    await Promise.all(
+      [...byHost].map(async ([h, list]) => {
+        let states: RemoteJobState[];
+        try {
+          states = await this.#statusOf(
+            h,
+            list.map((hd) => (hd.info as unknown as SshJobInfo).jobDir as string),
+          );
+        } catch (err) {
+          for (const hd of list) out.set(hd.jobId, { state: 'running', reason: `host unreachable: ${(err as Error).message}` });
+          return;
+        }
+        await Promise.all(
+          list.map(async (hd, i) => {
+            const s = states[i] as RemoteJobState;
+            if (s.kind === 'running') out.set(hd.jobId, { state: 'running' });
+            else if (s.kind !== 'exited') out.set(hd.jobId, { state: 'lost', infrastructure: true, reason: 'job vanished' });
+            else {
+              const info = hd.info as unknown as SshJobInfo;
+              const bytes = await promisify(await h.conn.sftp())
+                .readFile(`${info.jobDir}/result.msgpack`)
+                .catch(() => null);
+              const r = bytes ? decodeRemoteResult(bytes) : null;
+              if (s.code === 0 && r?.ok) out.set(hd.jobId, { state: 'succeeded', result: r.result, exitCode: 0 });
+              else out.set(hd.jobId, { state: 'failed', exitCode: s.code, error: r && !r.ok ? rebuildRemoteError(r.error, info.step) : undefined, reason: `exit code ${s.code}` });
+            }
+          }),
+        );
+      }),
+    );
+    return out;
+  }
+
+  #hostOf(hd: JobHandle): HostState | undefined {
+    const name = (hd.info as Partial<SshJobInfo>).host;
+    return this.#hosts.find((h) => h.options.name === name);
+  }
+
+  // ---- cancel --------------------------------------------------------------------------
+
+  async cancel(handles: readonly JobHandle[]): Promise<void> {
+    const toKill: Job[] = [];
+    for (const hd of handles) {
+      const j = this.#jobs.get(hd.jobId);
+      if (!j) continue;
+      j.cancelRequested = true;
+      if (j.phase === 'queued') this.#end(j, { state: 'cancelled' });
+      else if (j.phase === 'running') toKill.push(j);
+      // 'launching' kills itself once started; 'finishing' already ended.
+    }
+    await this.#kill(toKill);
+  }
+
+  /** TERM to each job's process group (one exec per host), then KILL after the grace; reports once gone. */
+  async #kill(jobs: Job[]): Promise<void> {
+    const byHost = new Map<HostState, Job[]>();
+    for (const j of jobs) if (j.host && j.info.pid) byHost.set(j.host, [...(byHost.get(j.host) ?? []), j]);
+    await Promise.all(
+      [...byHost].map(async ([h, list]) => {
+        const pgids = list.map((j) => String(j.info.pid));
+        try {
+          let alive = await this.#signal(h, SIGNAL_SCRIPT, ['TERM', ...pgids]);
+          const deadline = Date.now() + this.#opts.cancelGraceMs;
+          while (alive.length > 0 && Date.now() < deadline) {
+            await new Promise((r) => setTimeout(r, 100));
+            alive = await this.#signal(h, ALIVE_SCRIPT, alive);
+          }
+          if (alive.length > 0) await this.#signal(h, SIGNAL_SCRIPT, ['KILL', ...alive]);
+        } catch (err) {
+          this.#logger.warn(`[${this.name}] cancel on SSH host "${h.options.name}": ${(err as Error).message}`);
+          return;
+        }
+        if (!h.checking) await this.#check(h, list);
+      }),
+    );
+  }
+
+  async #signal(h: HostState, script: string, args: string[]): Promise<string[]> {
+    const r = await h.conn.exec(shScript(script, args), { timeoutMs: this.#opts.hostTimeoutMs });
+    return r.stdout.toString('utf8').split('\n').filter((l) => /^\d+$/.test(l));
+  }
+
+  // ---- logs and adoption --------------------------------------------------------------
+
+  async *logs(handle: JobHandle, options: { follow: boolean; signal?: AbortSignal }): AsyncIterable<string> {
+    await this.#ensureStarted();
+    const info = handle.info as unknown as SshJobInfo;
+    const h = this.#hostOf(handle);
+    if (!h || !info.jobDir) return;
+    const files = [`${info.jobDir}/stdout.log`, `${info.jobDir}/stderr.log`];
+    if (!options.follow) {
+      const r = await h.conn.exec(shScript(CAT_LOGS_SCRIPT, files));
+      for (const line of r.stdout.toString('utf8').split('\n')) if (line !== '') yield line;
+      return;
+    }
+    const { channel, release } = await h.conn.stream(shScript(FOLLOW_SCRIPT, [String(info.pid ?? 0), ...files]));
+    channel.stderr.resume();
+    const onAbort = () => channel.close();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    let rest = '';
+    try {
+      for await (const chunk of channel as AsyncIterable<Buffer>) {
+        rest += chunk.toString('utf8');
+        const lines = rest.split('\n');
+        rest = lines.pop() ?? '';
+        for (const l of lines) yield l;
+        if (options.signal?.aborted) break;
+      }
+      if (rest !== '') yield rest;
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      channel.close();
+      release();
+    }
+  }
+
+  async adopt(handle: JobHandle): Promise<JobHandle | null> {
+    await this.#ensureStarted();
+    const info = { ...(handle.info as unknown as SshJobInfo) };
+    if (this.#jobs.has(handle.jobId)) return (this.#jobs.get(handle.jobId) as Job).handle;
+    let h = this.#hostOf(handle);
+    if (!h || !info.jobDir) {
+      // Submitted while queued: it may have started on any host since.
+      for (const cand of this.#hosts) {
+        const dir = `${cand.workDir}/jobs/${info.jobDirName}`;
+        const s = await this.#statusOf(cand, [dir]).catch(() => null);
+        if (s && s[0]?.kind !== 'missing') {
+          h = cand;
+          info.host = cand.options.name;
+          info.jobDir = dir;
+          break;
+        }
+      }
+      if (!h || !info.jobDir) return null;
+    }
+    const [state] = await this.#statusOf(h, [info.jobDir]);
+    if (!state || state.kind === 'missing' || state.kind === 'gone') return null;
+    if (!info.pid) {
+      const pid = await promisify(await h.conn.sftp())
+        .readFile(`${info.jobDir}/pid`)
+        .then((b) => Number.parseInt(b.toString('utf8'), 10))
+        .catch(() => 0);
+      info.pid = pid || undefined;
+    }
+    const demand: Demand = { cpus: info.cpus ?? 1, memoryGb: info.memoryGb ?? 0, gpus: info.gpuIndices?.length ?? 0 };
+    h.slots.reserve(demand, info.gpuIndices ?? []);
+    const j: Job = {
+      id: handle.jobId,
+      handle: { jobId: handle.jobId, executor: this.name, info: info as unknown as Record<string, unknown> },
+      info,
+      demand,
+      phase: 'running',
+      host: h,
+      request: undefined,
+      stepBundle: undefined,
+      triedHosts: new Set(),
+      cancelRequested: false,
+      handedOut: false,
+      pending: [],
+    };
+    this.#jobs.set(j.id, j);
+    if (state.kind === 'exited') void this.#finish(j, h, state.code);
+    setImmediate(() => {
+      j.handedOut = true;
+      this.#flush(j);
+    });
+    return j.handle;
+  }
+
+  async stop(): Promise<void> {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+    for (const j of this.#queue.splice(0)) this.#end(j, { state: 'cancelled', reason: 'executor stopped' });
+    for (const h of this.#hosts) h.conn.close();
+  }
+}

@@ -1,0 +1,10 @@
+/**
+ * @cairn/remote-ssh — an executor plugin that runs Cairn steps on SSH hosts (GPU boxes).
+ */
+export { createSshExecutor } from './executor.js';
+export type { SshExecutorOptions, SshHostOptions, SshJobInfo } from './executor.js';
+export { shQuote, shScript } from './quote.js';
+export { parseKnownHosts, checkHostKey, hostLookupName } from './known-hosts.js';
+export type { KnownHostEntry, HostKeyCheck } from './known-hosts.js';
+export { demandOf, HostSlots } from './placement.js';
+export type { Demand, HostCapacity } from './placement.js';

@@ -1,0 +1,110 @@
+/**
+ * The shell scripts run on remote hosts. Every script is a constant; the variable parts
+ * (paths, pids, GPU lists) travel as positional arguments quoted by `shScript`, so no value
+ * is ever parsed as shell code.
+ *
+ * Job directory layout (`<workDir>/jobs/<jobDirName>/`):
+ *   task.msgpack    the task (written by the launch)
+ *   pid             the wrapper's pid = the job's process group and session id
+ *   stdout.log, stderr.log
+ *   result.msgpack  written by the worker entry
+ *   exit            the exit code, written atomically (tmp + mv): the truth about completion
+ */
+
+/**
+ * The job wrapper, run under `setsid` (a new session and process group). `$1` node,
+ * `$2` worker entry, `$3` CUDA_VISIBLE_DEVICES. A TERM to the group reaches node and
+ * the wrapper; the trap keeps the wrapper alive so it still records node's exit code.
+ */
+export const WRAPPER_SCRIPT = [
+  'echo $$ > pid.tmp && mv -f pid.tmp pid',
+  "trap ':' TERM INT HUP",
+  'CUDA_VISIBLE_DEVICES="$3" "$1" "$2" --task task.msgpack --result result.msgpack </dev/null >stdout.log 2>stderr.log',
+  'rc=$?',
+  "printf '%s\\n' \"$rc\" > exit.tmp && mv -f exit.tmp exit",
+].join('\n');
+
+/**
+ * Launches a detached job. `$1` job dir, `$2` wrapper script, then the wrapper's
+ * arguments. Reads the task from stdin, starts the wrapper with `setsid` detached from the
+ * SSH session, waits for its pid file and prints the pid.
+ */
+export const LAUNCH_SCRIPT = [
+  'set -e',
+  'd="$1"; w="$2"; shift 2',
+  'mkdir -p "$d"',
+  'cd "$d"',
+  'cat > task.msgpack.tmp',
+  'mv -f task.msgpack.tmp task.msgpack',
+  'rm -f pid exit result.msgpack',
+  'setsid sh -c "$w" cairn-job "$@" </dev/null >/dev/null 2>&1 &',
+  'i=0',
+  'while [ ! -s pid ]; do i=$((i+1)); if [ "$i" -gt 5000 ]; then echo "job did not start" >&2; exit 3; fi; sleep 0.002; done',
+  'cat pid',
+].join('\n');
+
+/**
+ * One batched status check. Arguments: directories to remove (finished jobs' staged data),
+ * then `--`, then job dirs. For each job dir prints one line:
+ * `E <code>` (exit file present), `R` (running), `G` (pid file but process gone, no exit
+ * file: killed hard or host rebooted) or `N` (no such job / not started).
+ * The exit file is re-read after the liveness check to close the race with a job ending.
+ */
+export const STATUS_SCRIPT = [
+  // A zombie (exited, not yet reaped: containers whose init does not reap) counts as gone.
+  'alive() { kill -0 "$1" 2>/dev/null || return 1; s=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); [ "$s" != Z ]; }',
+  'while [ "$#" -gt 0 ] && [ "$1" != -- ]; do rm -rf -- "$1"; shift; done',
+  'shift',
+  'for d in "$@"; do',
+  '  if [ -f "$d/exit" ]; then echo "E $(cat "$d/exit")"',
+  '  elif [ -s "$d/pid" ] && alive "$(cat "$d/pid")"; then echo R',
+  '  elif [ -f "$d/exit" ]; then echo "E $(cat "$d/exit")"',
+  '  elif [ -s "$d/pid" ]; then echo G',
+  '  else echo N; fi',
+  'done',
+].join('\n');
+
+/** Signals process groups: `$1` signal name, then pgids. Prints the pgids still alive afterwards. */
+export const SIGNAL_SCRIPT = ['s="$1"; shift', 'for p in "$@"; do kill -s "$s" -- "-$p" 2>/dev/null || true; done', 'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; fi; done'].join('\n');
+
+/** Prints the pgids (arguments) still alive. */
+export const ALIVE_SCRIPT = 'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; fi; done';
+
+/**
+ * For each file argument prints `<size> <sha256>`; reading through stdin keeps odd file
+ * names (newlines, backslashes) out of the output. A missing file prints `- -`.
+ */
+export const MANIFEST_SCRIPT = [
+  'for f in "$@"; do',
+  '  if [ -f "$f" ]; then s=$(wc -c < "$f"); h=$(sha256sum < "$f"); echo "$s ${h%% *}"',
+  '  else echo "- -"; fi',
+  'done',
+].join('\n');
+
+/** Last bytes of a file: `$1` byte count, `$2` file. */
+export const TAIL_SCRIPT = '[ -f "$2" ] && tail -c "$1" "$2" || true';
+
+/** Streams the job's logs until its wrapper (`$1` pid) exits: `$2` stdout log, `$3` stderr log. */
+export const FOLLOW_SCRIPT = 'exec tail -n +1 -q -F -s 0.2 --pid="$1" "$2" "$3" 2>/dev/null';
+
+/** Prints both logs once. */
+export const CAT_LOGS_SCRIPT = 'cat "$1" "$2" 2>/dev/null || true';
+
+/** One parsed line of {@link STATUS_SCRIPT}. */
+export type RemoteJobState = { readonly kind: 'exited'; readonly code: number } | { readonly kind: 'running' } | { readonly kind: 'gone' } | { readonly kind: 'missing' };
+
+/** Parses {@link STATUS_SCRIPT} output; `count` lines expected. */
+export function parseStatus(stdout: string, count: number): RemoteJobState[] {
+  const lines = stdout.split('\n').filter((l) => l !== '');
+  const out: RemoteJobState[] = [];
+  for (let i = 0; i < count; i++) {
+    const l = lines[i] ?? 'N';
+    if (l.startsWith('E ')) {
+      const code = Number.parseInt(l.slice(2), 10);
+      out.push(Number.isFinite(code) ? { kind: 'exited', code } : { kind: 'gone' });
+    } else if (l === 'R') out.push({ kind: 'running' });
+    else if (l === 'G') out.push({ kind: 'gone' });
+    else out.push({ kind: 'missing' });
+  }
+  return out;
+}

@@ -1,0 +1,122 @@
+import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { makeTask, StepSpec, type Resources } from '@cairn/core';
+import type { ExecutorHost, JobRequest, JobStatus } from '@cairn/runner';
+import { sshdAvailable, startSshd, type SshdInstance } from '../../../tools/testenv/sshd.js';
+import type { SshHostOptions } from '../src/index.js';
+
+export const FIXTURES = pathToFileURL(join(import.meta.dirname, 'fixtures', 'steps.mjs')).href;
+
+/**
+ * Tests need a real sshd. Without one they skip with a message, except in CI (CI is set),
+ * where a missing sshd is a failure.
+ */
+export function sshdOrSkip(): boolean {
+  if (sshdAvailable()) return true;
+  if (process.env.CI) throw new Error('CI: /usr/sbin/sshd is missing; run tools/testenv/install-ssh.sh before the remote-ssh tests.');
+  console.warn('SKIPPING @cairn/remote-ssh tests: OpenSSH server not installed (run tools/testenv/install-ssh.sh).');
+  return false;
+}
+
+/** Host options for a test sshd. */
+export function hostOf(s: SshdInstance, name: string, extra: Partial<SshHostOptions> = {}): SshHostOptions {
+  return {
+    name,
+    host: s.host,
+    port: s.port,
+    user: s.user,
+    privateKeyPath: s.privateKeyPath,
+    knownHostsPath: s.knownHostsPath,
+    workDir: join(s.workDir, name),
+    capacity: { cpus: 4, memoryGb: 16, gpus: [] },
+    nodePath: process.execPath,
+    ...extra,
+  };
+}
+
+export { startSshd, type SshdInstance };
+
+const scratchDirs: string[] = [];
+
+/** Removes the scratch dirs made so far (call from afterAll). */
+export function removeScratch(): void {
+  for (const d of scratchDirs.splice(0)) rmSync(d, { recursive: true, force: true });
+}
+
+/** A local scratch dir the test user can write into; {@link removeScratch} removes it. */
+export function scratch(prefix = 'cairn-ssh-test-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  chmodSync(dir, 0o777);
+  scratchDirs.push(dir);
+  return dir;
+}
+
+/** A fake ExecutorHost that records reports and lets tests await terminal states. */
+export class Recorder implements ExecutorHost {
+  readonly prefix: string;
+  readonly client = undefined;
+  readonly warnings: string[] = [];
+  readonly logger = { info: () => {}, warn: (m: string) => void this.warnings.push(m), error: (m: string) => void this.warnings.push(m) };
+  readonly statuses = new Map<string, JobStatus[]>();
+  readonly #waiters = new Map<string, ((s: JobStatus) => void)[]>();
+
+  constructor(prefix: string) {
+    this.prefix = prefix;
+  }
+
+  report(jobId: string, status: JobStatus): void {
+    this.statuses.set(jobId, [...(this.statuses.get(jobId) ?? []), status]);
+    if (['succeeded', 'failed', 'cancelled', 'lost'].includes(status.state)) {
+      for (const w of this.#waiters.get(jobId) ?? []) w(status);
+      this.#waiters.delete(jobId);
+    }
+  }
+
+  terminal(jobId: string): JobStatus | undefined {
+    return this.statuses.get(jobId)?.find((s) => ['succeeded', 'failed', 'cancelled', 'lost'].includes(s.state));
+  }
+
+  /** Resolves with the job's terminal status. */
+  done(jobId: string, timeoutMs = 20_000): Promise<JobStatus> {
+    const t = this.terminal(jobId);
+    if (t) return Promise.resolve(t);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`job ${jobId} did not finish in ${timeoutMs} ms; reports: ${JSON.stringify(this.statuses.get(jobId))}`)), timeoutMs);
+      this.#waiters.set(jobId, [
+        ...(this.#waiters.get(jobId) ?? []),
+        (s) => {
+          clearTimeout(timer);
+          resolve(s);
+        },
+      ]);
+    });
+  }
+}
+
+let counter = 0;
+
+/** A JobRequest for a fixture export, as the runner would build it. */
+export function jobFor(
+  prefix: string,
+  exportName: string,
+  opts: { name?: string; resources?: Resources; module?: string; depPaths?: Record<string, string>; deps?: StepSpec[]; outputPath?: string; signal?: AbortSignal } = {},
+): JobRequest {
+  const spec = new StepSpec({ name: opts.name ?? `${exportName}-${++counter}`, hashAttrs: { n: counter }, ref: { module: opts.module ?? FIXTURES, export: exportName }, resources: opts.resources, deps: opts.deps });
+  const outputPath = opts.outputPath ?? join(prefix, spec.nameWithHash);
+  const attemptDir = join(prefix, '.attempts', spec.nameWithHash);
+  mkdirSync(attemptDir, { recursive: true });
+  const task = makeTask(spec, { outputPath, depPaths: opts.depPaths ?? {}, attempt: 1, resources: opts.resources });
+  return {
+    jobKey: `${spec.nameWithHash}.1`,
+    spec,
+    task,
+    outputPath,
+    prefix,
+    resources: opts.resources ?? {},
+    logPaths: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') },
+    attemptDir,
+    signal: opts.signal ?? new AbortController().signal,
+  };
+}

@@ -1,0 +1,96 @@
+/** Pieces shared by the local executors (threads, process). */
+import { open } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { StringDecoder } from 'node:string_decoder';
+import { CairnError, isCairnError } from '@cairn/core';
+import type { JobHandle, JobRequest, JobStatus } from '../executor.js';
+import { isCancelledResult, rebuildError, type WorkerResult } from '../worker/result.js';
+
+/** How often a followed log is re-read. */
+const FOLLOW_INTERVAL_MS = 200;
+
+/** The short `reason` of a cancelled job: the abort reason's Cairn code (`CAIRN_TIMEOUT`…), else `CAIRN_CANCELLED`. */
+export function abortReasonCode(reason: unknown): string {
+  return isCairnError(reason) ? reason.code : 'CAIRN_CANCELLED';
+}
+
+/** The error a worker is cancelled with: the abort reason when it is an Error, else `CAIRN_CANCELLED`. */
+export function cancelError(reason: unknown, step: string): Error {
+  return reason instanceof Error ? reason : new CairnError('CAIRN_CANCELLED', `Step "${step}" was cancelled.`, { step });
+}
+
+/**
+ * The job status a worker result means. A cancelled job that still finished its step
+ * reports `succeeded`; one that failed after a cancel request reports `cancelled`.
+ */
+export function statusOf(result: WorkerResult, step: string, cancelReason: unknown, exitCode?: number | null): JobStatus {
+  if (result.ok) return { state: 'succeeded', result: result.result, ...(exitCode === undefined ? {} : { exitCode }) };
+  if (cancelReason !== undefined || isCancelledResult(result)) {
+    return { state: 'cancelled', reason: cancelReason === undefined ? 'CAIRN_CANCELLED' : abortReasonCode(cancelReason) };
+  }
+  return { state: 'failed', error: rebuildError(result.error, step), ...(exitCode === undefined ? {} : { exitCode }), reason: result.error.code ?? result.error.name };
+}
+
+/**
+ * Yields the lines of a job's stdout and stderr files as they are read. With `follow`,
+ * keeps reading until `isRunning()` turns false (then drains once more) or `signal` aborts.
+ */
+export async function* tailLogs(
+  paths: { readonly stdout: string; readonly stderr: string },
+  options: { follow: boolean; signal?: AbortSignal | undefined; isRunning: () => boolean },
+): AsyncIterable<string> {
+  const files = [paths.stdout, paths.stderr].map((path) => ({ path, offset: 0, partial: '', decoder: new StringDecoder('utf8') }));
+  for (;;) {
+    const running = options.follow && options.isRunning();
+    let read = false;
+    for (const f of files) {
+      const handle = await open(f.path, 'r').catch(() => undefined);
+      if (!handle) continue;
+      try {
+        const buf = Buffer.alloc(64 * 1024);
+        for (;;) {
+          const { bytesRead } = await handle.read(buf, 0, buf.length, f.offset);
+          if (bytesRead === 0) break;
+          read = true;
+          f.offset += bytesRead;
+          const lines = (f.partial + f.decoder.write(buf.subarray(0, bytesRead))).split('\n');
+          f.partial = lines.pop() ?? '';
+          yield* lines;
+        }
+      } finally {
+        await handle.close();
+      }
+    }
+    if (!running || options.signal?.aborted) break;
+    if (!read) {
+      try {
+        await sleep(FOLLOW_INTERVAL_MS, undefined, { signal: options.signal });
+      } catch {
+        break;
+      }
+    }
+  }
+  for (const f of files) {
+    const rest = f.partial + f.decoder.end();
+    if (rest) yield rest;
+  }
+}
+
+/** What the local executors keep about a running job. */
+export interface LocalJob {
+  readonly step: string;
+  readonly logPaths: JobRequest['logPaths'];
+}
+
+/** The error a job is cancelled with by `cancel()` or `stop()`. */
+export function cancelledBy(job: LocalJob, why: 'cancel' | 'stop'): CairnError {
+  const tail = why === 'stop' ? ': the executor stopped' : '';
+  return new CairnError('CAIRN_CANCELLED', `Step "${job.step}" was cancelled${tail}.`, { step: job.step });
+}
+
+/** `Executor.logs` for a local executor: tails the files in `handle.info.logPaths` while the job is in `active`. */
+export function localLogs(handle: JobHandle, options: { follow: boolean; signal?: AbortSignal | undefined }, active: ReadonlyMap<string, LocalJob>): AsyncIterable<string> {
+  const paths = (handle.info.logPaths ?? active.get(handle.jobId)?.logPaths) as JobRequest['logPaths'] | undefined;
+  if (!paths) throw new CairnError('CAIRN_EXECUTOR', `Job ${handle.jobId} has no log files recorded.`);
+  return tailLogs(paths, { follow: options.follow, signal: options.signal, isRunning: () => active.has(handle.jobId) });
+}

@@ -1,0 +1,211 @@
+/**
+ * The `process` executor: runs each attempt in its own Node process
+ * (`node dist/worker-entry.js --task … --result …`), detached in its own process group so
+ * a cancel stops the step and everything it started.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { dirname, join } from 'node:path';
+import { CairnError, encodeTask } from '@cairn/core';
+import type { Executor, ExecutorCapabilities, ExecutorHost, JobRequest, JobStatus } from '../executor.js';
+import { assertBuilt, workerEntryPath } from '../worker/paths.js';
+import { decodeResult } from '../worker/result.js';
+import { abortReasonCode, cancelledBy, localLogs, statusOf, type LocalJob } from './common.js';
+
+/** Options of {@link createProcessExecutor}. */
+export interface ProcessExecutorOptions {
+  /** Extra arguments for `node` before the worker entry (e.g. `--max-old-space-size=8192`). @default [] */
+  readonly nodeArgs?: readonly string[];
+  /** Time between SIGTERM and SIGKILL to the job's process group on cancel. @default 2000 */
+  readonly killGraceMs?: number;
+  /** Environment added to the runner's own for each job. @default {} */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Bytes of stderr quoted when a worker dies without a result. */
+const STDERR_TAIL_BYTES = 2048;
+
+interface ProcJob extends LocalJob {
+  readonly jobId: string;
+  readonly child: ChildProcess;
+  readonly pid: number;
+  readonly resultPath: string;
+  cancelReason?: unknown;
+  timer?: NodeJS.Timeout;
+  exited: Promise<void>;
+}
+
+/** Signals a whole process group; a group that is already gone is not an error. */
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function readTail(path: string, bytes: number): Promise<string> {
+  const handle = await open(path, 'r').catch(() => undefined);
+  if (!handle) return '';
+  try {
+    const { size } = await handle.stat();
+    const start = Math.max(0, size - bytes);
+    const buf = Buffer.alloc(size - start);
+    await handle.read(buf, 0, buf.length, start);
+    return buf.toString('utf8').trim();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The status a finished worker's result file means; `undefined` when there is none. */
+async function readResultStatus(resultPath: string, step: string, cancelReason: unknown, exitCode: number | null): Promise<JobStatus | undefined> {
+  let bytes: Uint8Array;
+  try {
+    bytes = await readFile(resultPath);
+  } catch {
+    return undefined;
+  }
+  return statusOf(decodeResult(bytes), step, cancelReason, exitCode);
+}
+
+/**
+ * Creates the `process` executor. Completion is event-driven (`exit`); on exit the job's
+ * process group is killed so nothing a step started outlives it.
+ */
+export function createProcessExecutor(options: ProcessExecutorOptions = {}): Executor {
+  const nodeArgs = options.nodeArgs ?? [];
+  const graceMs = options.killGraceMs ?? 2000;
+  const capabilities: ExecutorCapabilities = {
+    remote: false,
+    sharedFs: true,
+    deploysCode: false,
+    inProcess: false,
+    cancel: 'reliable',
+    logs: true,
+    resumable: false,
+  };
+  let host: ExecutorHost | undefined;
+  const active = new Map<string, ProcJob>();
+
+  const requestCancel = (job: ProcJob, reason: unknown) => {
+    if (job.cancelReason !== undefined) return;
+    job.cancelReason = reason;
+    signalGroup(job.pid, 'SIGTERM');
+    job.timer = setTimeout(() => signalGroup(job.pid, 'SIGKILL'), graceMs);
+  };
+
+  const finish = async (job: ProcJob, code: number | null, signal: NodeJS.Signals | null): Promise<JobStatus> => {
+    clearTimeout(job.timer);
+    // Whatever the step started and left behind goes with it.
+    signalGroup(job.pid, 'SIGKILL');
+    const status = await readResultStatus(job.resultPath, job.step, job.cancelReason, code).catch((err: unknown): JobStatus => ({ state: 'failed', error: err, exitCode: code, reason: 'corrupt result' }));
+    if (status) return status;
+    if (job.cancelReason !== undefined) return { state: 'cancelled', exitCode: code, reason: abortReasonCode(job.cancelReason) };
+    const how = signal ? `was killed by ${signal}` : `exited with code ${String(code)}`;
+    const tail = await readTail(job.logPaths.stderr, STDERR_TAIL_BYTES);
+    const error = new CairnError('CAIRN_EXECUTOR', `Step "${job.step}": its worker process ${how} without writing a result.${tail ? `\nstderr (tail):\n${tail}` : ''}`, { step: job.step });
+    return { state: 'failed', error, exitCode: code, reason: signal ?? `exit code ${String(code)}` };
+  };
+
+  return {
+    name: 'process',
+    capabilities,
+
+    async start(h) {
+      host = h;
+    },
+
+    async submit(job) {
+      if (!host) throw new CairnError('CAIRN_EXECUTOR', 'The "process" executor was not started; call start(host) before submit().');
+      const h = host;
+      const entryFile = workerEntryPath();
+      assertBuilt(entryFile, 'process');
+      await mkdir(job.attemptDir, { recursive: true });
+      await mkdir(dirname(job.logPaths.stdout), { recursive: true });
+      await mkdir(dirname(job.logPaths.stderr), { recursive: true });
+      const taskPath = join(job.attemptDir, 'task.msgpack');
+      const resultPath = join(job.attemptDir, 'result.msgpack');
+      await rm(resultPath, { force: true });
+      await writeFile(taskPath, encodeTask(job.task));
+
+      const out = openSync(job.logPaths.stdout, 'a');
+      const err = openSync(job.logPaths.stderr, 'a');
+      let child: ChildProcess;
+      try {
+        child = spawn(process.execPath, [...nodeArgs, entryFile, '--task', taskPath, '--result', resultPath], {
+          detached: true,
+          stdio: ['ignore', out, err],
+          env: { ...process.env, ...options.env },
+        });
+      } finally {
+        closeSync(out);
+        closeSync(err);
+      }
+      try {
+        await once(child, 'spawn');
+      } catch (cause) {
+        throw new CairnError('CAIRN_EXECUTOR', `Step "${job.task.name}": cannot start a worker process (${(cause as Error).message}).`, { step: job.task.name, cause });
+      }
+      const pid = child.pid as number;
+      const entry: ProcJob = { jobId: job.jobKey, step: job.task.name, child, pid, resultPath, logPaths: job.logPaths, exited: Promise.resolve() };
+      const onAbort = () => requestCancel(entry, job.signal.reason);
+      entry.exited = once(child, 'exit').then(async ([code, signal]) => {
+        const status = await finish(entry, code as number | null, signal as NodeJS.Signals | null);
+        job.signal.removeEventListener('abort', onAbort);
+        active.delete(entry.jobId);
+        h.report(entry.jobId, status);
+      }).catch((e: unknown) => h.logger.error(`process: reporting job ${entry.jobId} failed: ${String(e)}`));
+      active.set(entry.jobId, entry);
+      job.signal.addEventListener('abort', onAbort, { once: true });
+      if (job.signal.aborted) onAbort();
+      return { jobId: entry.jobId, executor: 'process', info: { pid, attemptDir: job.attemptDir, resultPath, logPaths: job.logPaths } };
+    },
+
+    async poll(handles) {
+      const out = new Map<string, JobStatus>();
+      for (const h of handles) {
+        if (active.has(h.jobId)) {
+          out.set(h.jobId, { state: 'running' });
+          continue;
+        }
+        const resultPath = h.info.resultPath as string | undefined;
+        const pid = h.info.pid as number | undefined;
+        const fromFile = resultPath ? await readResultStatus(resultPath, h.jobId, undefined, null).catch(() => undefined) : undefined;
+        if (fromFile) out.set(h.jobId, fromFile);
+        else if (pid !== undefined && isAlive(pid)) out.set(h.jobId, { state: 'running' });
+        else out.set(h.jobId, { state: 'lost', reason: 'worker process gone without a result', infrastructure: true });
+      }
+      return out;
+    },
+
+    async cancel(handles) {
+      for (const h of handles) {
+        const job = active.get(h.jobId);
+        if (job) requestCancel(job, cancelledBy(job, 'cancel'));
+      }
+    },
+
+    logs(handle, opts) {
+      return localLogs(handle, opts, active);
+    },
+
+    async stop() {
+      const jobs = [...active.values()];
+      for (const job of jobs) requestCancel(job, cancelledBy(job, 'stop'));
+      await Promise.all(jobs.map((j) => j.exited));
+      for (const job of jobs) job.child.unref();
+    },
+  };
+}

@@ -1,0 +1,165 @@
+/**
+ * The `threads` executor: runs steps in a worker-thread pool (tinypool). Each attempt is
+ * decoded and run by `dist/thread-worker.js`; the step function is re-imported by
+ * module + export inside the thread.
+ */
+import { mkdir } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
+import { dirname } from 'node:path';
+import { MessageChannel, type MessagePort } from 'node:worker_threads';
+import { CairnError, encodeTask } from '@cairn/core';
+import type { Tinypool } from 'tinypool';
+import type { Executor, ExecutorCapabilities, ExecutorHost, JobRequest, JobStatus } from '../executor.js';
+import { assertBuilt, threadWorkerPath } from '../worker/paths.js';
+import { decodeResult, errorData } from '../worker/result.js';
+import type { ThreadTaskMessage } from '../worker/thread-worker.js';
+import { abortReasonCode, cancelError, cancelledBy, localLogs, statusOf, type LocalJob } from './common.js';
+
+/** Options of {@link createThreadsExecutor}. */
+export interface ThreadsExecutorOptions {
+  /** Most threads (and so most jobs) at once. @default os.availableParallelism() */
+  readonly maxThreads?: number;
+  /** Threads kept alive while idle. @default 0 */
+  readonly minThreads?: number;
+  /** How long a cancelled step may take to stop by itself before its thread is terminated. @default 2000 */
+  readonly cancelGraceMs?: number;
+  /** Node flags of the pool's threads. @default `process.execArgv` without `--conditions`/`-C` flags */
+  readonly execArgv?: readonly string[];
+}
+
+/**
+ * The runner's Node flags minus custom export conditions: the pool worker is built code and
+ * must resolve packages the default way (under vitest, `@cairn/source` would point it at
+ * TypeScript sources Node cannot load).
+ */
+function inheritedExecArgv(): string[] {
+  const out: string[] = [];
+  const argv = process.execArgv;
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string;
+    if (a === '--conditions' || a === '-C') i++;
+    else if (!a.startsWith('--conditions=') && !a.startsWith('-C=')) out.push(a);
+  }
+  return out;
+}
+
+interface ThreadJob extends LocalJob {
+  readonly jobId: string;
+  /** Tells the step (`ctx.signal`) to stop. */
+  readonly port: MessagePort;
+  /** Aborting it makes tinypool terminate the thread. */
+  readonly terminate: AbortController;
+  cancelReason?: unknown;
+  timer?: NodeJS.Timeout;
+  settled: Promise<void>;
+}
+
+/**
+ * Creates the `threads` executor. Cancellation first aborts the step's `ctx.signal`, then
+ * terminates its thread after `cancelGraceMs`; a step stuck in native code may not stop,
+ * hence `cancel: 'best-effort'`.
+ */
+export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Executor {
+  const maxThreads = options.maxThreads ?? availableParallelism();
+  const minThreads = Math.min(options.minThreads ?? 0, maxThreads);
+  const graceMs = options.cancelGraceMs ?? 2000;
+  const capabilities: ExecutorCapabilities = {
+    remote: false,
+    sharedFs: true,
+    deploysCode: false,
+    inProcess: false,
+    cancel: 'best-effort',
+    logs: true,
+    resumable: false,
+    maxConcurrency: maxThreads,
+  };
+  let host: ExecutorHost | undefined;
+  let pool: Tinypool | undefined;
+  const active = new Map<string, ThreadJob>();
+
+  const requestCancel = (job: ThreadJob, reason: unknown) => {
+    if (job.cancelReason !== undefined) return;
+    job.cancelReason = reason;
+    job.port.postMessage(errorData(cancelError(reason, job.step)));
+    job.timer = setTimeout(() => job.terminate.abort(), graceMs);
+  };
+
+  return {
+    name: 'threads',
+    capabilities,
+
+    async start(h) {
+      host = h;
+      if (pool) return;
+      const file = threadWorkerPath();
+      assertBuilt(file, 'threads');
+      // Loaded on start so the CJS build works without require()-ing an ESM-only package.
+      const { Tinypool } = await import('tinypool');
+      pool = new Tinypool({ filename: file, minThreads, maxThreads, runtime: 'worker_threads', execArgv: [...(options.execArgv ?? inheritedExecArgv())] });
+    },
+
+    async submit(job) {
+      if (!pool || !host) throw new CairnError('CAIRN_EXECUTOR', 'The "threads" executor was not started; call start(host) before submit().');
+      const h = host;
+      const report = h.report.bind(h);
+      await mkdir(dirname(job.logPaths.stdout), { recursive: true });
+      await mkdir(dirname(job.logPaths.stderr), { recursive: true });
+      const { port1, port2 } = new MessageChannel();
+      const message: ThreadTaskMessage = { task: encodeTask(job.task), logPaths: job.logPaths, port: port2 };
+      const entry: ThreadJob = { jobId: job.jobKey, step: job.task.name, logPaths: job.logPaths, port: port1, terminate: new AbortController(), settled: Promise.resolve() };
+      const onAbort = () => requestCancel(entry, job.signal.reason);
+      entry.settled = pool
+        .run(message, { transferList: [port2], signal: entry.terminate.signal })
+        .then(
+          (bytes: Uint8Array): JobStatus => statusOf(decodeResult(bytes), entry.step, entry.cancelReason),
+          (err: unknown): JobStatus =>
+            entry.cancelReason !== undefined
+              ? { state: 'cancelled', reason: abortReasonCode(entry.cancelReason) }
+              : { state: 'failed', error: err, reason: 'thread crashed', infrastructure: true },
+        )
+        .then((status) => {
+          clearTimeout(entry.timer);
+          job.signal.removeEventListener('abort', onAbort);
+          port1.close();
+          active.delete(entry.jobId);
+          report(entry.jobId, status);
+        })
+        .catch((err: unknown) => h.logger.error(`threads: reporting job ${entry.jobId} failed: ${String(err)}`));
+      active.set(entry.jobId, entry);
+      job.signal.addEventListener('abort', onAbort, { once: true });
+      if (job.signal.aborted) onAbort();
+      return { jobId: entry.jobId, executor: 'threads', info: { logPaths: job.logPaths } };
+    },
+
+    async poll(handles) {
+      const out = new Map<string, JobStatus>();
+      for (const h of handles) {
+        out.set(h.jobId, active.has(h.jobId) ? { state: 'running' } : { state: 'lost', reason: 'not running in this process', infrastructure: true });
+      }
+      return out;
+    },
+
+    async cancel(handles) {
+      for (const h of handles) {
+        const job = active.get(h.jobId);
+        if (job) requestCancel(job, cancelledBy(job, 'cancel'));
+      }
+    },
+
+    logs(handle, opts) {
+      return localLogs(handle, opts, active);
+    },
+
+    async stop() {
+      const jobs = [...active.values()];
+      for (const job of jobs) {
+        job.cancelReason ??= cancelledBy(job, 'stop');
+        job.terminate.abort();
+      }
+      await Promise.all(jobs.map((j) => j.settled));
+      const p = pool;
+      pool = undefined;
+      await p?.destroy();
+    },
+  };
+}

@@ -1,0 +1,42 @@
+/**
+ * @cairn/runner — the StepRunner: caching, leases, failure propagation, executor plugins and
+ * local executors.
+ */
+export { StepRunner } from './runner.js';
+export { run } from './run.js';
+export { StepRunError } from './errors.js';
+export { currentClient } from './context.js';
+export { LocalStore } from './store/local.js';
+export { MemoryStore } from './store/memory.js';
+export { parseStatus, STATUS_FILE } from './store/status.js';
+export { RECORD_FILE } from './store/records.js';
+export { LEASE_FILE, isStale } from './store/leases.js';
+export { builtinExecutors } from './registry.js';
+export { createInlineExecutor } from './executors/inline.js';
+export { createThreadsExecutor, createProcessExecutor, runTask, workerEntryPath } from './executors/local.js';
+
+export type { StepRunnerOptions, RunOptions, Steps } from './runner.js';
+export type { RunSummary, StepOutcome, RunnerLogger, StepInput } from './scheduler.js';
+export type { StepFailure } from './errors.js';
+export type { ExecutorClient, LoadedArtifact } from './context.js';
+export type { Plan, PlanStep, PlanState } from './plan.js';
+export type { StepEvent, RunEvent, RunnerEvent, RunnerListener, StepState, FinalStepState } from './events.js';
+export type { Store, StoredState, AttemptFiles } from './store/store.js';
+export type { LocalStoreOptions } from './store/local.js';
+export type { StatusToken, ParsedStatus } from './store/status.js';
+export type { ArtifactRecord, AttemptRecord, ErrorData } from './store/records.js';
+export type { LeaseHolder, LeaseInfo, LeaseOptions } from './store/leases.js';
+export type { ExecutorsOption } from './registry.js';
+export type {
+  CancelSupport,
+  Executor,
+  ExecutorCapabilities,
+  ExecutorFactory,
+  ExecutorHost,
+  JobHandle,
+  JobRequest,
+  JobState,
+  JobStatus,
+  TerminalState,
+} from './executor.js';
+export type { ThreadsExecutorOptions, ProcessExecutorOptions, RunTaskOptions } from './executors/local.js';

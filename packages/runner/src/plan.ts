@@ -1,0 +1,133 @@
+/**
+ * Dry run: what a run would do, with no writes at all (reads only).
+ */
+import { type ArtifactStep, computeIdentities, describeDrift, isArtifactStep, lower, StepSpec } from '@cairn/core';
+import { CairnError } from '@cairn/core';
+import type { Store, StoredState } from './store/store.js';
+
+/** What a run would do with a step. */
+export type PlanState =
+  /** Would run: not built (or mutable, or its record is unusable). */
+  | 'run'
+  /** Built: served from the store. */
+  | 'cached'
+  /** Only reachable through built steps: not examined, not run. */
+  | 'pruned'
+  /** Built with another fingerprint than now: served with a drift warning (an error with a pinned fingerprint). */
+  | 'drifted'
+  /** Recorded FAILED or DEP_FAILED: rerun (`forceRunFailed`), or reported as a previous failure. */
+  | 'failed-before';
+
+/** One step of a plan. */
+export interface PlanStep {
+  /** Step name. */
+  readonly name: string;
+  /** Step identity. */
+  readonly nameWithHash: string;
+  /** Output path. */
+  readonly path: string;
+  /** What would happen. */
+  readonly state: PlanState;
+  /** Why. */
+  readonly reason: string;
+  /** Dependencies' output paths. */
+  readonly deps: readonly string[];
+}
+
+/** The result of a dry run. */
+export interface Plan {
+  /** Store prefix. */
+  readonly prefix: string;
+  /** Every step reachable from the given ones, dependencies first. */
+  readonly steps: readonly PlanStep[];
+  /** Steps by state. */
+  readonly counts: Readonly<Partial<Record<PlanState, number>>>;
+}
+
+function classify(spec: StepSpec, st: StoredState | undefined, forceRunFailed: boolean): { state: PlanState; reason: string } {
+  if (spec.mutable) return { state: 'run', reason: `mutable version "${spec.version}" is always rebuilt` };
+  if (!st) return { state: 'run', reason: 'not built' };
+  if (st.problem !== undefined) return { state: 'run', reason: `${st.problem}; treated as not built` };
+  if (st.status === 'SUCCESS') {
+    const rec = st.record;
+    if (spec.fingerprint !== undefined && rec?.fingerprint !== undefined && rec.fingerprint !== spec.fingerprint) {
+      const lines = describeDrift(rec.fingerprintPayload ?? '', spec.fingerprintPayload ?? '');
+      const pinned = spec.expectedFingerprint !== undefined ? ' The fingerprint is pinned: the run would fail (CAIRN_FINGERPRINT_MISMATCH).' : ' Served from the cache with a warning.';
+      return { state: 'drifted', reason: `recorded fingerprint ${rec.fingerprint}, now ${spec.fingerprint}: ${lines.join('; ')}.${pinned}` };
+    }
+    return { state: 'cached', reason: 'recorded SUCCESS' };
+  }
+  if (st.status === 'FAILED' || st.status === 'DEP_FAILED') {
+    return { state: 'failed-before', reason: forceRunFailed ? `recorded ${st.status}; would run again` : `recorded ${st.status}; would fail with CAIRN_PREVIOUS_FAILURE (forceRunFailed: false)` };
+  }
+  return { state: 'run', reason: st.status === null ? 'no status recorded' : `recorded ${st.status}` };
+}
+
+/** @internal Builds a plan, pulling `steps` one at a time. Reads the store; never writes. */
+export async function makePlan(
+  steps: Iterable<StepSpec | ArtifactStep<unknown>> | AsyncIterable<StepSpec | ArtifactStep<unknown>>,
+  store: Store,
+  prefix: string,
+  forceRunFailed: boolean,
+): Promise<Plan> {
+  const out: PlanStep[] = [];
+  const seen = new Set<string>();
+  const seenSpec = new Set<StepSpec>();
+  const counts: Partial<Record<PlanState, number>> = {};
+  for await (const item of steps as AsyncIterable<StepSpec | ArtifactStep<unknown>>) {
+    let root: StepSpec;
+    if (item instanceof StepSpec) {
+      root = item;
+      computeIdentities([root]);
+    } else if (isArtifactStep(item)) root = lower(item);
+    else throw new CairnError('CAIRN_BAD_DEPENDENCY', `dry run: got ${item === null ? 'null' : typeof item} where a step was expected.`);
+    // Post-order over unseen specs.
+    const order: StepSpec[] = [];
+    const stack: StepSpec[] = [root];
+    const next: number[] = [0];
+    if (seenSpec.has(root)) continue;
+    seenSpec.add(root);
+    while (stack.length > 0) {
+      const top = stack.length - 1;
+      const node = stack[top] as StepSpec;
+      const i = next[top] as number;
+      if (i < node.deps.length) {
+        next[top] = i + 1;
+        const d = node.deps[i] as StepSpec;
+        if (!seenSpec.has(d)) {
+          seenSpec.add(d);
+          stack.push(d);
+          next.push(0);
+        }
+      } else {
+        stack.pop();
+        next.pop();
+        order.push(node);
+      }
+    }
+    const fresh = order.filter((s) => {
+      const p = s.outputPath(prefix);
+      if (seen.has(p)) return false;
+      seen.add(p);
+      return true;
+    });
+    const states = await store.readStates(fresh.map((s) => s.outputPath(prefix)), fresh.map((s) => s.fingerprint !== undefined));
+    const verdict = new Map<StepSpec, { state: PlanState; reason: string }>();
+    fresh.forEach((s, i) => verdict.set(s, classify(s, states[i], forceRunFailed)));
+    // A step is needed when the root is it, or a needed, not-built dependent reaches it.
+    const needed = new Set<StepSpec>([root]);
+    for (let i = fresh.length - 1; i >= 0; i--) {
+      const s = fresh[i] as StepSpec;
+      const v = verdict.get(s);
+      if (!needed.has(s) || v === undefined || v.state === 'cached' || v.state === 'drifted') continue;
+      for (const d of s.deps) needed.add(d);
+    }
+    for (const s of fresh) {
+      let v = verdict.get(s) as { state: PlanState; reason: string };
+      if (!needed.has(s)) v = { state: 'pruned', reason: 'only needed by built steps; not examined by a run' };
+      counts[v.state] = (counts[v.state] ?? 0) + 1;
+      out.push({ name: s.name, nameWithHash: s.nameWithHash, path: s.outputPath(prefix), state: v.state, reason: v.reason, deps: s.deps.map((d) => d.outputPath(prefix)) });
+    }
+  }
+  return { prefix, steps: out, counts };
+}

@@ -1,0 +1,1098 @@
+/**
+ * One run of the StepRunner: eager pulling, expansion with pruning, event-driven completion.
+ *
+ * Everything is keyed by output path. Completion is counted, not awaited: each step holds the
+ * number of unfinished dependencies and its dependents; a finishing step decrements its
+ * dependents and queues those that reach zero. Slots (`maxConcurrent`), pools and executor
+ * concurrency are counters too. The only timers are one lease heartbeat, one re-check of
+ * foreign leases while any step waits on one, and per-step timeouts where declared.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import {
+  type ArtifactStep,
+  CairnError,
+  computeIdentities,
+  describeDrift,
+  formatFnRef,
+  isArtifactStep,
+  isCairnError,
+  lower,
+  resolveFnRef,
+  resolveInputs,
+  StepSpec,
+  type TaskPayload,
+} from '@cairn/core';
+import { clientStorage, type ExecutorClient } from './context.js';
+import { StepRunError, type StepFailure } from './errors.js';
+import type { Executor, JobHandle, JobRequest, JobStatus } from './executor.js';
+import type { RunnerEvent, StepState } from './events.js';
+import type { ExecutorRegistry } from './registry.js';
+import { isStale, type LeaseHolder, makeHolder, thisHost } from './store/leases.js';
+import { type ArtifactRecord, type AttemptRecord, errorData } from './store/records.js';
+import type { StatusToken } from './store/status.js';
+import type { Store, StoredState } from './store/store.js';
+
+/** A step as the caller may pass it. */
+export type StepInput = StepSpec | ArtifactStep<unknown>;
+
+/** The runner's logger. */
+export interface RunnerLogger {
+  /** Progress. */
+  info(message: string): void;
+  /** Something to look at (drift, corrupt files). */
+  warn(message: string): void;
+  /** A failure. */
+  error(message: string): void;
+}
+
+/** How a step ended in a run (see {@link StepState}). */
+export interface StepOutcome {
+  /** Step name. */
+  readonly name: string;
+  /** Output path. */
+  readonly path: string;
+  /** Final state. */
+  readonly state: StepState;
+  /** The returned value as recorded (its JSON form), when the step ran in this run. */
+  readonly result: unknown;
+  /** Whether `result` is known (false for cached steps: read it from the record). */
+  readonly hasResult: boolean;
+}
+
+/** What a finished run reports. */
+export interface RunSummary {
+  /** The run's id. */
+  readonly runId: string;
+  /** Store prefix used. */
+  readonly prefix: string;
+  /** Steps by final state. */
+  readonly counts: Readonly<Partial<Record<StepState, number>>>;
+  /** The outcome of a step (by spec or output path). */
+  outcome(step: StepSpec | string): StepOutcome | undefined;
+}
+
+/** @internal Everything a run needs from its runner. */
+export interface RunConfig {
+  readonly runId: string;
+  readonly store: Store;
+  readonly prefix: string;
+  readonly maxConcurrent: number;
+  readonly pools: Readonly<Record<string, number>>;
+  readonly registry: ExecutorRegistry;
+  readonly defaultExecutor: string;
+  readonly remoteExecutor: string | undefined;
+  readonly forceRunFailed: boolean;
+  readonly signal: AbortSignal | undefined;
+  readonly handleSigint: boolean;
+  readonly emit: ((event: RunnerEvent) => void) | undefined;
+  readonly logger: RunnerLogger;
+  readonly heartbeatMs: number;
+  readonly staleMs: number;
+  readonly pollMs: number;
+  readonly client: ExecutorClient;
+}
+
+/** Dependencies' output paths and returned values, keyed by `nameWithHash`. */
+interface DepInputs {
+  depPaths: Record<string, string>;
+  depResults: Record<string, unknown>;
+}
+
+const SETTLED_OK: ReadonlySet<StepState> = new Set(['succeeded', 'cached', 'skipped']);
+const INFRA_RETRIES = 3;
+
+class Node implements StepOutcome {
+  readonly spec: StepSpec;
+  readonly path: string;
+  /** `nameWithHash`, computed once. */
+  readonly key: string;
+  state: StepState = 'pending';
+  settled = false;
+  /** Unfinished dependencies. */
+  waiting = 0;
+  dependents: Node[] | null = null;
+  /** The state read while expanding. */
+  prior: StoredState | undefined;
+  built = false;
+  result: unknown = undefined;
+  hasResult = false;
+  executor = '';
+  demand: Map<string, number> | null = null;
+  /** A launch is in progress (lease, attempts, commit). */
+  active = false;
+  hasSlot = false;
+  controller: AbortController | null = null;
+  holder: LeaseHolder | null = null;
+  sawForeignLease = false;
+  /** An in-flight lease refresh, awaited before the lease is released. */
+  refreshing: Promise<void> | null = null;
+
+  constructor(spec: StepSpec, path: string) {
+    this.spec = spec;
+    this.path = path;
+    this.key = spec.nameWithHash;
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+}
+
+function hasResources(spec: StepSpec): boolean {
+  const r = spec.resources;
+  return r !== undefined && Object.keys(r).length > 0;
+}
+
+function gpuCount(g: unknown): number {
+  if (typeof g === 'number') return g;
+  if (typeof g === 'object' && g !== null) return (g as { count?: number }).count ?? 0;
+  return 0;
+}
+
+function jsonSafe(value: unknown): { ok: true; value: unknown } | { ok: false } {
+  if (value === undefined) return { ok: true, value: undefined };
+  try {
+    const text = JSON.stringify(value);
+    return text === undefined ? { ok: false } : { ok: true, value: JSON.parse(text) as unknown };
+  } catch {
+    return { ok: false };
+  }
+}
+
+/** @internal */
+export class Run {
+  readonly #c: RunConfig;
+  readonly #nodes = new Map<string, Node>();
+  readonly #bySpec = new Map<StepSpec, Node>();
+  readonly #ready: Node[] = [];
+  #readyHead = 0;
+  readonly #blocked: Node[] = [];
+  readonly #poolFree = new Map<string, number>();
+  readonly #poolCap = new Map<string, number>();
+  #running = 0;
+  #unsettled = 0;
+  #pulling = true;
+  #stopPulling = false;
+  #cancelled = false;
+  #cancelReason: unknown;
+  #fatal: unknown;
+  readonly #failures: StepFailure[] = [];
+  #depFailedCount = 0;
+  readonly #counts: Partial<Record<StepState, number>> = {};
+  readonly #held = new Set<Node>();
+  readonly #waitingLease = new Set<Node>();
+  readonly #settleQueue: unknown[] = [];
+  #settling = false;
+  #writes: (() => Promise<void>)[] = [];
+  #writesHead = 0;
+  #writing = 0;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #leaseTimer: NodeJS.Timeout | undefined;
+  #leaseTick = false;
+  #beatTick = false;
+  readonly #usedExecutors = new Set<string>();
+  readonly #starting = new Map<string, Promise<void>>();
+  readonly #started = new Set<string>();
+  readonly #refChecks = new Map<string, Promise<unknown>>();
+  #idle: (() => void) | undefined;
+  #capacity: (() => void) | undefined;
+  readonly #emit: ((event: RunnerEvent) => void) | undefined;
+
+  constructor(config: RunConfig) {
+    this.#c = config;
+    this.#emit = config.emit;
+    for (const [k, v] of Object.entries(config.pools)) {
+      this.#poolCap.set(k, v);
+      this.#poolFree.set(k, v);
+    }
+  }
+
+  /** Runs to the end: resolves with the summary, rejects with StepRunError / CAIRN_CANCELLED / a setup error. */
+  async execute(steps: Iterable<StepInput> | AsyncIterable<StepInput>): Promise<RunSummary> {
+    const c = this.#c;
+    const onAbort = () => this.cancel(c.signal?.reason ?? new CairnError('CAIRN_CANCELLED', 'The run was cancelled.'));
+    const onSigint = () => {
+      if (this.#cancelled) {
+        // A second Ctrl-C: stop waiting and let the default handler end the process.
+        process.removeListener('SIGINT', onSigint);
+        process.kill(process.pid, 'SIGINT');
+        return;
+      }
+      c.logger.warn('Interrupted: cancelling running steps (Ctrl-C again to exit at once).');
+      this.cancel(new CairnError('CAIRN_CANCELLED', 'The run was interrupted (SIGINT).'));
+    };
+    if (c.handleSigint) process.on('SIGINT', onSigint);
+    c.signal?.addEventListener('abort', onAbort, { once: true });
+    this.#emit?.({ type: 'run-started', runId: c.runId, prefix: c.prefix, time: Date.now() });
+    const idle = new Promise<void>((resolve) => (this.#idle = resolve));
+    try {
+      if (c.signal?.aborted) onAbort();
+      await this.#pull(steps);
+      this.#pulling = false;
+      this.#checkIdle();
+      await idle;
+    } finally {
+      if (c.handleSigint) process.removeListener('SIGINT', onSigint);
+      c.signal?.removeEventListener('abort', onAbort);
+      clearInterval(this.#heartbeat);
+      clearInterval(this.#leaseTimer);
+      await Promise.all([...this.#usedExecutors].map((n) => c.registry.release(n).catch((err: unknown) => c.logger.warn(`Stopping executor "${n}" failed: ${String(err)}`))));
+    }
+    this.#emit?.({ type: 'run-finished', runId: c.runId, prefix: c.prefix, counts: { ...this.#counts }, time: Date.now() });
+    if (this.#fatal !== undefined) throw this.#fatal;
+    if (this.#cancelled) {
+      throw new CairnError('CAIRN_CANCELLED', `The run was cancelled (${this.#counts.cancelled ?? 0} step(s) stopped or not started). Rerun to resume: finished steps are not run again.`, {
+        cause: this.#cancelReason,
+      });
+    }
+    if (this.#failures.length > 0) throw new StepRunError(this.#failures, this.#depFailedCount);
+    return {
+      runId: c.runId,
+      prefix: c.prefix,
+      counts: { ...this.#counts },
+      outcome: (step) => (typeof step === 'string' ? this.#nodes.get(step) : this.#bySpec.get(step)),
+    };
+  }
+
+  /** Cancels the run: running steps are aborted and record CANCELLED; the rest never start. */
+  cancel(reason: unknown): void {
+    if (this.#cancelled) return;
+    this.#cancelled = true;
+    this.#cancelReason = reason;
+    this.#stopPulling = true;
+    this.#capacity?.();
+    for (const node of this.#nodes.values()) {
+      if (node.settled) continue;
+      if (node.controller) node.controller.abort(reason);
+      else if (!node.active) this.#settle(node, 'cancelled', { error: reason });
+    }
+    this.#checkIdle();
+  }
+
+  #fail(err: unknown): void {
+    if (this.#fatal === undefined) this.#fatal = err;
+    this.cancel(err);
+  }
+
+  // ---- pulling and expansion ---------------------------------------------------------------
+
+  async #pull(steps: Iterable<StepInput> | AsyncIterable<StepInput>): Promise<void> {
+    if (Array.isArray(steps)) {
+      // An array is already materialised: take it in chunks (one expansion, one batched read per chunk).
+      const list = steps as readonly StepInput[];
+      try {
+        for (let i = 0; i < list.length && !this.#stopPulling; i += 1024) {
+          if (this.#ready.length - this.#readyHead >= this.#c.maxConcurrent) {
+            await new Promise<void>((resolve) => (this.#capacity = resolve));
+            this.#capacity = undefined;
+          }
+          await this.#add(list.slice(i, i + 1024));
+          await yieldToLoop();
+        }
+      } catch (err) {
+        this.#fail(err);
+      }
+      return;
+    }
+    const asyncIt = (steps as AsyncIterable<StepInput>)[Symbol.asyncIterator];
+    const it: Iterator<StepInput> | AsyncIterator<StepInput> =
+      typeof asyncIt === 'function' ? asyncIt.call(steps) : (steps as Iterable<StepInput>)[Symbol.iterator]();
+    let pulled = 0;
+    let finished = false;
+    try {
+      while (!this.#stopPulling) {
+        // Backpressure: do not pull more while enough runnable work is already queued.
+        if (this.#ready.length - this.#readyHead >= this.#c.maxConcurrent) {
+          await new Promise<void>((resolve) => (this.#capacity = resolve));
+          this.#capacity = undefined;
+          continue;
+        }
+        let r = it.next();
+        if (r instanceof Promise) r = await r;
+        if ((r as IteratorResult<StepInput>).done) {
+          finished = true;
+          break;
+        }
+        await this.#add([(r as IteratorResult<StepInput>).value]);
+        // Let running steps make progress between pulls of a synchronous iterable.
+        if (++pulled % 64 === 0) await yieldToLoop();
+      }
+    } catch (err) {
+      this.#fail(err);
+    } finally {
+      if (!finished) await Promise.resolve(it.return?.()).catch(() => undefined);
+    }
+  }
+
+  async #add(items: readonly StepInput[]): Promise<void> {
+    const roots: StepSpec[] = [];
+    for (const item of items) {
+      let root: StepSpec;
+      if (item instanceof StepSpec) {
+        root = item;
+        if (root._peekHash() === undefined) computeIdentities([root]);
+      } else if (isArtifactStep(item)) root = lower(item);
+      else {
+        throw new CairnError('CAIRN_BAD_DEPENDENCY', `run(): got ${item === null ? 'null' : typeof item} where a step was expected; pass StepSpecs or handles returned by apply().`);
+      }
+      if (!this.#bySpec.has(root)) roots.push(root);
+    }
+    if (roots.length === 0) return;
+    const fresh: Node[] = [];
+    let frontier: StepSpec[] = roots;
+    const prefix = this.#c.prefix;
+    while (frontier.length > 0) {
+      const batch: Node[] = [];
+      for (const spec of frontier) {
+        if (this.#bySpec.has(spec)) continue;
+        const path = spec.outputPath(prefix);
+        const existing = this.#nodes.get(path);
+        if (existing) {
+          this.#bySpec.set(spec, existing);
+          continue;
+        }
+        const node = new Node(spec, path);
+        this.#nodes.set(path, node);
+        this.#bySpec.set(spec, node);
+        this.#unsettled++;
+        batch.push(node);
+        fresh.push(node);
+      }
+      const toRead = batch.filter((n) => !n.spec.mutable);
+      if (toRead.length > 0) {
+        const states = await this.#c.store.readStates(
+          toRead.map((n) => n.path),
+          toRead.map((n) => n.spec.fingerprint !== undefined),
+        );
+        for (let i = 0; i < toRead.length; i++) this.#classify(toRead[i] as Node, states[i] as StoredState);
+      }
+      const next: StepSpec[] = [];
+      for (const node of batch) {
+        if (node.built) continue;
+        for (const dep of node.spec.deps) if (!this.#bySpec.has(dep)) next.push(dep);
+      }
+      frontier = next;
+    }
+    if (this.#cancelled) {
+      for (const node of fresh) this.#settle(node, 'cancelled', {});
+      return;
+    }
+    try {
+      await this.#validate(fresh);
+    } catch (err) {
+      for (const node of fresh) if (!node.settled) this.#settle(node, 'cancelled', { error: err });
+      throw err;
+    }
+    // Discovery order, so independent steps start in the order given. Any order is correct:
+    // a dependency settling later notifies the dependents registered on it.
+    for (let i = 0; i < fresh.length; i++) this.#wire(fresh[i] as Node);
+    this.#pump();
+  }
+
+  #classify(node: Node, st: StoredState): void {
+    node.prior = st;
+    const spec = node.spec;
+    if (st.problem !== undefined) {
+      this.#c.logger.warn(`Step ${spec.name} (${node.path}): ${st.problem}; treating it as not built.`);
+      return;
+    }
+    if (st.status !== 'SUCCESS') return;
+    node.built = true;
+  }
+
+  async #validate(nodes: readonly Node[]): Promise<void> {
+    const c = this.#c;
+    const refs: Promise<unknown>[] = [];
+    for (const node of nodes) {
+      if (node.built) continue;
+      const spec = node.spec;
+      const name = spec.executor ?? (c.remoteExecutor !== undefined && hasResources(spec) ? c.remoteExecutor : c.defaultExecutor);
+      if (!c.registry.has(name)) {
+        throw new CairnError('CAIRN_EXECUTOR', `Step "${spec.name}" asks for executor "${name}", which is not registered (registered: ${c.registry.names().join(', ')}). Register it with new StepRunner({ executors: [...] }) or fix the name.`, { step: spec.name });
+      }
+      node.executor = name;
+      const ex = c.registry.get(name);
+      if (!ex.capabilities.inProcess) {
+        if (spec.ref === undefined) {
+          throw new CairnError(
+            'CAIRN_INLINE_FN_REMOTE',
+            `Step "${spec.name}": its function is an inline closure, which cannot run on executor "${name}". Export it and wrap it with defineStep(import.meta.url, '<exportName>', fn), or run it on the "inline" executor.`,
+            { step: spec.name },
+          );
+        }
+        const key = formatFnRef(spec.ref);
+        let check = this.#refChecks.get(key);
+        if (!check) {
+          check = resolveFnRef(spec.ref, spec.kind === 'path' ? spec.fn : undefined, spec.name);
+          this.#refChecks.set(key, check);
+        }
+        refs.push(check);
+      }
+      node.demand = this.#demandOf(node, ex);
+    }
+    await Promise.all(refs);
+  }
+
+  #demandOf(node: Node, ex: Executor): Map<string, number> | null {
+    let demand: Map<string, number> | null = null;
+    const add = (k: string, v: number) => {
+      if (v > 0 && this.#poolCap.has(k)) (demand ??= new Map()).set(k, v);
+    };
+    const r = node.spec.resources;
+    if (r) {
+      add('gpu', gpuCount(r.gpus));
+      add('memoryGb', r.memoryGb ?? 0);
+      add('cpu', r.cpu ?? 0);
+    }
+    const max = ex.capabilities.maxConcurrency;
+    if (max !== undefined) {
+      const key = `executor:${ex.name}`;
+      if (!this.#poolCap.has(key)) {
+        this.#poolCap.set(key, max);
+        this.#poolFree.set(key, max);
+      }
+      add(key, 1);
+    }
+    return demand;
+  }
+
+  #wire(node: Node): void {
+    if (node.settled) return;
+    const spec = node.spec;
+    if (node.built) {
+      const drift = this.#driftOf(node);
+      if (drift instanceof Error) {
+        this.#failStep(node, drift);
+        return;
+      }
+      if (drift !== undefined) this.#c.logger.warn(drift);
+      this.#settle(node, 'cached', drift !== undefined ? { message: drift } : {});
+      return;
+    }
+    let failedDep: Node | undefined;
+    for (const dep of spec.deps) {
+      const d = this.#bySpec.get(dep) as Node;
+      if (d === node) continue;
+      if (d.settled) {
+        if (!SETTLED_OK.has(d.state)) failedDep ??= d;
+      } else {
+        (d.dependents ??= []).push(node);
+        node.waiting++;
+      }
+    }
+    if (failedDep !== undefined) {
+      this.#depFailed(node, failedDep);
+      return;
+    }
+    if (this.#emit) this.#event(node, 'pending', {});
+    if (node.waiting === 0) this.#enqueue(node);
+  }
+
+  /** Drift of a built step: undefined (none), a warning, or an Error (pinned fingerprint). */
+  #driftOf(node: Node): string | Error | undefined {
+    const spec = node.spec;
+    const rec = node.prior?.record;
+    if (spec.fingerprint === undefined || !rec || rec.fingerprint === undefined || rec.fingerprint === spec.fingerprint) return undefined;
+    const lines = describeDrift(rec.fingerprintPayload ?? '', spec.fingerprintPayload ?? '');
+    const detail = lines.length > 0 ? `\n  ${lines.join('\n  ')}` : '';
+    if (spec.expectedFingerprint !== undefined) {
+      return new CairnError(
+        'CAIRN_FINGERPRINT_MISMATCH',
+        `Step "${spec.name}@${spec.version}": the output at ${node.path} was built with fingerprint ${rec.fingerprint}, but ${spec.expectedFingerprint} is pinned.${detail}\nBump the version, or delete the output to rebuild it.`,
+        { step: spec.name },
+      );
+    }
+    return `${spec.name}@${spec.version}: recipe drift — recorded fingerprint ${rec.fingerprint}, now ${spec.fingerprint}; serving the cached output. Bump the version to rebuild.${detail}`;
+  }
+
+  // ---- scheduling ----------------------------------------------------------------------------
+
+  #enqueue(node: Node): void {
+    this.#ready.push(node);
+  }
+
+  #fits(demand: Map<string, number>): boolean {
+    for (const [k, v] of demand) if ((this.#poolFree.get(k) as number) < v) return false;
+    return true;
+  }
+
+  #pump(): void {
+    if (this.#cancelled) return;
+    const max = this.#c.maxConcurrent;
+    if (this.#blocked.length > 0) {
+      for (let i = 0; i < this.#blocked.length && this.#running < max; ) {
+        const node = this.#blocked[i] as Node;
+        if (node.settled) this.#blocked.splice(i, 1);
+        else if (this.#fits(node.demand as Map<string, number>)) {
+          this.#blocked.splice(i, 1);
+          this.#start(node);
+        } else i++;
+      }
+    }
+    while (this.#running < max && this.#readyHead < this.#ready.length) {
+      const node = this.#ready[this.#readyHead++] as Node;
+      if (node.settled) continue;
+      if (node.demand !== null) {
+        const d = node.demand;
+        let impossible: string | undefined;
+        for (const [k, v] of d) if ((this.#poolCap.get(k) as number) < v) impossible = `${k}: needs ${v}, the pool has ${this.#poolCap.get(k)}`;
+        if (impossible !== undefined) {
+          this.#failStep(node, new CairnError('CAIRN_CONFIG', `Step "${node.name}" can never be placed (${impossible}). Lower its resources or enlarge the pool.`, { step: node.name }));
+          continue;
+        }
+        if (!this.#fits(d)) {
+          this.#blocked.push(node);
+          continue;
+        }
+      }
+      this.#start(node);
+    }
+    if (this.#readyHead > 1024 && this.#readyHead * 2 > this.#ready.length) {
+      this.#ready.splice(0, this.#readyHead);
+      this.#readyHead = 0;
+    }
+    if (this.#capacity && this.#ready.length - this.#readyHead < max) this.#capacity();
+  }
+
+  #start(node: Node): void {
+    this.#running++;
+    node.hasSlot = true;
+    node.active = true;
+    if (node.demand) for (const [k, v] of node.demand) this.#poolFree.set(k, (this.#poolFree.get(k) as number) - v);
+    this.#launch(node).catch((err: unknown) => {
+      // Store failures and bugs end up here: the step fails, the run continues.
+      node.active = false;
+      this.#releaseSlot(node);
+      if (!node.settled) this.#failStep(node, err);
+    });
+  }
+
+  #releaseSlot(node: Node): void {
+    if (!node.hasSlot) return;
+    node.hasSlot = false;
+    this.#running--;
+    if (node.demand) for (const [k, v] of node.demand) this.#poolFree.set(k, (this.#poolFree.get(k) as number) + v);
+    if (!this.#cancelled) queueMicrotask(() => this.#pump());
+  }
+
+  async #launch(node: Node): Promise<void> {
+    const c = this.#c;
+    const spec = node.spec;
+    const prior = node.prior?.status;
+    if (!c.forceRunFailed && !node.sawForeignLease && (prior === 'FAILED' || prior === 'DEP_FAILED')) {
+      node.active = false;
+      this.#releaseSlot(node);
+      this.#failStep(node, new CairnError('CAIRN_PREVIOUS_FAILURE', `Step "${spec.name}" failed in an earlier run (status ${prior} at ${node.path}). Fix it and rerun with forceRunFailed: true (the default) to try again.`, { step: spec.name }));
+      return;
+    }
+    const lease = await this.#acquire(node);
+    if (lease === 'held' || lease === 'done' || this.#cancelled) {
+      node.active = false;
+      this.#releaseSlot(node);
+      if (lease === 'acquired') await this.#dropLease(node);
+      if (this.#cancelled) this.#settle(node, 'cancelled', {});
+      else if (lease === 'done') this.#settle(node, 'skipped', { message: 'built by another runner' });
+      else {
+        node.state = 'waiting-lease';
+        this.#waitingLease.add(node);
+        if (this.#emit) this.#event(node, 'waiting-lease', {});
+        this.#armLeaseTimer();
+      }
+      return;
+    }
+    try {
+      await this.#attempts(node);
+    } catch (err) {
+      if (node.settled) return;
+      // Record the failure under the lease; if even that fails, at least give the lease back.
+      try {
+        await this.#finish(node, 'FAILED', 'failed', [], undefined, err);
+      } catch {
+        await this.#dropLease(node).catch(() => undefined);
+        throw err;
+      }
+    }
+  }
+
+  // ---- leases --------------------------------------------------------------------------------
+
+  async #acquire(node: Node): Promise<'acquired' | 'held' | 'done'> {
+    const { store, staleMs, runId } = this.#c;
+    await store.prepare(node.path);
+    for (let tries = 0; tries < 4; tries++) {
+      const holder = makeHolder(runId);
+      if (await store.createLease(node.path, holder)) {
+        node.holder = holder;
+        this.#held.add(node);
+        this.#armHeartbeat();
+        const [st] = await store.readStates([node.path], node.spec.fingerprint !== undefined);
+        if (st?.status === 'SUCCESS' && st.problem === undefined && (!node.spec.mutable || node.sawForeignLease)) {
+          await this.#dropLease(node);
+          return 'done';
+        }
+        return 'acquired';
+      }
+      const info = await store.readLease(node.path);
+      if (info === null) continue;
+      if (!isStale(info, staleMs)) {
+        node.sawForeignLease = true;
+        return 'held';
+      }
+      this.#c.logger.warn(`Step ${node.name}: taking over the stale lease of ${info.holder?.worker_id ?? 'an unknown holder'} at ${node.path}.`);
+      await store.breakLease(node.path, info);
+    }
+    node.sawForeignLease = true;
+    return 'held';
+  }
+
+  async #dropLease(node: Node): Promise<void> {
+    if (!node.holder) return;
+    this.#held.delete(node);
+    node.holder = null;
+    if (node.refreshing) await node.refreshing;
+    await this.#c.store.removeLease(node.path);
+  }
+
+  #armHeartbeat(): void {
+    if (this.#heartbeat) return;
+    // Ref'd: while a step holds a lease the run is alive, even if the step itself waits on nothing
+    // that keeps Node running. Cleared when the run settles.
+    this.#heartbeat = setInterval(() => void this.#beat(), this.#c.heartbeatMs);
+  }
+
+  async #beat(): Promise<void> {
+    if (this.#beatTick) return;
+    this.#beatTick = true;
+    try {
+      await Promise.all(
+        [...this.#held].map((node) => {
+          const p = this.#refresh(node).finally(() => {
+            if (node.refreshing === p) node.refreshing = null;
+          });
+          node.refreshing = p;
+          return p;
+        }),
+      );
+    } finally {
+      this.#beatTick = false;
+    }
+  }
+
+  /** Refreshes one lease; aborts the step when another runner holds it now. */
+  async #refresh(node: Node): Promise<void> {
+    const store = this.#c.store;
+    const holder = node.holder;
+    if (!holder) return;
+    const info = await store.readLease(node.path).catch(() => null);
+    if (node.holder !== holder) return; // released meanwhile
+    if (info?.holder?.token !== holder.token) {
+      this.#held.delete(node);
+      node.holder = null;
+      const err = new CairnError(
+        'CAIRN_LEASE_LOST',
+        `Step "${node.name}": another runner (${info?.holder?.worker_id ?? 'unknown'}) took over its lease at ${node.path}; this runner stopped the step.`,
+        { step: node.name },
+      );
+      node.controller?.abort(err);
+      return;
+    }
+    holder.timestamp = Date.now() / 1000;
+    await store.writeLease(node.path, holder).catch((e: unknown) => this.#c.logger.warn(`Refreshing the lease of ${node.name} failed: ${String(e)}`));
+  }
+
+  #armLeaseTimer(): void {
+    if (this.#leaseTimer) return;
+    // Ref'd on purpose: while a step waits on another runner, this timer is the run's only pending work.
+    this.#leaseTimer = setInterval(() => void this.#recheckLeases(), this.#c.pollMs);
+  }
+
+  async #recheckLeases(): Promise<void> {
+    if (this.#leaseTick) return;
+    this.#leaseTick = true;
+    const { store, staleMs } = this.#c;
+    try {
+      const nodes = [...this.#waitingLease];
+      const states = await store.readStates(nodes.map((n) => n.path), nodes.map((n) => n.spec.fingerprint !== undefined));
+      await Promise.all(
+        nodes.map(async (node, i) => {
+          if (node.settled || !this.#waitingLease.has(node)) return;
+          if (states[i]?.status === 'SUCCESS' && states[i]?.problem === undefined) {
+            this.#waitingLease.delete(node);
+            this.#settle(node, 'skipped', { message: 'built by another runner' });
+            return;
+          }
+          const info = await store.readLease(node.path);
+          if (info === null || isStale(info, staleMs)) {
+            this.#waitingLease.delete(node);
+            node.state = 'pending';
+            if (this.#emit) this.#event(node, 'pending', { message: 'the other runner released its lease' });
+            this.#enqueue(node);
+          }
+        }),
+      );
+    } catch (err) {
+      this.#c.logger.warn(`Re-checking leases failed: ${String(err)}`);
+    } finally {
+      this.#leaseTick = false;
+      if (this.#waitingLease.size === 0) {
+        clearInterval(this.#leaseTimer);
+        this.#leaseTimer = undefined;
+      }
+      this.#pump();
+    }
+  }
+
+  // ---- attempts ------------------------------------------------------------------------------
+
+  /** Dependencies' paths and results; a promise only when a cached dependency's record must be read. */
+  #depInputs(node: Node): DepInputs | Promise<DepInputs> {
+    // Null-prototype objects start in dictionary mode: keys are step hashes, unique per step, and
+    // literal objects would grow one hidden class per key.
+    const depPaths = Object.create(null) as Record<string, string>;
+    const depResults = Object.create(null) as Record<string, unknown>;
+    const deps = node.spec.deps;
+    let unknown: Node[] | undefined;
+    for (let i = 0; i < deps.length; i++) {
+      const d = this.#bySpec.get(deps[i] as StepSpec) as Node;
+      depPaths[d.key] = d.path;
+      if (!d.hasResult) (unknown ??= []).push(d);
+      else if (d.result !== undefined) depResults[d.key] = d.result;
+    }
+    if (unknown === undefined) return { depPaths, depResults };
+    return this.#loadDepResults(node, unknown, { depPaths, depResults });
+  }
+
+
+  async #loadDepResults(node: Node, unknown: Node[], inputs: DepInputs): Promise<DepInputs> {
+    // Cached dependencies: their turn to be confirmed is now, when this step consumes them.
+    const states = await this.#c.store.readStates(unknown.map((d) => d.path), true);
+    for (let i = 0; i < unknown.length; i++) {
+      const d = unknown[i] as Node;
+      const st = states[i] as StoredState;
+      if (st.status !== 'SUCCESS') {
+        throw new CairnError(
+          'CAIRN_PRUNED_OUTPUT_MISSING',
+          `Step "${node.name}": the cached output of its dependency "${d.name}" at ${d.path} disappeared after its inputs were pruned (status=${st.status ?? 'none'}); rerun to rebuild it and its inputs.`,
+          { step: node.name },
+        );
+      }
+      d.hasResult = true;
+      d.result = st.record?.result;
+      if (d.result !== undefined) inputs.depResults[d.key] = d.result;
+    }
+    return inputs;
+  }
+
+  async #attempts(node: Node): Promise<void> {
+    const c = this.#c;
+    const spec = node.spec;
+    const executor = c.registry.get(node.executor);
+    if (!this.#started.has(node.executor)) {
+      await this.#ensureStarted(node.executor);
+      this.#started.add(node.executor);
+    }
+    let inputs: { depPaths: Record<string, string>; depResults: Record<string, unknown> };
+    try {
+      const known = this.#depInputs(node);
+      inputs = known instanceof Promise ? await known : known;
+    } catch (err) {
+      await this.#finish(node, 'FAILED', 'failed', [], undefined, err, undefined);
+      return;
+    }
+    const attempts: AttemptRecord[] = [];
+    const firstStart = Date.now();
+    let infra = 0;
+    for (let attempt = 1; ; attempt++) {
+      const ac = new AbortController();
+      node.controller = ac;
+      if (this.#cancelled) ac.abort(this.#cancelReason);
+      let timer: NodeJS.Timeout | undefined;
+      if (spec.timeoutMs !== undefined) {
+        const ms = spec.timeoutMs;
+        timer = setTimeout(() => ac.abort(new CairnError('CAIRN_TIMEOUT', `Step "${spec.name}" exceeded its timeout of ${ms} ms (attempt ${attempt}). Raise timeoutMs or make the step faster.`, { step: spec.name, retryable: true })), ms);
+      }
+      if (this.#emit) this.#event(node, 'running', { attempt });
+      const start = Date.now();
+      const files = c.store.attemptFiles(node.path, attempt);
+      const task: TaskPayload = {
+        v: 1,
+        name: spec.name,
+        nameWithHash: node.key,
+        kind: spec.kind,
+        ref: spec.ref ?? { module: 'inline:', export: spec.name },
+        inputs: spec.inputs,
+        depKeys: spec.deps.map((d) => (this.#bySpec.get(d) as Node).key),
+        outputPath: node.path,
+        depPaths: inputs.depPaths,
+        depResults: inputs.depResults,
+        attempt,
+        resources: spec.resources ?? {},
+      };
+      const job: JobRequest = {
+        jobKey: `${node.key}.${attempt}`,
+        spec,
+        task,
+        outputPath: node.path,
+        prefix: c.prefix,
+        resources: spec.resources ?? {},
+        logPaths: { stdout: files.stdout, stderr: files.stderr },
+        attemptDir: files.dir,
+        signal: ac.signal,
+      };
+      const { status, handle } = await this.#runJob(executor, job, ac.signal);
+      clearTimeout(timer);
+      node.controller = null;
+      const aborted = ac.signal.aborted ? (ac.signal.reason as unknown) : undefined;
+      const code = isCairnError(aborted) ? aborted.code : undefined;
+      const state: AttemptRecord['state'] =
+        status.state === 'succeeded' ? 'succeeded' : code === 'CAIRN_TIMEOUT' ? 'timeout' : code === 'CAIRN_LEASE_LOST' ? 'lease-lost' : aborted !== undefined ? 'cancelled' : status.state === 'lost' ? 'lost' : status.state === 'cancelled' ? 'cancelled' : 'failed';
+      const error = state === 'succeeded' ? undefined : aborted ?? status.error ?? new CairnError('CAIRN_REMOTE', `Step "${spec.name}": job ${status.state}${status.reason ? ` (${status.reason})` : ''}.`, { step: spec.name });
+      attempts.push({ attempt, start, end: Date.now(), state, ...(error !== undefined ? { error: errorData(error) } : {}), executor: executor.name, ...(handle ? { jobId: handle.jobId } : {}), host: thisHost() });
+      if (state === 'succeeded') {
+        await this.#finish(node, 'SUCCESS', 'succeeded', attempts, handle, undefined, status.result, firstStart);
+        return;
+      }
+      if (state === 'lease-lost') {
+        // The step's directory belongs to the new holder: write nothing.
+        node.active = false;
+        this.#releaseSlot(node);
+        this.#failStep(node, error);
+        return;
+      }
+      if (state === 'cancelled' && (this.#cancelled || status.state === 'cancelled' || aborted !== undefined)) {
+        await this.#finish(node, 'CANCELLED', 'cancelled', attempts, handle, error, undefined, firstStart);
+        return;
+      }
+      const isInfra = status.infrastructure === true || state === 'lost';
+      if (isInfra && infra < INFRA_RETRIES) {
+        infra++;
+      } else if (attempt - infra > spec.retries) {
+        await this.#finish(node, 'FAILED', 'failed', attempts, handle, error, undefined, firstStart);
+        return;
+      }
+      if (this.#emit) this.#event(node, 'retrying', { attempt, error });
+      c.logger.warn(`Step ${spec.name}: attempt ${attempt} failed (${error instanceof Error ? error.message : String(error)}); retrying.`);
+    }
+  }
+
+  #ensureStarted(name: string): Promise<void> {
+    let p = this.#starting.get(name);
+    if (!p) {
+      this.#usedExecutors.add(name);
+      p = this.#c.registry.use(name);
+      this.#starting.set(name, p);
+    }
+    return p;
+  }
+
+  /** Submits one attempt; resolves on its terminal report, or at once when its signal aborts. */
+  #runJob(executor: Executor, job: JobRequest, signal: AbortSignal): Promise<{ status: JobStatus; handle: JobHandle | undefined }> {
+    const registry = this.#c.registry;
+    return new Promise((resolve) => {
+      let handle: JobHandle | undefined;
+      let done = false;
+      const finish = (status: JobStatus) => {
+        if (done) return;
+        done = true;
+        signal.removeEventListener('abort', onAbort);
+        if (handle) registry.forget(executor.name, handle.jobId);
+        resolve({ status, handle });
+      };
+      const onAbort = () => {
+        finish({ state: 'cancelled', reason: 'aborted' });
+        if (handle) executor.cancel([handle]).catch((err: unknown) => this.#c.logger.warn(`Cancelling ${job.jobKey} failed: ${String(err)}`));
+      };
+      if (signal.aborted) {
+        finish({ state: 'cancelled', reason: 'aborted' });
+        return;
+      }
+      signal.addEventListener('abort', onAbort, { once: true });
+      // Submitted from this run's async context, so values the caller keeps in AsyncLocalStorage reach in-process steps.
+      const submitted = clientStorage.run(this.#c.client, () => executor.submit(job));
+      submitted.then(
+        (h) => {
+          handle = h;
+          if (done) {
+            registry.forget(executor.name, h.jobId);
+            executor.cancel([h]).catch(() => undefined);
+          } else registry.expect(executor.name, h.jobId, finish);
+        },
+        (error: unknown) => finish({ state: 'failed', error }),
+      );
+    });
+  }
+
+  /** Writes the record and status, releases the lease, settles the step. */
+  async #finish(
+    node: Node,
+    status: StatusToken,
+    state: 'succeeded' | 'failed' | 'cancelled',
+    attempts: AttemptRecord[],
+    handle: JobHandle | undefined,
+    error: unknown,
+    result?: unknown,
+    start = Date.now(),
+  ): Promise<void> {
+    const c = this.#c;
+    const spec = node.spec;
+    let value: unknown;
+    if (state === 'succeeded') {
+      const safe = jsonSafe(result);
+      if (safe.ok) value = safe.value;
+      else c.logger.warn(`Step ${spec.name}: its return value is not JSON-serialisable; it is not recorded.`);
+      // The recorded (JSON) form, so a step's value looks the same whether it ran now or was cached.
+      node.result = value;
+      node.hasResult = true;
+    }
+    if (!spec.writesRecord || state !== 'succeeded') {
+      const end = Date.now();
+      const depNodes = spec.deps.map((d) => this.#bySpec.get(d) as Node);
+      let config: unknown = spec.hashAttrs;
+      if (spec.kind === 'apply') {
+        const depPaths: Record<string, string> = {};
+        for (let i = 0; i < spec.deps.length; i++) depPaths[(spec.deps[i] as StepSpec).nameWithHash] = (depNodes[i] as Node).path;
+        const resolved = jsonSafe(resolveInputs(spec, node.path, depPaths));
+        config = resolved.ok ? resolved.value : null;
+      }
+      // Built field by field (no spreads): this runs once per step.
+      const record: Record<string, unknown> = { cairn: 1, name: spec.name, nameWithHash: node.key };
+      if (spec.version !== undefined) record.version = spec.version;
+      if (spec.fingerprint !== undefined) record.fingerprint = spec.fingerprint;
+      if (spec.fingerprintPayload !== undefined) record.fingerprintPayload = spec.fingerprintPayload;
+      record.outputPath = node.path;
+      record.config = config;
+      record.deps = spec.deps.map((d) => d.ident);
+      record.depPaths = depNodes.map((d) => d.path);
+      record.status = status;
+      if (value !== undefined) record.result = value;
+      if (error !== undefined) record.error = errorData(error);
+      if (spec.provenance !== undefined) record.provenance = spec.provenance;
+      record.attempts = attempts;
+      record.timings = { start, end, durationMs: end - start };
+      record.executor = node.executor;
+      if (handle !== undefined) record.job = handle;
+      record.runId = c.runId;
+      await c.store.commit(node.path, status, record as unknown as ArtifactRecord);
+    } else {
+      await c.store.commit(node.path, status);
+    }
+    await this.#dropLease(node);
+    node.active = false;
+    this.#releaseSlot(node);
+    if (state === 'failed') this.#failStep(node, error);
+    else this.#settle(node, state, state === 'cancelled' ? { error } : {});
+  }
+
+  // ---- settling ------------------------------------------------------------------------------
+
+  #failStep(node: Node, error: unknown): void {
+    if (node.settled) return;
+    this.#failures.push({ step: node.name, path: node.path, error });
+    this.#c.logger.error(`Step ${node.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    this.#settle(node, 'failed', { error });
+  }
+
+  #depFailed(node: Node, dep: Node): void {
+    this.#depFailedCount++;
+    this.#settle(node, 'dep-failed', { message: `dependency ${dep.name} ${dep.state}`, error: new CairnError('CAIRN_DEP_FAILED', `Step "${node.name}" did not run: its dependency "${dep.name}" ${dep.state}.`, { step: node.name }) });
+    if (dep.state !== 'cancelled') this.#markDepFailed(node);
+  }
+
+  /** Records DEP_FAILED under the lease, so a concurrent runner's SUCCESS is never overwritten. */
+  #markDepFailed(node: Node): void {
+    this.#unsettled++; // the write keeps the run open
+    this.#writes.push(async () => {
+      const { store, runId } = this.#c;
+      await store.prepare(node.path);
+      const holder = makeHolder(runId);
+      if (!(await store.createLease(node.path, holder))) return;
+      try {
+        const [st] = await store.readStates([node.path], false);
+        if (st?.status !== 'SUCCESS') await store.commit(node.path, 'DEP_FAILED');
+      } finally {
+        await store.removeLease(node.path);
+      }
+    });
+    this.#drainWrites();
+  }
+
+  #drainWrites(): void {
+    while (this.#writing < 16 && this.#writesHead < this.#writes.length) {
+      const write = this.#writes[this.#writesHead++] as () => Promise<void>;
+      if (this.#writesHead === this.#writes.length) {
+        this.#writes = [];
+        this.#writesHead = 0;
+      }
+      this.#writing++;
+      write()
+        .catch((err: unknown) => this.#c.logger.warn(`Recording DEP_FAILED failed: ${String(err)}`))
+        .finally(() => {
+          this.#writing--;
+          this.#unsettled--;
+          this.#drainWrites();
+          this.#checkIdle();
+        });
+    }
+  }
+
+  #settle(node: Node, state: StepState, extra: { error?: unknown; message?: string }): void {
+    if (node.settled) return;
+    node.settled = true;
+    node.state = state;
+    this.#settleQueue.push(node, extra);
+    if (this.#settling) return;
+    // Iterative: a failure at the root of a long chain settles every dependent without recursion.
+    this.#settling = true;
+    try {
+      for (let i = 0; i < this.#settleQueue.length; i += 2) {
+        const n = this.#settleQueue[i] as Node;
+        this.#propagate(n, this.#settleQueue[i + 1] as { error?: unknown; message?: string });
+      }
+    } finally {
+      this.#settleQueue.length = 0;
+      this.#settling = false;
+    }
+    this.#pump();
+    this.#checkIdle();
+  }
+
+  #propagate(node: Node, extra: { error?: unknown; message?: string }): void {
+    const state = node.state;
+    this.#unsettled--;
+    this.#counts[state] = (this.#counts[state] ?? 0) + 1;
+    if (this.#emit) this.#event(node, state, extra);
+    const dependents = node.dependents;
+    node.dependents = null;
+    if (dependents === null) return;
+    if (SETTLED_OK.has(state)) {
+      for (const d of dependents) {
+        if (--d.waiting === 0 && !d.settled) {
+          if (this.#cancelled) this.#settle(d, 'cancelled', {});
+          else this.#enqueue(d);
+        }
+      }
+    } else {
+      for (const d of dependents) {
+        if (d.settled) continue;
+        if (state === 'cancelled' || this.#cancelled) this.#settle(d, 'cancelled', {});
+        else this.#depFailed(d, node);
+      }
+    }
+  }
+
+  #checkIdle(): void {
+    if (this.#unsettled === 0 && !this.#pulling && this.#idle) {
+      const idle = this.#idle;
+      this.#idle = undefined;
+      idle();
+    }
+  }
+
+  #event(node: Node, state: StepState, extra: { attempt?: number; error?: unknown; message?: string }): void {
+    try {
+      this.#emit?.({ type: 'step', runId: this.#c.runId, step: node.name, path: node.path, state, ...extra, time: Date.now() });
+    } catch (err) {
+      this.#c.logger.warn(`A progress listener threw: ${String(err)}`);
+    }
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * An in-memory store with the same semantics as {@link LocalStore}: for tests and for
+ * measuring the scheduler without the filesystem. Nothing is shared between processes.
+ */
+import { type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
+import type { ArtifactRecord } from './records.js';
+import type { StatusToken } from './status.js';
+import type { AttemptFiles, Store, StoredState } from './store.js';
+
+interface Entry {
+  status?: StatusToken;
+  record?: ArtifactRecord;
+  lease?: { raw: string; mtimeMs: number };
+}
+
+/** The in-memory store. */
+export class MemoryStore implements Store {
+  readonly kind = 'memory';
+  /** Entries by output path (inspect in tests). */
+  readonly entries = new Map<string, Entry>();
+
+  #entry(path: string): Entry {
+    let e = this.entries.get(path);
+    if (e === undefined) {
+      e = {};
+      this.entries.set(path, e);
+    }
+    return e;
+  }
+
+  async readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
+    const out = new Array<StoredState>(paths.length);
+    for (let i = 0; i < paths.length; i++) {
+      const e = this.entries.get(paths[i] as string);
+      const status = e?.status ?? null;
+      const want = typeof withRecord === 'boolean' ? withRecord : withRecord[i] === true;
+      out[i] = want ? { status, record: e?.record ?? null } : { status };
+    }
+    return out;
+  }
+
+  async prepare(path: string): Promise<void> {
+    this.#entry(path);
+  }
+
+  async commit(path: string, status: StatusToken, record?: ArtifactRecord): Promise<void> {
+    const e = this.#entry(path);
+    if (record !== undefined) e.record = record;
+    e.status = status;
+  }
+
+  async createLease(path: string, holder: LeaseHolder): Promise<boolean> {
+    const e = this.#entry(path);
+    if (e.lease) return false;
+    e.lease = { raw: JSON.stringify(holder), mtimeMs: Date.now() };
+    return true;
+  }
+
+  async readLease(path: string): Promise<LeaseInfo | null> {
+    const l = this.entries.get(path)?.lease;
+    return l ? { holder: parseHolder(l.raw), raw: l.raw, mtimeMs: l.mtimeMs } : null;
+  }
+
+  async writeLease(path: string, holder: LeaseHolder): Promise<void> {
+    this.#entry(path).lease = { raw: JSON.stringify(holder), mtimeMs: Date.now() };
+  }
+
+  async removeLease(path: string): Promise<void> {
+    const e = this.entries.get(path);
+    if (e) delete e.lease;
+  }
+
+  async breakLease(path: string, observed: LeaseInfo): Promise<boolean> {
+    const e = this.entries.get(path);
+    if (!e?.lease || e.lease.raw !== observed.raw) return false;
+    delete e.lease;
+    return true;
+  }
+
+  attemptFiles(path: string, attempt: number): AttemptFiles {
+    return { stdout: `${path}/.cairn/logs/attempt-${attempt}.stdout`, stderr: `${path}/.cairn/logs/attempt-${attempt}.stderr`, dir: `${path}/.cairn/attempt-${attempt}` };
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * The `.artifact.json` record: what a step was, what it returned and how it ran. Field names
+ * follow Marin's `ArtifactRecord` where one exists.
+ */
+import type { JobHandle } from '../executor.js';
+import type { Provenance } from '@cairn/core';
+import type { StatusToken } from './status.js';
+
+/** File name of the record inside a step's output directory. */
+export const RECORD_FILE = '.artifact.json';
+
+/** One attempt of a step. */
+export interface AttemptRecord {
+  /** 1-based attempt number. */
+  readonly attempt: number;
+  /** Epoch ms the attempt was submitted. */
+  readonly start: number;
+  /** Epoch ms it ended. */
+  readonly end: number;
+  /** How it ended. */
+  readonly state: 'succeeded' | 'failed' | 'cancelled' | 'timeout' | 'lease-lost' | 'lost';
+  /** The error, as data. */
+  readonly error?: ErrorData;
+  /** Executor name. */
+  readonly executor: string;
+  /** The executor's job id. */
+  readonly jobId?: string;
+  /** Host of the runner that ran the attempt. */
+  readonly host: string;
+}
+
+/** An error as plain data. */
+export interface ErrorData {
+  /** Class name. */
+  readonly name: string;
+  /** Message. */
+  readonly message: string;
+  /** A CairnError code, when there is one. */
+  readonly code?: string;
+  /** Stack trace. */
+  readonly stack?: string;
+}
+
+/** The artifact record (format `cairn: 1`). */
+export interface ArtifactRecord {
+  /** Record format version. */
+  readonly cairn: 1;
+  /** Step name. */
+  readonly name: string;
+  /** Step identity. */
+  readonly nameWithHash: string;
+  /** Artifact version (lazy steps). */
+  readonly version?: string;
+  /** Config fingerprint (lazy steps). */
+  readonly fingerprint?: string;
+  /** The fingerprinted canonical text (drift diagnostics). */
+  readonly fingerprintPayload?: string;
+  /** Output location. */
+  readonly outputPath: string;
+  /** Resolved inputs (apply steps) or `hashAttrs` (path steps). */
+  readonly config: unknown;
+  /** Dependencies: `name@version` for lazy steps, `nameWithHash` otherwise. */
+  readonly deps: readonly string[];
+  /** Dependencies' output paths. */
+  readonly depPaths: readonly string[];
+  /** The status written with this record. */
+  readonly status: StatusToken;
+  /** The step's returned value (JSON). */
+  readonly result?: unknown;
+  /** The final error (FAILED / CANCELLED). */
+  readonly error?: ErrorData;
+  /** Where the plan was made. */
+  readonly provenance?: Provenance;
+  /** Every attempt of the last run that ran the step. */
+  readonly attempts: readonly AttemptRecord[];
+  /** Wall-clock timings (epoch ms). */
+  readonly timings: { readonly start: number; readonly end: number; readonly durationMs: number };
+  /** Executor of the last attempt. */
+  readonly executor: string;
+  /** The executor's job handle of the last attempt. */
+  readonly job?: JobHandle;
+  /** The run that wrote the record. */
+  readonly runId: string;
+}
+
+/** An error as plain data (never throws). */
+export function errorData(error: unknown): ErrorData {
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return { name: error.name, message: error.message, ...(typeof code === 'string' ? { code } : {}), ...(error.stack ? { stack: error.stack } : {}) };
+  }
+  return { name: 'Error', message: String(error) };
+}
+
+/** Parses record text; `problem` says why it is unusable. */
+export function parseRecord(text: string): { record: ArtifactRecord | null; problem?: string } {
+  try {
+    const v = JSON.parse(text) as Partial<ArtifactRecord> | null;
+    if (typeof v !== 'object' || v === null || Array.isArray(v)) return { record: null, problem: 'the record is not a JSON object' };
+    return { record: v as ArtifactRecord };
+  } catch {
+    return { record: null, problem: 'the record is not valid JSON (half-written?)' };
+  }
+}

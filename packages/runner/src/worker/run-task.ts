@@ -1,0 +1,61 @@
+/**
+ * Runs one attempt of a step from its {@link TaskPayload}, wherever the worker is (thread,
+ * child process, remote host): re-imports the step function by module + export and calls it.
+ */
+import { mkdir } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { resolveFnRef, resolveTemplate, type Resources, type StepContext, type StepLogger, type TaskPayload } from '@cairn/core';
+
+/** Options of {@link runTask}. */
+export interface RunTaskOptions {
+  /** Aborted when the step must stop; handed to the step as `ctx.signal`. */
+  readonly signal: AbortSignal;
+  /** Where the step's `ctx.log` lines go. */
+  readonly log: StepLogger;
+  /** The executor client forwarded as `ctx.client`. @default undefined */
+  readonly client?: unknown;
+  /** Resources assigned here (e.g. with `gpuIndices`). @default task.resources */
+  readonly resources?: Resources & { gpuIndices?: readonly number[] };
+}
+
+/**
+ * Imports `task.ref`, builds the step context and calls the function: `apply` steps get
+ * their resolved inputs (dependency slots → dependency paths, `OUT` → output path), `path`
+ * steps get the output path. Resolves with what the function returns. A missing module or
+ * export throws `CAIRN_FN_REF` naming the path tried. A local output directory is created
+ * first.
+ */
+export async function runTask(task: TaskPayload, options: RunTaskOptions): Promise<unknown> {
+  const fn = await resolveFnRef(task.ref, undefined, task.name);
+  const ctx: StepContext = {
+    name: task.name,
+    outputPath: task.outputPath,
+    depPaths: task.depPaths,
+    depResults: task.depResults,
+    signal: options.signal,
+    log: options.log,
+    resources: options.resources ?? task.resources,
+    attempt: task.attempt,
+    client: options.client,
+  };
+  if (isAbsolute(task.outputPath)) await mkdir(task.outputPath, { recursive: true });
+  if (task.kind === 'apply') {
+    return await fn(resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, task.name), ctx);
+  }
+  return await fn(task.outputPath, ctx);
+}
+
+/** Log levels of a {@link StepLogger}. */
+export type LogLevel = keyof StepLogger;
+
+/**
+ * A {@link StepLogger} that formats each line as `[step] LEVEL message` (one prefix per line
+ * of a multi-line message) and hands it to `write` with its level.
+ */
+export function lineLogger(step: string, write: (level: LogLevel, line: string) => void): StepLogger {
+  const emit = (level: LogLevel) => (message: string) => {
+    const tag = `[${step}] ${level.toUpperCase()} `;
+    write(level, `${String(message).split('\n').map((l) => tag + l).join('\n')}\n`);
+  };
+  return { info: emit('info'), warn: emit('warn'), error: emit('error') };
+}

@@ -1,0 +1,147 @@
+// @cairn/runner end to end, with p-graph running the same no-op promise graph as a peer.
+// Specs are built fresh (untimed) before every repetition, so each timed run includes what a
+// real run pays: identity hashing, expansion, cache checks, scheduling and store writes.
+// Disk cases use a fresh scratch directory per repetition under $CAIRN_BENCH_TMP (default: the
+// OS temp dir), removed untimed.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { join } from 'node:path';
+import * as core from '@cairn/core';
+import { LocalStore, MemoryStore, StepRunner } from '@cairn/runner';
+import { generate, sinks, toHandles, toSpecs } from '../generators.mjs';
+import { scratch } from '../lib/tmp.mjs';
+import { check, timeAsync } from '../lib/timing.mjs';
+
+const require = createRequire(import.meta.url);
+process.env.CAIRN_PROVENANCE = '0';
+const quiet = { info() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) };
+let tagCounter = 0;
+
+/** Fresh specs for the graph and the targets to pass to `run()`. */
+function specsFor(graph, targets, tag = `t${tagCounter++}`) {
+  const specs = toSpecs(core, graph, { tag });
+  const list = targets === 'all' ? specs : [...sinks(graph)].map((i) => specs[i]);
+  return { specs, list };
+}
+
+function ran(summary, n, state) {
+  const got = summary.counts[state] ?? 0;
+  check(got === n, `expected ${n} ${state} steps, got ${JSON.stringify(summary.counts)}`);
+}
+
+function runner(store, prefix, maxConcurrent) {
+  return new StepRunner({ prefix, store, logger: quiet, maxConcurrent });
+}
+
+export const variants = {
+  /** Cold run of n no-op steps (all listed as targets) with the in-memory store: scheduler overhead. */
+  async memory({ shape, n, targets = 'all', maxConcurrent = 8 }) {
+    const graph = generate(shape, n);
+    return async () => {
+      const { list } = specsFor(graph, targets);
+      const r = runner(new MemoryStore(), '/bench', maxConcurrent);
+      let summary;
+      const ms = await timeAsync(async () => {
+        summary = await r.run(list, { handleSigint: false });
+      });
+      ran(summary, n, 'succeeded');
+      return ms;
+    };
+  },
+
+  /** Cold run of n no-op steps with the local-disk store (sync I/O, the default). */
+  async 'cold-disk'({ shape, n, targets = 'all', maxConcurrent = 8, io = 'sync' }) {
+    const graph = generate(shape, n);
+    return async () => {
+      const { list } = specsFor(graph, targets);
+      const s = scratch('cold');
+      try {
+        const r = runner(new LocalStore({ io }), s.dir, maxConcurrent);
+        let summary;
+        const ms = await timeAsync(async () => {
+          summary = await r.run(list, { handleSigint: false });
+        });
+        ran(summary, n, 'succeeded');
+        return ms;
+      } finally {
+        s.remove();
+      }
+    };
+  },
+
+  /** Rerun with everything built (one cold run first, untimed), every step listed as a target. */
+  async 'warm-disk'({ shape, n, targets = 'all', maxConcurrent = 8 }) {
+    const graph = generate(shape, n);
+    const s = scratch('warm');
+    const first = specsFor(graph, 'all', 'warm');
+    const setup = await runner(new LocalStore(), s.dir, maxConcurrent).run(first.list, { handleSigint: false });
+    ran(setup, n, 'succeeded');
+    const once = async () => {
+      const { list } = specsFor(graph, targets, 'warm'); // same tag: same identities, freshly lowered
+      const r = runner(new LocalStore(), s.dir, maxConcurrent);
+      let summary;
+      const ms = await timeAsync(async () => {
+        summary = await r.run(list, { handleSigint: false });
+      });
+      check((summary.counts.succeeded ?? 0) === 0, `a warm rerun ran nothing (${JSON.stringify(summary.counts)})`);
+      return ms;
+    };
+    once.cleanup = s.remove;
+    return once;
+  },
+
+  /**
+   * A realistic pipeline: `apply` steps lowered from handles; each reads its dependencies'
+   * `data.txt` and writes its own (a few hundred bytes), on the local-disk store.
+   */
+  async files({ shape, n, maxConcurrent = 8, io = 'sync' }) {
+    const graph = generate(shape, n);
+    const step =
+      io === 'sync'
+        ? ({ i, deps, out }) => {
+            let text = `step ${i}\n`;
+            for (const d of deps) text += readFileSync(join(d, 'data.txt'), 'utf8').slice(0, 64);
+            writeFileSync(join(out, 'data.txt'), text);
+            return text.length;
+          }
+        : async ({ i, deps, out }) => {
+            let text = `step ${i}\n`;
+            for (const d of deps) text += (await readFile(join(d, 'data.txt'), 'utf8')).slice(0, 64);
+            await writeFile(join(out, 'data.txt'), text);
+            return text.length;
+          };
+    const handles = toHandles(core, graph, step);
+    const targets = [...sinks(graph)].map((i) => handles[i]);
+    return async () => {
+      const s = scratch('files');
+      try {
+        const r = runner(new LocalStore({ io }), s.dir, maxConcurrent);
+        let summary;
+        const ms = await timeAsync(async () => {
+          summary = await r.run(core.lower(targets), { handleSigint: false });
+        });
+        ran(summary, n, 'succeeded');
+        return ms;
+      } finally {
+        s.remove();
+      }
+    };
+  },
+
+  /** p-graph 2.0 running the same graph of no-op promises (string ids), `concurrency` = the runner's maxConcurrent. */
+  async 'p-graph'({ shape, n, maxConcurrent = 8 }) {
+    const { PGraph } = require('p-graph');
+    const graph = generate(shape, n);
+    const edges = [];
+    for (let i = 0; i < n; i++) for (let e = graph.offsets[i]; e < graph.offsets[i + 1]; e++) edges.push([`n${graph.deps[e]}`, `n${i}`]);
+    return async () => {
+      let done = 0;
+      const nodes = new Map();
+      for (let i = 0; i < n; i++) nodes.set(`n${i}`, { run: async () => void done++ });
+      const ms = await timeAsync(() => new PGraph(nodes, edges).run({ concurrency: maxConcurrent }));
+      check(done === n, 'p-graph ran every node');
+      return ms;
+    };
+  },
+};
