@@ -59,32 +59,33 @@ function describe(value: unknown): string {
   return typeof value;
 }
 
-/** A lazily formatted value path: strings are built only when an error needs one. */
-interface Path {
-  readonly parent: Path | undefined;
-  readonly key: string | number;
-  readonly root: boolean;
-}
+/** The path of the value being encoded: the root's name, then keys (a stack, formatted only on error). */
+type PathKeys = (string | number)[];
 
-function formatPath(p: Path): string {
-  const parts: Path[] = [];
-  for (let q: Path | undefined = p; q; q = q.parent) parts.push(q);
-  let out = '';
-  for (let i = parts.length - 1; i >= 0; i--) {
-    const { key, root } = parts[i] as Path;
-    if (root) out = String(key);
-    else if (typeof key === 'number') out += `[${key}]`;
-    else if (key.startsWith('<')) out += key;
+function formatPath(root: string, keys: PathKeys): string {
+  let out = root;
+  for (const key of keys) {
+    if (typeof key === 'number') out += `[${key}]`;
+    else if (key.startsWith('<') || key.startsWith('.get(')) out += key;
     else out = keyPath(out, key);
   }
   return out;
 }
 
-function refuse(opts: CanonicalOptions, path: Path, value: unknown, fix: string): never {
+const HIGH = /[\uD800-\uFFFF]/;
+
+/** Sorts object keys by code point; JavaScript's default sort agrees unless a key holds U+D800 or above. */
+function sortKeys(keys: string[]): string[] {
+  keys.sort();
+  for (const k of keys) if (HIGH.test(k)) return keys.sort(compareCodePoints);
+  return keys;
+}
+
+function refuse(opts: CanonicalOptions, keys: PathKeys, value: unknown, fix: string): never {
   const where = opts.step ? `Step "${opts.step}": ` : '';
   throw new CairnError(
     'CAIRN_CANONICAL_VALUE',
-    `${where}cannot encode ${describe(value)} at ${formatPath(path)}: ${fix}`,
+    `${where}cannot encode ${describe(value)} at ${formatPath(opts.path ?? 'value', keys)}: ${fix}`,
     { step: opts.step },
   );
 }
@@ -104,7 +105,8 @@ function base64(bytes: Uint8Array): string {
 export function canonicalize(value: unknown, options: CanonicalOptions = {}): string {
   // Objects on the current path (cycle check); a small array beats a Set for shallow values.
   const active: object[] = [];
-  const enc = (v: unknown, path: Path): string => {
+  const path: PathKeys = [];
+  const enc = (v: unknown): string => {
     switch (typeof v) {
       case 'string':
         if (!v.isWellFormed()) refuse(options, path, v, 'the string holds a lone surrogate; fix the text encoding.');
@@ -128,7 +130,7 @@ export function canonicalize(value: unknown, options: CanonicalOptions = {}): st
     const obj = v as object;
     if (options.replace) {
       const r = options.replace(obj);
-      if (r !== undefined) return enc(r, path);
+      if (r !== undefined) return enc(r);
     }
     if (active.includes(obj)) refuse(options, path, v, 'the value contains a cycle (it refers to itself); break the cycle.');
     active.push(obj);
@@ -137,22 +139,26 @@ export function canonicalize(value: unknown, options: CanonicalOptions = {}): st
         let out = '[';
         for (let i = 0; i < obj.length; i++) {
           if (i > 0) out += ',';
-          out += enc(obj[i], { parent: path, key: i, root: false });
+          path.push(i);
+          out += enc(obj[i]);
+          path.pop();
         }
         return out + ']';
       }
       const proto = Object.getPrototypeOf(obj) as object | null;
       if (proto === Object.prototype || proto === null) {
         const rec = obj as Record<string, unknown>;
-        const keys = Object.keys(rec).sort(compareCodePoints);
+        const keys = sortKeys(Object.keys(rec));
         let out = '{';
         let first = true;
         for (const k of keys) {
           const item = rec[k];
           if (item === undefined) continue;
-          if (RESERVED_KEYS.has(k)) refuse(options, { parent: path, key: k, root: false }, v, `the key "${k}" is reserved for tagged values; rename it.`);
+          path.push(k);
+          if (RESERVED_KEYS.has(k)) refuse(options, path, v, `the key "${k}" is reserved for tagged values; rename it.`);
           if (!k.isWellFormed()) refuse(options, path, k, 'an object key holds a lone surrogate; fix the text encoding.');
-          out += `${first ? '' : ','}${JSON.stringify(k)}:${enc(item, { parent: path, key: k, root: false })}`;
+          out += `${first ? '' : ','}${JSON.stringify(k)}:${enc(item)}`;
+          path.pop();
           first = false;
         }
         return out + '}';
@@ -166,22 +172,34 @@ export function canonicalize(value: unknown, options: CanonicalOptions = {}): st
         refuse(options, path, v, 'only Uint8Array is encoded; convert other binary data with new Uint8Array(x.buffer) or Array.from(x).');
       }
       if (obj instanceof Map) {
-        const entries = [...obj.entries()].map(([k, val], i) => [enc(k, { parent: path, key: `<key ${i}>`, root: false }), enc(val, { parent: path, key: `<value ${i}>`, root: false })] as const);
+        const entries = [...obj.entries()].map(([k, val], i) => {
+          path.push(`<key ${i}>`);
+          const ek = enc(k);
+          path[path.length - 1] = `.get(${i})`;
+          const ev = enc(val);
+          path.pop();
+          return [ek, ev] as const;
+        });
         entries.sort((a, b) => compareCodePoints(a[0], b[0]));
         return `{"__map__":[${entries.map(([k, val]) => `[${k},${val}]`).join(',')}]}`;
       }
       if (obj instanceof Set) {
         let i = 0;
-        const items = [...obj].map((e) => enc(e, { parent: path, key: `<item ${i++}>`, root: false }));
+        const items = [...obj].map((e) => {
+          path.push(`<item ${i++}>`);
+          const item = enc(e);
+          path.pop();
+          return item;
+        });
         items.sort(compareCodePoints);
         return `{"__set__":[${items.join(',')}]}`;
       }
       const toJSON = (obj as { toJSON?: unknown }).toJSON;
-      if (typeof toJSON === 'function') return enc((toJSON as () => unknown).call(obj), path);
+      if (typeof toJSON === 'function') return enc((toJSON as () => unknown).call(obj));
       return refuse(options, path, v, 'class instances are refused unless they define toJSON(); pass plain data or add toJSON().');
     } finally {
       active.pop();
     }
   };
-  return enc(value, { parent: undefined, key: options.path ?? 'value', root: true });
+  return enc(value);
 }

@@ -38,17 +38,31 @@ function isPlain(v: object): boolean {
   return p === Object.prototype || p === null;
 }
 
-function toTemplate(value: unknown, depIndex: Map<ArtifactStep<unknown>, number>): unknown {
+function toTemplate(value: unknown, deps: readonly ArtifactStep<unknown>[]): unknown {
   if (typeof value !== 'object' || value === null) return value;
-  if (isArtifactStep(value)) return DepSlot.of(depIndex.get(value) as number);
+  if (isArtifactStep(value)) return DepSlot.of(deps.indexOf(value));
   if (isOut(value)) return OUT;
-  if (Array.isArray(value)) return value.map((v) => toTemplate(v, depIndex));
+  if (Array.isArray(value)) return value.map((v) => toTemplate(v, deps));
   if (isPlain(value)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = toTemplate(v, depIndex);
+    for (const k in value) out[k] = toTemplate((value as Record<string, unknown>)[k], deps);
     return out;
   }
   return value;
+}
+
+/**
+ * The in-process function of an `apply` step. Built in its own scope so the closure keeps
+ * only the user function and the spec alive, not lowering's temporaries.
+ */
+function bindApply(userFn: (inputs: unknown, ctx: unknown) => unknown): { fn: NonNullable<StepSpec['fn']>; bind: (spec: StepSpec) => void } {
+  let spec: StepSpec | undefined;
+  return {
+    fn: (outputPath, ctx) => userFn(resolveInputs(spec as StepSpec, outputPath, ctx.depPaths), ctx),
+    bind: (s) => {
+      spec = s;
+    },
+  };
 }
 
 /**
@@ -129,29 +143,27 @@ function lowerOne(handle: ArtifactStep<unknown>, deps: StepSpec[], provenance: P
       { step: name },
     );
   }
-  const depIndex = new Map<ArtifactStep<unknown>, number>();
-  handle.deps.forEach((d, i) => depIndex.set(d, i));
-  const depIdents = deps.map((d) => d.ident);
+  const depIdents = new Array<string>(deps.length);
+  for (let i = 0; i < deps.length; i++) depIdents[i] = (deps[i] as StepSpec).ident;
   const hashAttrs: Record<string, unknown> = { version: handle.version, fingerprint, deps: depIdents };
   // The canonical form of hashAttrs, written directly (keys in code-point order).
-  let attrsCanonical = `{"deps":[${depIdents.map((d) => JSON.stringify(d)).join(',')}]`;
+  let attrsCanonical = '{"deps":[';
+  for (let i = 0; i < depIdents.length; i++) attrsCanonical += (i ? ',' : '') + JSON.stringify(depIdents[i]);
+  attrsCanonical += ']';
   if (handle.expectedFingerprint !== undefined) {
     hashAttrs.expectedFingerprint = handle.expectedFingerprint;
     attrsCanonical += `,"expectedFingerprint":${JSON.stringify(handle.expectedFingerprint)}`;
   }
   attrsCanonical += `,"fingerprint":"${fingerprint}","version":${JSON.stringify(handle.version)}}`;
-  const userFn = handle.fn as unknown as (inputs: unknown, ctx: unknown) => unknown;
-  // eslint-disable-next-line prefer-const
-  let spec: StepSpec;
-  const fn = (outputPath: string, ctx: Parameters<NonNullable<StepSpec['fn']>>[1]) => userFn(resolveInputs(spec, outputPath, ctx.depPaths), ctx);
-  spec = new StepSpec({
+  const runner = bindApply(handle.fn as unknown as (inputs: unknown, ctx: unknown) => unknown);
+  const spec = new StepSpec({
     attrsCanonical,
     owned: true,
     name,
     kind: 'apply',
-    fn,
+    fn: runner.fn,
     ref,
-    inputs: toTemplate(handle.inputs, depIndex),
+    inputs: toTemplate(handle.inputs, handle.deps),
     hashAttrs,
     deps,
     resources: handle.resources,
@@ -165,6 +177,7 @@ function lowerOne(handle: ArtifactStep<unknown>, deps: StepSpec[], provenance: P
     timeoutMs: handle.timeoutMs,
     provenance,
   });
+  runner.bind(spec);
   return spec;
 }
 

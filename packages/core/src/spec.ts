@@ -132,8 +132,8 @@ export class StepSpec {
   readonly timeoutMs: number | undefined;
   /** Provenance of the lowering. */
   readonly provenance: Provenance | undefined;
-  /** @internal canonical hashAttrs. */
-  readonly #attrsCanon: string;
+  /** @internal canonical hashAttrs; dropped once the hash is known (recomputed on demand). */
+  #attrsCanon: string | undefined;
   /** @internal the Merkle hash, computed on first use. */
   #hash: string | undefined;
   /** @internal traversal scratch (epoch * 4 + state), so large walks need no side maps. */
@@ -197,12 +197,14 @@ export class StepSpec {
 
   /** @internal Canonical encoding of `hashAttrs` (what identity hashes). */
   get attrsCanonical(): string {
-    return this.#attrsCanon;
+    return this.#attrsCanon ?? canonicalize(this.hashAttrs, { path: 'hashAttrs', step: this.name });
   }
 
   /** @internal Sets the hash computed by a batch pass. */
   _setHash(hash: string): void {
     this.#hash = hash;
+    // Identity is fixed now; the canonical text is only needed again for diagnostics.
+    this.#attrsCanon = undefined;
   }
 
   /** @internal Traversal state in walk `epoch` (0 = untouched). */
