@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Sums every test project's results into the one line CI reads: "N passed, N failed".
 // Sources: vitest JSON reports (.test-results/*.json) and cargo test logs (.test-results/*.cargo.txt).
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
 const dir = join(process.cwd(), '.test-results');
@@ -16,6 +16,7 @@ try {
   files = [];
 }
 for (const f of files) {
+  if (!statSync(join(dir, f)).isFile()) continue;
   const text = readFileSync(join(dir, f), 'utf8');
   if (f.endsWith('.json')) {
     const r = JSON.parse(text);

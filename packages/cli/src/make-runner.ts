@@ -4,23 +4,6 @@ import { CairnError } from '@cairn/core';
 import { requirePrefix, type EffectiveConfig } from './config.js';
 
 /**
- * Makes an executor answer to the name it is registered under. The runner routes job reports
- * by registry name but waits for them under `executor.name`, so a built-in registered under
- * another key (`fast: { use: 'threads' }`) or a plugin under a custom key would never see its
- * jobs finish. Methods stay bound to the real executor (class executors keep private fields).
- */
-function renamed(executor: Executor, name: string): Executor {
-  if (executor.name === name) return executor;
-  return new Proxy(executor, {
-    get(target, prop) {
-      if (prop === 'name') return name;
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-}
-
-/**
  * The runner for a command: prefix, concurrency, pools, the default executor and every
  * configured executor (a factory object, or a built-in by name, registered under its key,
  * with its `options`).
@@ -39,14 +22,14 @@ export function makeRunner(config: EffectiveConfig, extra: { onEvent?: RunnerLis
           `Executor "${name}" uses "${use}", which is not a built-in (${builtinExecutors.map((b) => b.name).join(', ')}). Import the plugin's factory in cairn.config.ts and pass it as use.`,
         );
       }
-      if (use !== name) executors[name] = { name, create: (o: unknown) => renamed(builtin.create(o), name) };
+      if (use !== name) executors[name] = { name, create: (o: unknown) => builtin.create(o) };
     } else if (typeof use === 'function') {
-      executors[name] = { name, create: (o: unknown) => renamed((use as (o: unknown) => Executor)(o ?? {}), name) };
+      executors[name] = { name, create: (o: unknown) => (use as (o: unknown) => Executor)(o ?? {}) };
     } else {
       if (typeof use.create !== 'function') {
         throw new CairnError('CAIRN_CONFIG', `Executor "${name}": use must be a built-in name, an executor factory ({ name, create(options) }) or a create function.`);
       }
-      executors[name] = { name, create: (o: unknown) => renamed((use.create as (o: unknown) => Executor)(o ?? {}), name) };
+      executors[name] = { name, create: (o: unknown) => (use.create as (o: unknown) => Executor)(o ?? {}) };
     }
   }
   return new StepRunner({

@@ -10,11 +10,13 @@ import { dirname } from 'node:path';
 import { CairnError, encodeTask, type CairnErrorCode } from '@cairn/core';
 import { cliTransport } from './cli.js';
 import { localCommandRunner } from './command.js';
-import { logTail, readLogLines } from './logs.js';
+import { logTail } from './logs.js';
 import type { SlurmExecutorOptions } from './options.js';
 import { restTransport } from './rest.js';
-import { decodeWorkerResult, toError } from './result.js';
 import {
+  decodeResult,
+  rebuildError,
+  tailLogs,
   workerEntryPath,
   type Executor,
   type ExecutorCapabilities,
@@ -241,13 +243,13 @@ export function createSlurmExecutor(options: SlurmExecutorOptions = {}): SlurmEx
         }
         let result;
         try {
-          result = decodeWorkerResult(bytes);
+          result = decodeResult(bytes);
         } catch (err) {
           return { state: 'failed', exitCode: v.code, reason: 'CAIRN_CODEC_CORRUPT', error: err };
         }
         if (result.ok) return { state: 'succeeded', result: result.result, exitCode: v.code };
         if (job.cancelRequested && result.error.code === 'CAIRN_CANCELLED') return { state: 'cancelled', exitCode: v.code, reason: 'CANCELLED' };
-        return { state: 'failed', exitCode: v.code, reason: result.error.code ?? result.error.name, error: toError(result.error, job.step) };
+        return { state: 'failed', exitCode: v.code, reason: result.error.code ?? result.error.name, error: rebuildError(result.error, job.step) };
       }
     }
   }
@@ -339,7 +341,7 @@ export function createSlurmExecutor(options: SlurmExecutorOptions = {}): SlurmEx
     logs(handle, opts) {
       const job = active.get(handle.jobId) ?? trackedFrom(handle);
       if (!job) throw new CairnError('CAIRN_EXECUTOR', `Job ${handle.jobId} is not a Slurm job handle (no slurmJobId in its info).`);
-      return readLogLines(job.logs, { follow: opts.follow, signal: opts.signal, running: () => active.has(handle.jobId) });
+      return tailLogs(job.logs, { follow: opts.follow, signal: opts.signal, isRunning: () => active.has(handle.jobId) });
     },
 
     async adopt(handle) {

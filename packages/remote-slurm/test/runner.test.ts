@@ -2,11 +2,14 @@
  * End to end: a StepRunner pipeline with a local step and Slurm steps on a real single-node
  * Slurm (see slurm.test.ts for requirements).
  */
-import { readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { StepSpec } from '@cairn/core';
-import { StepRunner } from '@cairn/runner';
+import { JOB_FILE, StepRunner, type ArtifactRecord, type JobRecord } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { missingSlurmBinaries, startSlurm, type SlurmCluster } from '../../../tools/testenv/slurm.js';
 import { createSlurmExecutor, type SlurmExecutor } from '../src/index.js';
@@ -30,6 +33,11 @@ function pipeline(): StepSpec {
   const left = new StepSpec({ name: 'left', deps: [prep], executor: 'slurm', ref: { module: STEPS, export: 'concat' }, resources: { cpu: 1, timeLimit: 120 } });
   const right = new StepSpec({ name: 'right', deps: [prep], executor: 'slurm', ref: { module: STEPS, export: 'concat' }, resources: { cpu: 1 } });
   return new StepSpec({ name: 'join', deps: [left, right], executor: 'slurm', ref: { module: STEPS, export: 'concat' } });
+}
+
+/** A Slurm step that takes a few seconds; the same as in fixtures/runner-child.mjs. */
+function napStep(): StepSpec {
+  return new StepSpec({ name: 'nap', executor: 'slurm', ref: { module: STEPS, export: 'nap' }, hashAttrs: { case: 'adopt' }, resources: { cpu: 1 } });
 }
 
 describe.skipIf(skip)('StepRunner with the Slurm executor', () => {
@@ -58,4 +66,36 @@ describe.skipIf(skip)('StepRunner with the Slurm executor', () => {
     expect('counts' in again && again.counts).toEqual({ cached: 1 });
     expect(second.stats.sbatchCalls).toBe(0);
   }, 60_000);
+
+  test('a runner restarted while its Slurm job runs adopts the job instead of submitting it again', async () => {
+    const prefix = join(root, 'adopt');
+    const path = napStep().outputPath(prefix);
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/runner-child.mjs', import.meta.url)), prefix, workerEntry()], {
+      env: { ...process.env, ...cluster.env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    let job: JobRecord | undefined;
+    for (let i = 0; i < 600 && job === undefined; i++) {
+      if (existsSync(join(path, JOB_FILE))) job = JSON.parse(readFileSync(join(path, JOB_FILE), 'utf8')) as JobRecord;
+      else await sleep(50);
+    }
+    if (job === undefined) throw new Error(`the first runner never recorded its job: ${stderr}`);
+    const slurmId = String(job.job.info.slurmJobId);
+    const queued = () => execFileSync('squeue', ['-h', '-o', '%i'], { env: { ...process.env, ...cluster.env }, encoding: 'utf8' }).split('\n').filter(Boolean);
+    expect(queued()).toContain(slurmId);
+    child.kill('SIGKILL');
+    await exited;
+
+    const second = createSlurmExecutor({ env: cluster.env, workerEntry: workerEntry() });
+    const summary = await new StepRunner({ prefix, executors: [second], logger: { info() {}, warn() {}, error() {} } }).run([napStep()]);
+    expect(summary.counts).toEqual({ succeeded: 1 });
+    expect(second.stats.sbatchCalls).toBe(0);
+    const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord;
+    expect(record.result).toBe(`napped in ${slurmId}`);
+    expect(record.attempts).toMatchObject([{ attempt: 1, state: 'succeeded', executor: 'slurm', adopted: true, jobId: job.job.jobId }]);
+    expect(existsSync(join(path, JOB_FILE))).toBe(false);
+  }, 90_000);
 });

@@ -6,7 +6,7 @@ import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CairnError, encodeTask, type TaskPayload } from '@cairn/core';
-import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '@cairn/runner';
+import { decodeResult, rebuildError, type Executor, type ExecutorCapabilities, type ExecutorHost, type JobHandle, type JobRequest, type JobStatus } from '@cairn/runner';
 import { HostConnection } from './connection.js';
 import { Bundler, CodeUploader, type CodeBundle } from './deploy.js';
 import { demandOf, HostSlots, type Demand } from './placement.js';
@@ -25,7 +25,6 @@ import {
 } from './remote-script.js';
 import { promisify } from './sftp.js';
 import { downloadDir, uploadDir } from './staging.js';
-import { decodeRemoteResult, rebuildRemoteError } from './worker-result.js';
 
 /** One SSH host the executor may place steps on. */
 export interface SshHostOptions {
@@ -469,7 +468,7 @@ class SshExecutor implements Executor {
         sftp.readFile(`${jobDir}/result.msgpack`).catch(() => null),
         staging ? downloadDir(h.conn, j.info.remoteOutputPath as string, j.info.outputPath).then(() => true) : Promise.resolve(false),
       ]);
-      const result = bytes ? decodeRemoteResult(bytes) : null;
+      const result = bytes ? decodeResult(bytes) : null;
       if (code === 0 && result?.ok) {
         if (staged) h.cleanup.push(`${jobDir}/out`, `${jobDir}/deps`);
         this.#end(j, { state: 'succeeded', result: result.result, exitCode: 0 });
@@ -483,7 +482,7 @@ class SshExecutor implements Executor {
       const where = `on SSH host "${h.options.name}" (${jobDir})`;
       let error: Error;
       if (result && !result.ok) {
-        error = rebuildRemoteError(result.error, j.info.step);
+        error = rebuildError(result.error, j.info.step);
         Object.assign(error, { exitCode: code, logTail: tail, host: h.options.name });
       } else {
         error = new CairnError('CAIRN_REMOTE', `Step "${j.info.step}" exited with code ${code} ${where} without a result.${tail ? ` Last stderr:\n${tail}` : ''}`, { step: j.info.step });
@@ -580,9 +579,9 @@ class SshExecutor implements Executor {
               const bytes = await promisify(await h.conn.sftp())
                 .readFile(`${info.jobDir}/result.msgpack`)
                 .catch(() => null);
-              const r = bytes ? decodeRemoteResult(bytes) : null;
+              const r = bytes ? decodeResult(bytes) : null;
               if (s.code === 0 && r?.ok) out.set(hd.jobId, { state: 'succeeded', result: r.result, exitCode: 0 });
-              else out.set(hd.jobId, { state: 'failed', exitCode: s.code, error: r && !r.ok ? rebuildRemoteError(r.error, info.step) : undefined, reason: `exit code ${s.code}` });
+              else out.set(hd.jobId, { state: 'failed', exitCode: s.code, error: r && !r.ok ? rebuildError(r.error, info.step) : undefined, reason: `exit code ${s.code}` });
             }
           }),
         );

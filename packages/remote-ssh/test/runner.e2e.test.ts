@@ -1,7 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { StepSpec } from '@cairn/core';
-import { StepRunner } from '@cairn/runner';
+import { JOB_FILE, StepRunner, type ArtifactRecord, type JobRecord } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshExecutor } from '../src/index.js';
 import { FIXTURES, hostOf, scratch, removeScratch, sshdOrSkip, startSshd, type SshdInstance } from './helpers.js';
@@ -44,4 +47,39 @@ describe.runIf(run)('StepRunner with the SSH executor (end to end)', () => {
     expect(again.outcome(report)?.state).toBe('cached');
     expect(Object.keys(again.counts)).toEqual(['cached']);
   });
+
+  it('a runner restarted while its SSH job runs adopts the job instead of submitting it again', async () => {
+    const prefix = scratch();
+    const hosts = [hostOf(a, 'a')];
+    // The same step as in fixtures/runner-child.mjs.
+    const nap = () => new StepSpec({ name: 'nap', executor: 'ssh', ref: { module: FIXTURES, export: 'sleeper' }, hashAttrs: { case: 'adopt' }, resources: { cpu: 1, hints: { sleepMs: 3000 } } });
+    const path = nap().outputPath(prefix);
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/runner-child.mjs', import.meta.url)), prefix, JSON.stringify(hosts)], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    let job: JobRecord | undefined;
+    for (let i = 0; i < 600 && job === undefined; i++) {
+      if (existsSync(join(path, JOB_FILE))) job = JSON.parse(readFileSync(join(path, JOB_FILE), 'utf8')) as JobRecord;
+      else await sleep(50);
+    }
+    if (job === undefined) throw new Error(`the first runner never recorded its job: ${stderr}`);
+    child.kill('SIGKILL');
+    await exited;
+
+    const second = createSshExecutor({ hosts, pollIntervalMs: 50 });
+    const submit = second.submit.bind(second);
+    let submits = 0;
+    second.submit = (req) => {
+      submits++;
+      return submit(req);
+    };
+    const summary = await new StepRunner({ prefix, executors: [second], logger: { info() {}, warn() {}, error() {} } }).run([nap()], { handleSigint: false });
+    expect(summary.counts).toEqual({ succeeded: 1 });
+    expect(submits).toBe(0);
+    const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord;
+    expect(record.result).toBe('slept');
+    expect(record.attempts).toMatchObject([{ attempt: 1, state: 'succeeded', executor: 'ssh', adopted: true, jobId: job.job.jobId }]);
+    expect(existsSync(join(path, JOB_FILE))).toBe(false);
+  }, 60_000);
 });

@@ -9,11 +9,13 @@ export { currentClient } from './context.js';
 export { LocalStore } from './store/local.js';
 export { MemoryStore } from './store/memory.js';
 export { parseStatus, STATUS_FILE } from './store/status.js';
-export { RECORD_FILE } from './store/records.js';
+export { JOB_FILE, RECORD_FILE } from './store/records.js';
 export { LEASE_FILE, isStale } from './store/leases.js';
 export { builtinExecutors } from './registry.js';
 export { createInlineExecutor } from './executors/inline.js';
 export { createThreadsExecutor, createProcessExecutor, runTask, workerEntryPath } from './executors/local.js';
+export { tailLogs } from './executors/common.js';
+export { decodeResult, rebuildError } from './worker/result.js';
 
 export type { StepRunnerOptions, RunOptions, Steps } from './runner.js';
 export type { RunSummary, StepOutcome, RunnerLogger, StepInput } from './scheduler.js';
@@ -24,7 +26,7 @@ export type { StepEvent, RunEvent, RunnerEvent, RunnerListener, StepState, Final
 export type { Store, StoredState, AttemptFiles } from './store/store.js';
 export type { LocalStoreOptions } from './store/local.js';
 export type { StatusToken, ParsedStatus } from './store/status.js';
-export type { ArtifactRecord, AttemptRecord, ErrorData } from './store/records.js';
+export type { ArtifactRecord, AttemptRecord, ErrorData, JobRecord } from './store/records.js';
 export type { LeaseHolder, LeaseInfo, LeaseOptions } from './store/leases.js';
 export type { ExecutorsOption } from './registry.js';
 export type {
@@ -40,3 +42,5 @@ export type {
   TerminalState,
 } from './executor.js';
 export type { ThreadsExecutorOptions, ProcessExecutorOptions, RunTaskOptions } from './executors/local.js';
+export type { TailLogsOptions } from './executors/common.js';
+export type { WorkerErrorData, WorkerResult } from './worker/result.js';

@@ -28,7 +28,7 @@ import type { Executor, JobHandle, JobRequest, JobStatus } from './executor.js';
 import type { RunnerEvent, StepState } from './events.js';
 import type { ExecutorRegistry } from './registry.js';
 import { isStale, type LeaseHolder, makeHolder, thisHost } from './store/leases.js';
-import { type ArtifactRecord, type AttemptRecord, errorData } from './store/records.js';
+import { type ArtifactRecord, type AttemptRecord, errorData, type JobRecord } from './store/records.js';
 import type { StatusToken } from './store/status.js';
 import type { Store, StoredState } from './store/store.js';
 
@@ -126,6 +126,10 @@ class Node implements StepOutcome {
   sawForeignLease = false;
   /** An in-flight lease refresh, awaited before the lease is released. */
   refreshing: Promise<void> | null = null;
+  /** This run took the lease over from a dead runner: a job it recorded may still run. */
+  tookOver = false;
+  /** The step has a `.cairn/job.json` (the write, when in flight): removed before the commit. */
+  jobFile: Promise<void> | null = null;
 
   constructor(spec: StepSpec, path: string) {
     this.spec = spec;
@@ -428,12 +432,12 @@ export class Run {
         }
         refs.push(check);
       }
-      node.demand = this.#demandOf(node, ex);
+      node.demand = this.#demandOf(node, name, ex);
     }
     await Promise.all(refs);
   }
 
-  #demandOf(node: Node, ex: Executor): Map<string, number> | null {
+  #demandOf(node: Node, name: string, ex: Executor): Map<string, number> | null {
     let demand: Map<string, number> | null = null;
     const add = (k: string, v: number) => {
       if (v > 0 && this.#poolCap.has(k)) (demand ??= new Map()).set(k, v);
@@ -446,7 +450,7 @@ export class Run {
     }
     const max = ex.capabilities.maxConcurrency;
     if (max !== undefined) {
-      const key = `executor:${ex.name}`;
+      const key = `executor:${name}`;
       if (!this.#poolCap.has(key)) {
         this.#poolCap.set(key, max);
         this.#poolFree.set(key, max);
@@ -639,7 +643,7 @@ export class Run {
         return 'held';
       }
       this.#c.logger.warn(`Step ${node.name}: taking over the stale lease of ${info.holder?.worker_id ?? 'an unknown holder'} at ${node.path}.`);
-      await store.breakLease(node.path, info);
+      if (await store.breakLease(node.path, info)) node.tookOver = true;
     }
     node.sawForeignLease = true;
     return 'held';
@@ -799,20 +803,22 @@ export class Run {
       await this.#finish(node, 'FAILED', 'failed', [], undefined, err, undefined);
       return;
     }
-    const attempts: AttemptRecord[] = [];
-    const firstStart = Date.now();
+    // A job a dead runner left running counts as the attempt it was, with that run's earlier attempts.
+    let adopted = node.tookOver ? await this.#adopt(node) : null;
+    const attempts: AttemptRecord[] = adopted ? [...adopted.record.attempts] : [];
+    const firstStart = adopted ? adopted.record.firstStart : Date.now();
     let infra = 0;
-    for (let attempt = 1; ; attempt++) {
+    for (let attempt = adopted ? adopted.record.attempt : 1; ; attempt++) {
       const ac = new AbortController();
       node.controller = ac;
       if (this.#cancelled) ac.abort(this.#cancelReason);
+      const start = adopted ? adopted.record.start : Date.now();
       let timer: NodeJS.Timeout | undefined;
       if (spec.timeoutMs !== undefined) {
         const ms = spec.timeoutMs;
-        timer = setTimeout(() => ac.abort(new CairnError('CAIRN_TIMEOUT', `Step "${spec.name}" exceeded its timeout of ${ms} ms (attempt ${attempt}). Raise timeoutMs or make the step faster.`, { step: spec.name, retryable: true })), ms);
+        timer = setTimeout(() => ac.abort(new CairnError('CAIRN_TIMEOUT', `Step "${spec.name}" exceeded its timeout of ${ms} ms (attempt ${attempt}). Raise timeoutMs or make the step faster.`, { step: spec.name, retryable: true })), Math.max(0, ms - (Date.now() - start)));
       }
       if (this.#emit) this.#event(node, 'running', { attempt });
-      const start = Date.now();
       const files = c.store.attemptFiles(node.path, attempt);
       const task: TaskPayload = {
         v: 1,
@@ -839,7 +845,16 @@ export class Run {
         attemptDir: files.dir,
         signal: ac.signal,
       };
-      const { status, handle } = await this.#runJob(executor, job, ac.signal);
+      const key = adopted ? adopted.record.executor : node.executor;
+      const accepted =
+        adopted !== null
+          ? adopted.handle
+          : executor.capabilities.resumable
+            ? (h: JobHandle) => this.#recordJob(node, { cairn: 1, executor: key, job: h, attempt, start, firstStart, attempts: [...attempts], host: thisHost(), runId: c.runId })
+            : undefined;
+      const { status, handle } = await this.#runJob(key, adopted ? adopted.executor : executor, job, ac.signal, accepted);
+      const wasAdopted = adopted !== null;
+      adopted = null;
       clearTimeout(timer);
       node.controller = null;
       const aborted = ac.signal.aborted ? (ac.signal.reason as unknown) : undefined;
@@ -847,13 +862,14 @@ export class Run {
       const state: AttemptRecord['state'] =
         status.state === 'succeeded' ? 'succeeded' : code === 'CAIRN_TIMEOUT' ? 'timeout' : code === 'CAIRN_LEASE_LOST' ? 'lease-lost' : aborted !== undefined ? 'cancelled' : status.state === 'lost' ? 'lost' : status.state === 'cancelled' ? 'cancelled' : 'failed';
       const error = state === 'succeeded' ? undefined : aborted ?? status.error ?? new CairnError('CAIRN_REMOTE', `Step "${spec.name}": job ${status.state}${status.reason ? ` (${status.reason})` : ''}.`, { step: spec.name });
-      attempts.push({ attempt, start, end: Date.now(), state, ...(error !== undefined ? { error: errorData(error) } : {}), executor: executor.name, ...(handle ? { jobId: handle.jobId } : {}), host: thisHost() });
+      attempts.push({ attempt, start, end: Date.now(), state, ...(error !== undefined ? { error: errorData(error) } : {}), executor: key, ...(handle ? { jobId: handle.jobId } : {}), host: thisHost(), ...(wasAdopted ? { adopted: true } : {}) });
       if (state === 'succeeded') {
         await this.#finish(node, 'SUCCESS', 'succeeded', attempts, handle, undefined, status.result, firstStart);
         return;
       }
       if (state === 'lease-lost') {
         // The step's directory belongs to the new holder: write nothing.
+        node.jobFile = null;
         node.active = false;
         this.#releaseSlot(node);
         this.#failStep(node, error);
@@ -885,8 +901,56 @@ export class Run {
     return p;
   }
 
-  /** Submits one attempt; resolves on its terminal report, or at once when its signal aborts. */
-  #runJob(executor: Executor, job: JobRequest, signal: AbortSignal): Promise<{ status: JobStatus; handle: JobHandle | undefined }> {
+  /**
+   * A job recorded by the dead runner whose lease this run took over, re-attached through its
+   * executor's `adopt`; null when there is none or it is gone (the step is then submitted afresh).
+   */
+  async #adopt(node: Node): Promise<{ record: JobRecord; executor: Executor; handle: JobHandle } | null> {
+    const c = this.#c;
+    const record = await c.store.readJob(node.path).catch(() => null);
+    if (record === null) return null;
+    node.jobFile = Promise.resolve(); // removed at the commit, whatever happens to the job
+    if (!c.registry.has(record.executor)) {
+      c.logger.warn(`Step ${node.name}: cannot adopt job ${record.job.jobId}: executor "${record.executor}" is not registered; submitting again.`);
+      return null;
+    }
+    const executor = c.registry.get(record.executor);
+    if (!executor.capabilities.resumable || executor.adopt === undefined) return null;
+    try {
+      if (!this.#started.has(record.executor)) {
+        await this.#ensureStarted(record.executor);
+        this.#started.add(record.executor);
+      }
+      const handle = await executor.adopt(record.job);
+      if (handle === null) {
+        c.logger.info(`Step ${node.name}: job ${record.job.jobId} of the previous runner is gone; submitting again.`);
+        return null;
+      }
+      c.logger.info(`Step ${node.name}: adopted job ${handle.jobId} (attempt ${record.attempt}, executor "${record.executor}") from run ${record.runId}.`);
+      return { record, executor, handle };
+    } catch (err) {
+      c.logger.warn(`Step ${node.name}: adopting job ${record.job.jobId} failed (${String(err)}); submitting again.`);
+      return null;
+    }
+  }
+
+  /** Records an accepted job of a resumable executor, so a runner taking over can adopt it. */
+  #recordJob(node: Node, record: JobRecord): void {
+    node.jobFile = this.#c.store.writeJob(node.path, record).catch((err: unknown) => this.#c.logger.warn(`Step ${node.name}: recording job ${record.job.jobId} failed: ${String(err)}`));
+  }
+
+  /**
+   * Submits one attempt (or waits on an adopted job); resolves on its terminal report, or at once
+   * when its signal aborts. `key` is the executor's registry key: reports are routed by it, not
+   * by `executor.name`. `accepted` is the adopted handle, or is called with the submitted one.
+   */
+  #runJob(
+    key: string,
+    executor: Executor,
+    job: JobRequest,
+    signal: AbortSignal,
+    accepted?: JobHandle | ((handle: JobHandle) => void),
+  ): Promise<{ status: JobStatus; handle: JobHandle | undefined }> {
     const registry = this.#c.registry;
     return new Promise((resolve) => {
       let handle: JobHandle | undefined;
@@ -895,7 +959,7 @@ export class Run {
         if (done) return;
         done = true;
         signal.removeEventListener('abort', onAbort);
-        if (handle) registry.forget(executor.name, handle.jobId);
+        if (handle) registry.forget(key, handle.jobId);
         resolve({ status, handle });
       };
       const onAbort = () => {
@@ -904,18 +968,22 @@ export class Run {
       };
       if (signal.aborted) {
         finish({ state: 'cancelled', reason: 'aborted' });
+        if (typeof accepted === 'object') executor.cancel([accepted]).catch(() => undefined);
         return;
       }
       signal.addEventListener('abort', onAbort, { once: true });
       // Submitted from this run's async context, so values the caller keeps in AsyncLocalStorage reach in-process steps.
-      const submitted = clientStorage.run(this.#c.client, () => executor.submit(job));
+      const submitted = typeof accepted === 'object' ? Promise.resolve(accepted) : clientStorage.run(this.#c.client, () => executor.submit(job));
       submitted.then(
         (h) => {
           handle = h;
           if (done) {
-            registry.forget(executor.name, h.jobId);
+            registry.forget(key, h.jobId);
             executor.cancel([h]).catch(() => undefined);
-          } else registry.expect(executor.name, h.jobId, finish);
+          } else {
+            if (typeof accepted === 'function') accepted(h);
+            registry.expect(key, h.jobId, finish);
+          }
         },
         (error: unknown) => finish({ state: 'failed', error }),
       );
@@ -943,6 +1011,12 @@ export class Run {
       // The recorded (JSON) form, so a step's value looks the same whether it ran now or was cached.
       node.result = value;
       node.hasResult = true;
+    }
+    if (node.jobFile !== null) {
+      // Before the commit: a job file never outlives its step's status.
+      await node.jobFile;
+      node.jobFile = null;
+      await c.store.removeJob(node.path);
     }
     if (!spec.writesRecord || state !== 'succeeded') {
       const end = Date.now();

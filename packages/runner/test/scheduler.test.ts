@@ -202,6 +202,24 @@ describe('cancellation', () => {
   });
 });
 
+describe('executor registry keys', () => {
+  it('finishes jobs of executors registered under a key other than their name, and records the key', async () => {
+    const ex = scriptedExecutor(() => ({ delayMs: 1 }), { name: 'scripted', capabilities: { maxConcurrency: 1 } });
+    const store = new MemoryStore();
+    const other = scriptedExecutor(() => ({ delayMs: 1 }), { name: 'scripted' });
+    const g = new Graph().step('a', [], { executor: 'fast' }).step('b', [], { executor: 'other' });
+    const r = new StepRunner({ prefix: '/p', store, executors: { fast: ex, other } });
+    const summary = await r.run(g.pick('a', 'b'));
+    expect(summary.counts).toEqual({ succeeded: 2 });
+    expect(ex.submitted.map((j) => j.spec.name)).toEqual(['a']);
+    const rec = store.entries.get(g.get('a').outputPath('/p'))?.record;
+    expect(rec?.executor).toBe('fast');
+    expect(rec?.attempts.map((a) => a.executor)).toEqual(['fast']);
+    expect(other.submitted.map((j) => j.spec.name)).toEqual(['b']);
+    expect(store.entries.get(g.get('b').outputPath('/p'))?.record?.attempts[0]?.executor).toBe('other');
+  });
+});
+
 describe('concurrency', () => {
   it('never runs more than maxConcurrent steps', async () => {
     const ex = scriptedExecutor(() => ({ delayMs: 2 }));

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { apply, encodeTask, hasCode, lower, makeTask, OUT, StepSpec, type StepLogger, type TaskPayload } from '@cairn/core';
+import { apply, CairnError, encodeTask, hasCode, lower, makeTask, OUT, StepSpec, type StepLogger, type TaskPayload } from '@cairn/core';
 import { runTask, workerEntryPath } from '../src/executors/local.js';
-import { decodeResult, type WorkerResult } from '../src/worker/result.js';
+import { decodeResult, encodeResult, failure, rebuildError, type WorkerResult } from '../src/worker/result.js';
 import { combine, produce } from './fixtures/steps.mjs';
 
 const FIXTURE = new URL('./fixtures/steps.mjs', import.meta.url).href;
@@ -208,5 +208,22 @@ describe('worker entry (dist/worker-entry.js)', () => {
     expect((run.result as Extract<WorkerResult, { ok: false }>).error).toMatchObject({ name: 'CairnError', code: 'CAIRN_CANCELLED' });
     // The step saw its signal abort before the worker exited.
     expect(await readFile(join(task.outputPath, 'aborted.txt'), 'utf8')).toBe('CAIRN_CANCELLED');
+  });
+});
+
+describe('worker results', () => {
+  it('keep retryable across the trip, for CairnErrors and plain errors', () => {
+    const cairn = new CairnError('CAIRN_TIMEOUT', 'too slow', { retryable: true });
+    const plain = Object.assign(new Error('flaky network'), { code: 'ECONNRESET', retryable: true });
+    const [a, b] = [cairn, plain].map((err) => {
+      const r = decodeResult(encodeResult(failure(err)).bytes);
+      if (r.ok) throw new Error('expected a failure');
+      return rebuildError(r.error, 'step');
+    });
+    expect(a).toBeInstanceOf(CairnError);
+    expect(a).toMatchObject({ code: 'CAIRN_TIMEOUT', retryable: true, step: 'step' });
+    expect(b).toMatchObject({ name: 'Error', message: 'flaky network', code: 'ECONNRESET', retryable: true });
+    const fixed = decodeResult(encodeResult(failure(new CairnError('CAIRN_CONFIG', 'bad'))).bytes);
+    expect(!fixed.ok && rebuildError(fixed.error)).toMatchObject({ retryable: false });
   });
 });

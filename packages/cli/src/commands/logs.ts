@@ -1,9 +1,7 @@
 /** `cairn logs <step> [-f]`: a step's attempt logs from the store, optionally following a running step. */
 import { existsSync, readdirSync } from 'node:fs';
-import { open } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { LocalStore } from '@cairn/runner';
+import { LocalStore, tailLogs } from '@cairn/runner';
 import { loadConfig, requirePrefix } from '../config.js';
 import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
@@ -18,8 +16,6 @@ export interface LogsCommandOptions {
   /** Store prefix. */
   readonly prefix?: string;
 }
-
-const FOLLOW_POLL_MS = 200;
 
 /** Finds exactly one stored step for `selector`, or throws a usage error that lists the candidates. */
 export async function resolveStoredStep(prefix: string, selector: string): Promise<StoredStep> {
@@ -47,23 +43,6 @@ function attemptsOnDisk(path: string): number[] {
   return [...nums].sort((a, b) => a - b);
 }
 
-/** Reads what was appended to `file` since `offset`; returns the new offset. */
-async function drain(file: string, offset: number, write: (chunk: Buffer) => void): Promise<number> {
-  const handle = await open(file, 'r').catch(() => undefined);
-  if (!handle) return offset;
-  try {
-    const buf = Buffer.alloc(64 * 1024);
-    for (;;) {
-      const { bytesRead } = await handle.read(buf, 0, buf.length, offset);
-      if (bytesRead === 0) return offset;
-      write(buf.subarray(0, bytesRead));
-      offset += bytesRead;
-    }
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Prints the logs; with `--follow`, keeps printing (including later attempts) until the step's lease is released. */
 export async function logsCommand(ctx: CliContext, selector: string, options: LogsCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
@@ -79,36 +58,34 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
     }
     attempt = 1;
   }
-  const write = (chunk: Buffer) => void ctx.stdout.write(chunk);
+  const print = async (lines: AsyncIterable<string>) => {
+    for await (const line of lines) ctx.stdout.write(`${line}\n`);
+  };
   if (!options.follow) {
     const files = store.attemptFiles(step.path, attempt);
     if (!existsSync(files.stdout) && !existsSync(files.stderr)) {
       throw usageError(`Step ${step.rel} has no logs for attempt ${attempt}.`, `Attempts with logs: ${onDisk.join(', ') || 'none'}.`);
     }
-    await drain(files.stdout, 0, write);
-    await drain(files.stderr, 0, write);
+    await print(tailLogs(files, { follow: false, isRunning: () => false }));
     return 0;
   }
-  // Follow: poll the current attempt's files; move on to a newer attempt when one appears.
+  // Follow the current attempt while the step's lease is held; move on when a newer attempt appears.
   const stop = new AbortController();
   const onInt = () => stop.abort();
   process.once('SIGINT', onInt);
   try {
-    let offsets = { out: 0, err: 0 };
     for (;;) {
-      // Read the lease before draining, so nothing written before it was released is missed.
-      const running = (await store.readLease(step.path)) !== null;
-      const files = store.attemptFiles(step.path, attempt);
-      offsets = { out: await drain(files.stdout, offsets.out, write), err: await drain(files.stderr, offsets.err, write) };
-      const newer = attemptsOnDisk(step.path).filter((n) => n > attempt!);
-      if (newer.length > 0) {
-        attempt = newer[0] as number;
-        offsets = { out: 0, err: 0 };
-        ctx.stdout.write(`--- attempt ${attempt} ---\n`);
-        continue;
-      }
-      if (!running || stop.signal.aborted) break;
-      await sleep(FOLLOW_POLL_MS, undefined, { signal: stop.signal }).catch(() => undefined);
+      const current = attempt;
+      let newer: number | undefined;
+      // Asked before each read, so the read after the lease is released drains what was written before.
+      const isRunning = async () => {
+        newer = attemptsOnDisk(step.path).find((n) => n > current);
+        return newer === undefined && (await store.readLease(step.path)) !== null;
+      };
+      await print(tailLogs(store.attemptFiles(step.path, current), { follow: true, signal: stop.signal, isRunning }));
+      if (newer === undefined || stop.signal.aborted) break;
+      attempt = newer;
+      ctx.stdout.write(`--- attempt ${attempt} ---\n`);
     }
   } finally {
     process.off('SIGINT', onInt);

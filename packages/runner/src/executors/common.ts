@@ -31,17 +31,28 @@ export function statusOf(result: WorkerResult, step: string, cancelReason: unkno
   return { state: 'failed', error: rebuildError(result.error, step), ...(exitCode === undefined ? {} : { exitCode }), reason: result.error.code ?? result.error.name };
 }
 
+/** Options of {@link tailLogs}. */
+export interface TailLogsOptions {
+  /** Keep reading while the job runs. */
+  readonly follow: boolean;
+  /** Stops following. */
+  readonly signal?: AbortSignal | undefined;
+  /** Whether the job still runs; asked before each pass, so the pass after it turns false drains the rest. */
+  readonly isRunning: () => boolean | Promise<boolean>;
+  /** Pause between passes that read nothing. @default 200 */
+  readonly intervalMs?: number | undefined;
+}
+
 /**
- * Yields the lines of a job's stdout and stderr files as they are read. With `follow`,
- * keeps reading until `isRunning()` turns false (then drains once more) or `signal` aborts.
+ * Yields the lines of a job's stdout and stderr files (local or on a shared filesystem) as they
+ * are read: each pass reads what stdout, then stderr, gained. With `follow`, keeps reading until
+ * `isRunning()` turns false (then drains once more) or `signal` aborts. A last line without a
+ * newline is yielded at the end.
  */
-export async function* tailLogs(
-  paths: { readonly stdout: string; readonly stderr: string },
-  options: { follow: boolean; signal?: AbortSignal | undefined; isRunning: () => boolean },
-): AsyncIterable<string> {
+export async function* tailLogs(paths: { readonly stdout: string; readonly stderr: string }, options: TailLogsOptions): AsyncIterable<string> {
   const files = [paths.stdout, paths.stderr].map((path) => ({ path, offset: 0, partial: '', decoder: new StringDecoder('utf8') }));
   for (;;) {
-    const running = options.follow && options.isRunning();
+    const running = options.follow && !options.signal?.aborted && (await options.isRunning());
     let read = false;
     for (const f of files) {
       const handle = await open(f.path, 'r').catch(() => undefined);
@@ -64,7 +75,7 @@ export async function* tailLogs(
     if (!running || options.signal?.aborted) break;
     if (!read) {
       try {
-        await sleep(FOLLOW_INTERVAL_MS, undefined, { signal: options.signal });
+        await sleep(options.intervalMs ?? FOLLOW_INTERVAL_MS, undefined, { signal: options.signal });
       } catch {
         break;
       }

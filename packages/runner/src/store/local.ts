@@ -6,6 +6,7 @@
  * {outputPath}/.artifact.json          the record (JSON), written before the status
  * {outputPath}/.executor_status.lock   the lease, while a runner works on the step
  * {outputPath}/.cairn/logs/attempt-N.{stdout,stderr}
+ * {outputPath}/.cairn/job.json         the job in flight of a resumable executor (adopted after a restart)
  * ```
  *
  * Every write is atomic (temp file + rename). Small files are read and written with
@@ -15,10 +16,10 @@
  */
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CairnError } from '@cairn/core';
 import { LEASE_FILE, type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
-import { parseRecord, RECORD_FILE, type ArtifactRecord } from './records.js';
+import { JOB_FILE, parseJobRecord, parseRecord, RECORD_FILE, type ArtifactRecord, type JobRecord } from './records.js';
 import { parseStatus, STATUS_FILE, type StatusToken } from './status.js';
 import type { AttemptFiles, Store, StoredState } from './store.js';
 
@@ -198,14 +199,18 @@ export class LocalStore implements Store {
     await this.#atomicWrite(join(checkLocal(path), LEASE_FILE), JSON.stringify(holder));
   }
 
-  async removeLease(path: string): Promise<void> {
-    const file = join(checkLocal(path), LEASE_FILE);
+  /** Deletes `file`; no error when it is absent. */
+  async #remove(file: string, what: string): Promise<void> {
     try {
       if (this.#sync) fs.unlinkSync(file);
       else await fsp.unlink(file);
     } catch (err) {
-      if (!isMissing(err)) throw storeError('remove the lease', file, err);
+      if (!isMissing(err)) throw storeError(`remove ${what}`, file, err);
     }
+  }
+
+  async removeLease(path: string): Promise<void> {
+    await this.#remove(join(checkLocal(path), LEASE_FILE), 'the lease');
   }
 
   async breakLease(path: string, observed: LeaseInfo): Promise<boolean> {
@@ -227,6 +232,26 @@ export class LocalStore implements Store {
     }
     await fsp.unlink(aside).catch(() => undefined);
     return true;
+  }
+
+  async writeJob(path: string, job: JobRecord): Promise<void> {
+    const file = join(checkLocal(path), JOB_FILE);
+    try {
+      if (this.#sync) fs.mkdirSync(dirname(file), { recursive: true });
+      else await fsp.mkdir(dirname(file), { recursive: true });
+      await this.#atomicWrite(file, `${JSON.stringify(job, null, 2)}\n`);
+    } catch (err) {
+      throw storeError('record the running job in', file, err);
+    }
+  }
+
+  async readJob(path: string): Promise<JobRecord | null> {
+    const text = await this.#readTextAsync(join(checkLocal(path), JOB_FILE)).catch(() => null);
+    return text === null ? null : parseJobRecord(text);
+  }
+
+  async removeJob(path: string): Promise<void> {
+    await this.#remove(join(checkLocal(path), JOB_FILE), 'the job record');
   }
 
   attemptFiles(path: string, attempt: number): AttemptFiles {

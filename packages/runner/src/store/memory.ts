@@ -3,7 +3,7 @@
  * measuring the scheduler without the filesystem. Nothing is shared between processes.
  */
 import { type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
-import type { ArtifactRecord } from './records.js';
+import type { ArtifactRecord, JobRecord } from './records.js';
 import type { StatusToken } from './status.js';
 import type { AttemptFiles, Store, StoredState } from './store.js';
 
@@ -11,6 +11,7 @@ interface Entry {
   status?: StatusToken;
   record?: ArtifactRecord;
   lease?: { raw: string; mtimeMs: number };
+  job?: JobRecord;
 }
 
 /** The in-memory store. */
@@ -75,6 +76,19 @@ export class MemoryStore implements Store {
     if (!e?.lease || e.lease.raw !== observed.raw) return false;
     delete e.lease;
     return true;
+  }
+
+  async writeJob(path: string, job: JobRecord): Promise<void> {
+    this.#entry(path).job = job;
+  }
+
+  async readJob(path: string): Promise<JobRecord | null> {
+    return this.entries.get(path)?.job ?? null;
+  }
+
+  async removeJob(path: string): Promise<void> {
+    const e = this.entries.get(path);
+    if (e) delete e.job;
   }
 
   attemptFiles(path: string, attempt: number): AttemptFiles {

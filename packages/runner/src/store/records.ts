@@ -9,6 +9,35 @@ import type { StatusToken } from './status.js';
 /** File name of the record inside a step's output directory. */
 export const RECORD_FILE = '.artifact.json';
 
+/** Where a running job of a resumable executor is recorded, relative to the step's output directory. */
+export const JOB_FILE = '.cairn/job.json';
+
+/**
+ * A job in flight (`.cairn/job.json`): written once a resumable executor accepted an attempt,
+ * removed when the step is committed. A runner that takes over a dead runner's lease adopts
+ * the job from it instead of submitting again.
+ */
+export interface JobRecord {
+  /** Format version. */
+  readonly cairn: 1;
+  /** Registry key of the executor that runs the job. */
+  readonly executor: string;
+  /** The executor's handle (job id, host, job dir, pid, Slurm id…). */
+  readonly job: JobHandle;
+  /** Attempt number of the job. */
+  readonly attempt: number;
+  /** Epoch ms the attempt was submitted. */
+  readonly start: number;
+  /** Epoch ms the step's first attempt of that run started. */
+  readonly firstStart: number;
+  /** Earlier attempts of that run. */
+  readonly attempts: readonly AttemptRecord[];
+  /** Host of the runner that submitted the job. */
+  readonly host: string;
+  /** The run that submitted the job. */
+  readonly runId: string;
+}
+
 /** One attempt of a step. */
 export interface AttemptRecord {
   /** 1-based attempt number. */
@@ -27,6 +56,8 @@ export interface AttemptRecord {
   readonly jobId?: string;
   /** Host of the runner that ran the attempt. */
   readonly host: string;
+  /** The job was started by an earlier runner and adopted by this one (from `.cairn/job.json`). */
+  readonly adopted?: boolean;
 }
 
 /** An error as plain data. */
@@ -100,5 +131,16 @@ export function parseRecord(text: string): { record: ArtifactRecord | null; prob
     return { record: v as ArtifactRecord };
   } catch {
     return { record: null, problem: 'the record is not valid JSON (half-written?)' };
+  }
+}
+
+/** Parses `.cairn/job.json` text; null when it is not a job record. */
+export function parseJobRecord(text: string): JobRecord | null {
+  try {
+    const v = JSON.parse(text) as Partial<JobRecord> | null;
+    if (typeof v !== 'object' || v === null || typeof v.executor !== 'string' || typeof v.job?.jobId !== 'string' || typeof v.attempt !== 'number') return null;
+    return v as JobRecord;
+  } catch {
+    return null;
   }
 }

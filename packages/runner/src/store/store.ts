@@ -2,7 +2,7 @@
  * The artifact store contract. Everything is keyed by a step's output path. Implementations:
  * {@link LocalStore} (filesystem, the default) and {@link MemoryStore} (tests, benchmarks).
  */
-import type { ArtifactRecord } from './records.js';
+import type { ArtifactRecord, JobRecord } from './records.js';
 import type { LeaseHolder, LeaseInfo } from './leases.js';
 import type { StatusToken } from './status.js';
 
@@ -46,6 +46,12 @@ export interface Store {
   removeLease(path: string): Promise<void>;
   /** Removes a stale lease if it is still exactly `observed`; true when removed. */
   breakLease(path: string, observed: LeaseInfo): Promise<boolean>;
+  /** Records the job in flight (`.cairn/job.json`), atomically. */
+  writeJob(path: string, job: JobRecord): Promise<void>;
+  /** The job in flight recorded for a step; null when none (or unreadable). */
+  readJob(path: string): Promise<JobRecord | null>;
+  /** Removes the job in flight (no error when absent). */
+  removeJob(path: string): Promise<void>;
   /** Log files and scratch directory of one attempt. */
   attemptFiles(path: string, attempt: number): AttemptFiles;
 }

@@ -15,6 +15,8 @@ export interface WorkerErrorData {
   readonly stack?: string | undefined;
   /** `err.code`, when it had a string code. */
   readonly code?: string | undefined;
+  /** `err.retryable`, when it was a boolean (a `CairnError`'s, or set by the step). */
+  readonly retryable?: boolean | undefined;
 }
 
 /** What a worker reports for one attempt. */
@@ -27,12 +29,13 @@ export type WorkerResult =
 /** Flattens any thrown value. */
 export function errorData(err: unknown): WorkerErrorData {
   if (err instanceof Error || (typeof err === 'object' && err !== null && 'message' in err)) {
-    const e = err as { name?: unknown; message?: unknown; stack?: unknown; code?: unknown };
+    const e = err as { name?: unknown; message?: unknown; stack?: unknown; code?: unknown; retryable?: unknown };
     return {
       name: typeof e.name === 'string' ? e.name : 'Error',
       message: String(e.message),
       stack: typeof e.stack === 'string' ? e.stack : undefined,
       code: typeof e.code === 'string' ? e.code : undefined,
+      retryable: typeof e.retryable === 'boolean' ? e.retryable : undefined,
     };
   }
   return { name: 'Error', message: String(err) };
@@ -40,16 +43,18 @@ export function errorData(err: unknown): WorkerErrorData {
 
 /**
  * Rebuilds an Error from {@link WorkerErrorData}: a `CairnError` when it was one (so
- * `hasCode` works on this side), else an `Error` with the original name, stack and code.
+ * `hasCode` works on this side), else an `Error` with the original name, stack, code and
+ * `retryable`.
  */
 export function rebuildError(data: WorkerErrorData, step?: string): Error {
   let err: Error;
   if (data.name === 'CairnError' && data.code !== undefined && data.code.startsWith('CAIRN_')) {
-    err = new CairnError(data.code as CairnErrorCode, data.message, { step });
+    err = new CairnError(data.code as CairnErrorCode, data.message, { step, retryable: data.retryable });
   } else {
     err = new Error(data.message);
     err.name = data.name;
     if (data.code !== undefined) Object.defineProperty(err, 'code', { value: data.code, enumerable: true, writable: true, configurable: true });
+    if (data.retryable !== undefined) Object.defineProperty(err, 'retryable', { value: data.retryable, enumerable: true, writable: true, configurable: true });
   }
   if (data.stack !== undefined) err.stack = data.stack;
   return err;

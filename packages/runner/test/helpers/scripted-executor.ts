@@ -14,14 +14,30 @@ export interface Script {
  */
 export function scriptedExecutor(
   script: (job: JobRequest) => Script = () => ({}),
-  options: { name?: string; capabilities?: Partial<ExecutorCapabilities> } = {},
-): Executor & { submitted: JobRequest[]; cancelled: string[]; maxInFlight: number; inFlight: number; started: number; stopped: number } {
+  options: {
+    name?: string;
+    capabilities?: Partial<ExecutorCapabilities>;
+    /** Makes the executor adoptable: what an adopted job does, or null when it is gone. */
+    adopt?: (handle: JobHandle) => Script | null;
+  } = {},
+): Executor & { submitted: JobRequest[]; adopted: string[]; cancelled: string[]; maxInFlight: number; inFlight: number; started: number; stopped: number } {
   let host: ExecutorHost | undefined;
   const timers = new Map<string, NodeJS.Timeout>();
+  const schedule = (jobId: string, s: Script) => {
+    timers.set(
+      jobId,
+      setTimeout(() => {
+        timers.delete(jobId);
+        ex.inFlight--;
+        host?.report(jobId, s.status ?? { state: 'succeeded' });
+      }, s.delayMs ?? 0),
+    );
+  };
   const ex = {
     name: options.name ?? 'scripted',
     capabilities: { remote: false, sharedFs: true, deploysCode: false, inProcess: true, cancel: 'reliable', logs: false, resumable: false, ...options.capabilities } as ExecutorCapabilities,
     submitted: [] as JobRequest[],
+    adopted: [] as string[],
     cancelled: [] as string[],
     maxInFlight: 0,
     inFlight: 0,
@@ -35,18 +51,22 @@ export function scriptedExecutor(
       ex.submitted.push(job);
       ex.inFlight++;
       ex.maxInFlight = Math.max(ex.maxInFlight, ex.inFlight);
-      const s = script(job);
       const jobId = `${job.jobKey}#${ex.submitted.length}`;
-      timers.set(
-        jobId,
-        setTimeout(() => {
-          timers.delete(jobId);
-          ex.inFlight--;
-          host?.report(jobId, s.status ?? { state: 'succeeded' });
-        }, s.delayMs ?? 0),
-      );
+      schedule(jobId, script(job));
       return { jobId, executor: ex.name, info: {} };
     },
+    ...(options.adopt
+      ? {
+          async adopt(handle: JobHandle): Promise<JobHandle | null> {
+            const s = options.adopt?.(handle) ?? null;
+            if (s === null) return null;
+            ex.adopted.push(handle.jobId);
+            ex.inFlight++;
+            schedule(handle.jobId, s);
+            return handle;
+          },
+        }
+      : {}),
     async poll(handles: readonly JobHandle[]) {
       return new Map(handles.map((h) => [h.jobId, { state: timers.has(h.jobId) ? 'running' : 'lost' } as JobStatus]));
     },
