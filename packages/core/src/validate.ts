@@ -9,9 +9,10 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
  * characters, no leading/trailing whitespace. Throws `CAIRN_INVALID_NAME` naming the fix.
  */
 export function validateSegment(kind: 'name' | 'version', value: unknown, step?: string): string {
-  const who = step ?? (typeof value === 'string' ? value : String(value));
+  const shown = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'bigint' ? `${value}n` : typeof value === 'symbol' ? value.toString() : String(value);
+  const who = step ?? (typeof value === 'string' ? value : shown);
   const fail = (why: string): never => {
-    throw new CairnError('CAIRN_INVALID_NAME', `Step "${who}": invalid ${kind} ${JSON.stringify(value)}: ${why}`, { step: who });
+    throw new CairnError('CAIRN_INVALID_NAME', `Step "${who}": invalid ${kind} ${shown}: ${why}`, { step: who });
   };
   if (typeof value !== 'string') return fail(`the ${kind} must be a string.`);
   if (value.length === 0) return fail(`the ${kind} is empty; give the step a ${kind}.`);

@@ -147,6 +147,11 @@ describe('apply and lower', () => {
       expect(() => apply({ name, fn: noop, version: 'v1', inputs: {} }), JSON.stringify(name)).toThrow(expect.objectContaining({ code: 'CAIRN_INVALID_NAME' }));
     }
     expect(() => apply({ name: 'ok', fn: noop, version: 'a/b', inputs: {} })).toThrow(/invalid version/);
+    // Values of the wrong type still get a typed error (found by the reliability fuzzer).
+    for (const bad of [0n, Symbol('s'), 3, null, {}]) {
+      expect(() => apply({ name: bad as never, fn: noop, version: 'v1', inputs: {} })).toThrow(expect.objectContaining({ code: 'CAIRN_INVALID_NAME' }));
+      expect(() => apply({ name: 'ok', fn: noop, version: bad as never, inputs: {} })).toThrow(expect.objectContaining({ code: 'CAIRN_INVALID_NAME' }));
+    }
   });
 
   it('refuses a lowered StepSpec where a handle is expected', () => {

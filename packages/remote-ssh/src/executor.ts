@@ -164,6 +164,8 @@ class SshExecutor implements Executor {
   readonly #uploader = new CodeUploader();
   readonly #jobs = new Map<string, Job>();
   readonly #queue: Job[] = [];
+  /** Re-runs placement when every host is down, so queued jobs fail instead of waiting forever. */
+  #downTimer: NodeJS.Timeout | undefined;
   readonly #workerEntry: string;
   #host: ExecutorHost | undefined;
   #timer: NodeJS.Timeout | undefined;
@@ -331,7 +333,37 @@ class SshExecutor implements Executor {
       j.info.jobDir = `${h.workDir}/jobs/${j.info.jobDirName}`;
       started.set(j, this.#launch(j, h));
     }
+    if (this.#queue.length > 0) this.#checkAllDown();
     return started;
+  }
+
+  /**
+   * With no usable host, queued jobs would wait forever: once every host has been unreachable
+   * for `hostTimeoutMs` (or refused us for good), they end as `lost` (an infrastructure failure
+   * the runner retries a bounded number of times, then reports).
+   */
+  #checkAllDown(): void {
+    if (this.#hosts.some((h) => this.#usable(h))) return;
+    const now = Date.now();
+    const timeout = this.#opts.hostTimeoutMs;
+    let wait = 0;
+    for (const h of this.#hosts) {
+      if (h.conn.fatal) continue;
+      const left = (h.downSince ?? now) + timeout - now;
+      if (left > wait) wait = left;
+    }
+    if (wait <= 0) {
+      const names = this.#hosts.map((h) => `${h.options.name} (${h.options.host}:${h.options.port ?? 22})`).join(', ');
+      const err = new CairnError('CAIRN_REMOTE', `No SSH host is reachable: ${names} did not answer for ${timeout} ms. Check the hosts and their sshd, or add another host.`, { retryable: true });
+      for (const j of this.#queue.splice(0)) this.#end(j, { state: 'lost', infrastructure: true, reason: err.message, error: err });
+      return;
+    }
+    if (this.#downTimer) return;
+    this.#downTimer = setTimeout(() => {
+      this.#downTimer = undefined;
+      if (this.#queue.length > 0) this.#pump();
+    }, wait + 10);
+    this.#downTimer.unref();
   }
 
   async #launch(j: Job, h: HostState): Promise<void> {
@@ -729,6 +761,8 @@ class SshExecutor implements Executor {
   async stop(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
+    if (this.#downTimer) clearTimeout(this.#downTimer);
+    this.#downTimer = undefined;
     for (const j of this.#queue.splice(0)) this.#end(j, { state: 'cancelled', reason: 'executor stopped' });
     for (const h of this.#hosts) h.conn.close();
   }
