@@ -199,3 +199,30 @@ export async function startSshd(options: SshdOptions = {}): Promise<SshdInstance
     },
   };
 }
+
+/**
+ * True when a real sshd can be used. Without OpenSSH's server, tests skip with a message naming
+ * `what` — except in CI (`CI` set), where a missing sshd is a failure.
+ */
+export function sshdOrSkip(what: string): boolean {
+  if (sshdAvailable()) return true;
+  if (process.env.CI) throw new Error(`CI: ${SSHD_PATH} is missing; run tools/testenv/install-ssh.sh before ${what}.`);
+  console.warn(`SKIPPING ${what}: OpenSSH server not installed (run tools/testenv/install-ssh.sh).`);
+  return false;
+}
+
+/** Host options (the shape of @cairn/remote-ssh's `SshHostOptions`) for one test sshd. */
+export function testHostOptions(s: SshdInstance, name: string, extra: Record<string, unknown> = {}) {
+  return {
+    name,
+    host: s.host,
+    port: s.port,
+    user: s.user,
+    privateKeyPath: s.privateKeyPath,
+    knownHostsPath: s.knownHostsPath,
+    workDir: join(s.workDir, name),
+    capacity: { cpus: 4, memoryGb: 16, gpus: [] as number[] },
+    nodePath: process.execPath,
+    ...extra,
+  };
+}

@@ -4,36 +4,17 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { makeTask, StepSpec, type Resources } from '@cairn/core';
 import type { ExecutorHost, JobRequest, JobStatus } from '@cairn/runner';
-import { sshdAvailable, startSshd, type SshdInstance } from '../../../tools/testenv/sshd.js';
+import { sshdOrSkip as sshdOrSkipFor, startSshd, testHostOptions, type SshdInstance } from '../../../tools/testenv/sshd.js';
 import type { SshHostOptions } from '../src/index.js';
 
 export const FIXTURES = pathToFileURL(join(import.meta.dirname, 'fixtures', 'steps.mjs')).href;
 
-/**
- * Tests need a real sshd. Without one they skip with a message, except in CI (CI is set),
- * where a missing sshd is a failure.
- */
-export function sshdOrSkip(): boolean {
-  if (sshdAvailable()) return true;
-  if (process.env.CI) throw new Error('CI: /usr/sbin/sshd is missing; run tools/testenv/install-ssh.sh before the remote-ssh tests.');
-  console.warn('SKIPPING @cairn/remote-ssh tests: OpenSSH server not installed (run tools/testenv/install-ssh.sh).');
-  return false;
-}
+/** Tests need a real sshd (skipped with a message outside CI when it is missing). */
+export const sshdOrSkip = (): boolean => sshdOrSkipFor('@cairn/remote-ssh tests');
 
 /** Host options for a test sshd. */
 export function hostOf(s: SshdInstance, name: string, extra: Partial<SshHostOptions> = {}): SshHostOptions {
-  return {
-    name,
-    host: s.host,
-    port: s.port,
-    user: s.user,
-    privateKeyPath: s.privateKeyPath,
-    knownHostsPath: s.knownHostsPath,
-    workDir: join(s.workDir, name),
-    capacity: { cpus: 4, memoryGb: 16, gpus: [] },
-    nodePath: process.execPath,
-    ...extra,
-  };
+  return testHostOptions(s, name, extra) as SshHostOptions;
 }
 
 export { startSshd, type SshdInstance };
