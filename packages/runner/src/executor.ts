@@ -136,6 +136,15 @@ export interface Executor {
   cancel(handles: readonly JobHandle[]): Promise<void>;
   /** Streams a job's log lines; `follow` keeps streaming until the job ends. */
   logs?(handle: JobHandle, options: { follow: boolean; signal?: AbortSignal }): AsyncIterable<string>;
+  /**
+   * Optional, for `inProcess` executors only: runs one attempt on the caller's stack instead of
+   * `submit`. Returns the terminal status when the step finished synchronously (its function
+   * returned a non-promise, or threw), else a promise of it (never rejected). No `host.report` is
+   * sent for such a job; its handle is `{ jobId: job.jobKey, executor: name, info: {} }`. The
+   * runner calls it inside the client's async context, only after `start`, and only for attempts
+   * without a timeout; it may call `submit` instead at any time.
+   */
+  runSync?(job: JobRequest): JobStatus | Promise<JobStatus>;
   /** Re-attaches to a job recorded by an earlier runner; `null` when it is gone. Reports through `host` as usual. */
   adopt?(handle: JobHandle): Promise<JobHandle | null>;
   /** Releases everything (connections, pools, timers). Nothing may keep the process alive afterwards. */

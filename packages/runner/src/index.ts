@@ -23,7 +23,7 @@ export type { StepFailure } from './errors.js';
 export type { ExecutorClient, LoadedArtifact } from './context.js';
 export type { Plan, PlanStep, PlanState } from './plan.js';
 export type { StepEvent, RunEvent, RunnerEvent, RunnerListener, StepState, FinalStepState } from './events.js';
-export type { Store, StoredState, AttemptFiles } from './store/store.js';
+export type { Store, StoredState, AttemptFiles, SyncStoreOps } from './store/store.js';
 export type { LocalStoreOptions } from './store/local.js';
 export type { StatusToken, ParsedStatus } from './store/status.js';
 export type { ArtifactRecord, AttemptRecord, ErrorData, JobRecord } from './store/records.js';

@@ -30,7 +30,7 @@ import type { ExecutorRegistry } from './registry.js';
 import { isStale, type LeaseHolder, makeHolder, thisHost } from './store/leases.js';
 import { type ArtifactRecord, type AttemptRecord, errorData, type JobRecord } from './store/records.js';
 import type { StatusToken } from './store/status.js';
-import type { Store, StoredState } from './store/store.js';
+import type { Store, StoredState, SyncStoreOps } from './store/store.js';
 
 /** A step as the caller may pass it. */
 export type StepInput = StepSpec | ArtifactStep<unknown>;
@@ -130,6 +130,8 @@ class Node implements StepOutcome {
   tookOver = false;
   /** The step has a `.cairn/job.json` (the write, when in flight): removed before the commit. */
   jobFile: Promise<void> | null = null;
+  /** Its executor can run it on the runner's stack (`runSync`) and it has no timeout. */
+  fast = false;
 
   constructor(spec: StepSpec, path: string) {
     this.spec = spec;
@@ -153,8 +155,25 @@ function gpuCount(g: unknown): number {
   return 0;
 }
 
+/** The first attempt of a step started on the synchronous path, handed over to the general one. */
+interface FirstAttempt {
+  readonly inputs: DepInputs;
+  readonly ac: AbortController;
+  readonly start: number;
+  readonly status: JobStatus | Promise<JobStatus>;
+  readonly handle: JobHandle;
+}
+
+const ABORTED: JobStatus = Object.freeze({ state: 'cancelled', reason: 'aborted' });
+/** Fast steps run back to back before the pump checks whether to yield to the event loop. */
+const FAST_BATCH = 1024;
+/** Longest stretch of synchronous steps before the event loop gets a turn (signals, timers, I/O). */
+const SLICE_MS = 20;
+
 function jsonSafe(value: unknown): { ok: true; value: unknown } | { ok: false } {
-  if (value === undefined) return { ok: true, value: undefined };
+  if (value === undefined || value === null || typeof value === 'string' || typeof value === 'boolean') return { ok: true, value };
+  // A finite number is its own JSON form, except -0 (which JSON turns into 0).
+  if (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0)) return { ok: true, value };
   try {
     const text = JSON.stringify(value);
     return text === undefined ? { ok: false } : { ok: true, value: JSON.parse(text) as unknown };
@@ -201,10 +220,18 @@ export class Run {
   #idle: (() => void) | undefined;
   #capacity: (() => void) | undefined;
   readonly #emit: ((event: RunnerEvent) => void) | undefined;
+  /** The store's synchronous operations, when it has them. */
+  readonly #sync: SyncStoreOps | undefined;
+  #pumping = false;
+  #pumpAgain = false;
+  #sliceStart = 0;
+  #fastCount = 0;
+  #deferred = false;
 
   constructor(config: RunConfig) {
     this.#c = config;
     this.#emit = config.emit;
+    this.#sync = config.store.sync;
     for (const [k, v] of Object.entries(config.pools)) {
       this.#poolCap.set(k, v);
       this.#poolFree.set(k, v);
@@ -364,10 +391,9 @@ export class Run {
       }
       const toRead = batch.filter((n) => !n.spec.mutable);
       if (toRead.length > 0) {
-        const states = await this.#c.store.readStates(
-          toRead.map((n) => n.path),
-          toRead.map((n) => n.spec.fingerprint !== undefined),
-        );
+        const paths = toRead.map((n) => n.path);
+        const withRecord = toRead.map((n) => n.spec.fingerprint !== undefined);
+        const states = this.#sync !== undefined ? this.#sync.readStatesSync(paths, withRecord) : await this.#c.store.readStates(paths, withRecord);
         for (let i = 0; i < toRead.length; i++) this.#classify(toRead[i] as Node, states[i] as StoredState);
       }
       const next: StepSpec[] = [];
@@ -382,7 +408,8 @@ export class Run {
       return;
     }
     try {
-      await this.#validate(fresh);
+      const checks = this.#validate(fresh);
+      if (checks !== undefined) await checks;
     } catch (err) {
       for (const node of fresh) if (!node.settled) this.#settle(node, 'cancelled', { error: err });
       throw err;
@@ -404,7 +431,8 @@ export class Run {
     node.built = true;
   }
 
-  async #validate(nodes: readonly Node[]): Promise<void> {
+  /** Checks executors and function refs of fresh steps; a promise only when refs must be resolved. */
+  #validate(nodes: readonly Node[]): Promise<unknown> | undefined {
     const c = this.#c;
     const refs: Promise<unknown>[] = [];
     for (const node of nodes) {
@@ -433,8 +461,9 @@ export class Run {
         refs.push(check);
       }
       node.demand = this.#demandOf(node, name, ex);
+      node.fast = ex.runSync !== undefined && ex.capabilities.inProcess && !ex.capabilities.resumable && spec.timeoutMs === undefined;
     }
-    await Promise.all(refs);
+    return refs.length > 0 ? Promise.all(refs) : undefined;
   }
 
   #demandOf(node: Node, name: string, ex: Executor): Map<string, number> | null {
@@ -520,8 +549,45 @@ export class Run {
     return true;
   }
 
+  /**
+   * Starts what fits. Re-entrant calls (a step finishing synchronously settles and pumps again)
+   * only flag another pass: however long a chain of synchronous steps, the stack stays flat.
+   */
   #pump(): void {
+    if (this.#pumping) {
+      this.#pumpAgain = true;
+      return;
+    }
     if (this.#cancelled) return;
+    this.#pumping = true;
+    this.#sliceStart = performance.now();
+    this.#fastCount = 0;
+    try {
+      do {
+        this.#pumpAgain = false;
+        this.#pumpOnce();
+      } while (this.#pumpAgain && !this.#cancelled);
+    } finally {
+      this.#pumping = false;
+    }
+  }
+
+  /** True (and a later pass scheduled) when synchronous steps have held the event loop long enough. */
+  #sliceOver(): boolean {
+    if (this.#fastCount < FAST_BATCH) return false;
+    this.#fastCount = 0;
+    if (performance.now() - this.#sliceStart < SLICE_MS) return false;
+    if (!this.#deferred) {
+      this.#deferred = true;
+      setImmediate(() => {
+        this.#deferred = false;
+        this.#pump();
+      });
+    }
+    return true;
+  }
+
+  #pumpOnce(): void {
     const max = this.#c.maxConcurrent;
     if (this.#blocked.length > 0) {
       for (let i = 0; i < this.#blocked.length && this.#running < max; ) {
@@ -534,6 +600,11 @@ export class Run {
       }
     }
     while (this.#running < max && this.#readyHead < this.#ready.length) {
+      if (this.#cancelled) return;
+      if (this.#fastCount >= FAST_BATCH && this.#sliceOver()) {
+        this.#pumpAgain = false;
+        break;
+      }
       const node = this.#ready[this.#readyHead++] as Node;
       if (node.settled) continue;
       if (node.demand !== null) {
@@ -563,20 +634,93 @@ export class Run {
     node.hasSlot = true;
     node.active = true;
     if (node.demand) for (const [k, v] of node.demand) this.#poolFree.set(k, (this.#poolFree.get(k) as number) - v);
-    this.#launch(node).catch((err: unknown) => {
-      // Store failures and bugs end up here: the step fails, the run continues.
-      node.active = false;
-      this.#releaseSlot(node);
-      if (!node.settled) this.#failStep(node, err);
-    });
+    if (node.fast && this.#sync !== undefined && !node.tookOver && this.#started.has(node.executor)) {
+      this.#fastCount++;
+      if (this.#runFast(node, this.#sync)) return;
+    }
+    this.#launch(node).catch((err: unknown) => this.#launchFailed(node, err));
   }
 
-  #releaseSlot(node: Node): void {
+  /** Store failures and bugs end up here: the step fails, the run continues. */
+  #launchFailed(node: Node, err: unknown): void {
+    node.active = false;
+    this.#releaseSlot(node);
+    if (!node.settled) this.#failStep(node, err);
+  }
+
+  /** `pump`: false when the caller is the pump itself (it goes on starting steps). */
+  #releaseSlot(node: Node, pump = true): void {
     if (!node.hasSlot) return;
     node.hasSlot = false;
     this.#running--;
     if (node.demand) for (const [k, v] of node.demand) this.#poolFree.set(k, (this.#poolFree.get(k) as number) + v);
-    if (!this.#cancelled) queueMicrotask(() => this.#pump());
+    if (pump && !this.#cancelled) queueMicrotask(() => this.#pump());
+  }
+
+  /**
+   * The synchronous path of one step (store with sync operations, executor with `runSync`):
+   * lease → run → commit → release → settle on the pump's stack, with the same files, records
+   * and events as the general path. Anything else — a foreign lease, a step that returns a
+   * promise, a failed attempt (retries, CANCELLED) — is handed to the general path, which
+   * continues from where this one stopped. False when it did nothing (the caller launches).
+   */
+  #runFast(node: Node, s: SyncStoreOps): boolean {
+    const c = this.#c;
+    const spec = node.spec;
+    const prior = node.prior?.status;
+    if (!c.forceRunFailed && !node.sawForeignLease && (prior === 'FAILED' || prior === 'DEP_FAILED')) return false;
+    const created = s.prepareSync(node.path);
+    const holder = makeHolder(c.runId);
+    if (!s.createLeaseSync(node.path, holder)) return false; // contended: the general path waits or takes over
+    node.holder = holder;
+    try {
+      // The re-check under the lease (another runner may have finished meanwhile) is needed
+      // unless this call created the directory: then no status existed and no runner held it.
+      if (!created && (!spec.mutable || node.sawForeignLease)) {
+        const st = s.readStatesSync([node.path], spec.fingerprint !== undefined)[0];
+        if (st?.status === 'SUCCESS' && st.problem === undefined) {
+          node.holder = null;
+          s.removeLeaseSync(node.path);
+          node.active = false;
+          this.#releaseSlot(node, false);
+          this.#settle(node, 'skipped', { message: 'built by another runner' });
+          return true;
+        }
+      }
+      let inputs: DepInputs;
+      try {
+        inputs = this.#depInputs(node, s) as DepInputs;
+      } catch (err) {
+        this.#finishSync(node, s, 'FAILED', 'failed', [], undefined, err, undefined, Date.now());
+        return true;
+      }
+      const ac = new AbortController();
+      node.controller = ac;
+      const start = Date.now();
+      if (this.#emit) this.#event(node, 'running', { attempt: 1 });
+      const executor = c.registry.get(node.executor);
+      const job = this.#jobRequest(node, inputs, 1, ac.signal);
+      const status = clientStorage.getStore() === c.client ? (executor.runSync as NonNullable<Executor['runSync']>)(job) : clientStorage.run(c.client, () => (executor.runSync as NonNullable<Executor['runSync']>)(job));
+      const handle: JobHandle = { jobId: job.jobKey, executor: executor.name, info: {} };
+      if (status instanceof Promise || status.state !== 'succeeded' || ac.signal.aborted) {
+        // Still running, failed, or cancelled: the general path takes over with the lease held.
+        this.#held.add(node);
+        this.#armHeartbeat();
+        const first: FirstAttempt = { inputs, ac, start, status: ac.signal.aborted ? ABORTED : status, handle };
+        this.#runAttempts(node, first).catch((err: unknown) => this.#launchFailed(node, err));
+        return true;
+      }
+      node.controller = null;
+      const attempts: AttemptRecord[] = [{ attempt: 1, start, end: Date.now(), state: 'succeeded', executor: node.executor, jobId: handle.jobId, host: thisHost() }];
+      this.#finishSync(node, s, 'SUCCESS', 'succeeded', attempts, handle, undefined, status.result, start);
+    } catch (err) {
+      // A store failure: record FAILED (or at least give the lease back) on the general path.
+      if (node.settled) return true;
+      node.controller = null;
+      if (!this.#held.has(node) && node.holder !== null) this.#held.add(node);
+      this.#recordFailure(node, err).catch((e: unknown) => this.#launchFailed(node, e));
+    }
+    return true;
   }
 
   async #launch(node: Node): Promise<void> {
@@ -604,17 +748,25 @@ export class Run {
       }
       return;
     }
+    await this.#runAttempts(node);
+  }
+
+  async #runAttempts(node: Node, first?: FirstAttempt): Promise<void> {
     try {
-      await this.#attempts(node);
+      await this.#attempts(node, first);
     } catch (err) {
-      if (node.settled) return;
-      // Record the failure under the lease; if even that fails, at least give the lease back.
-      try {
-        await this.#finish(node, 'FAILED', 'failed', [], undefined, err);
-      } catch {
-        await this.#dropLease(node).catch(() => undefined);
-        throw err;
-      }
+      await this.#recordFailure(node, err);
+    }
+  }
+
+  /** Records a failure under the lease; if even that fails, at least gives the lease back (and rethrows). */
+  async #recordFailure(node: Node, err: unknown): Promise<void> {
+    if (node.settled) return;
+    try {
+      await this.#finish(node, 'FAILED', 'failed', [], undefined, err);
+    } catch {
+      await this.#dropLease(node).catch(() => undefined);
+      throw err;
     }
   }
 
@@ -748,8 +900,11 @@ export class Run {
 
   // ---- attempts ------------------------------------------------------------------------------
 
-  /** Dependencies' paths and results; a promise only when a cached dependency's record must be read. */
-  #depInputs(node: Node): DepInputs | Promise<DepInputs> {
+  /**
+   * Dependencies' paths and results; a promise only when a cached dependency's record must be
+   * read and `sync` (the store's synchronous operations) is not given.
+   */
+  #depInputs(node: Node, sync?: SyncStoreOps): DepInputs | Promise<DepInputs> {
     // Null-prototype objects start in dictionary mode: keys are step hashes, unique per step, and
     // literal objects would grow one hidden class per key.
     const depPaths = Object.create(null) as Record<string, string>;
@@ -763,13 +918,13 @@ export class Run {
       else if (d.result !== undefined) depResults[d.key] = d.result;
     }
     if (unknown === undefined) return { depPaths, depResults };
-    return this.#loadDepResults(node, unknown, { depPaths, depResults });
+    const paths = unknown.map((d) => d.path);
+    if (sync !== undefined) return this.#applyDepStates(node, unknown, sync.readStatesSync(paths, true), { depPaths, depResults });
+    return this.#c.store.readStates(paths, true).then((states) => this.#applyDepStates(node, unknown, states, { depPaths, depResults }));
   }
 
-
-  async #loadDepResults(node: Node, unknown: Node[], inputs: DepInputs): Promise<DepInputs> {
-    // Cached dependencies: their turn to be confirmed is now, when this step consumes them.
-    const states = await this.#c.store.readStates(unknown.map((d) => d.path), true);
+  /** Cached dependencies: their turn to be confirmed is now, when this step consumes them. */
+  #applyDepStates(node: Node, unknown: Node[], states: StoredState[], inputs: DepInputs): DepInputs {
     for (let i = 0; i < unknown.length; i++) {
       const d = unknown[i] as Node;
       const st = states[i] as StoredState;
@@ -787,7 +942,59 @@ export class Run {
     return inputs;
   }
 
-  async #attempts(node: Node): Promise<void> {
+  /** One attempt's job request. */
+  #jobRequest(node: Node, inputs: DepInputs, attempt: number, signal: AbortSignal): JobRequest {
+    const c = this.#c;
+    const spec = node.spec;
+    const files = c.store.attemptFiles(node.path, attempt);
+    const deps = spec.deps;
+    const depKeys = new Array<string>(deps.length);
+    for (let i = 0; i < deps.length; i++) depKeys[i] = (this.#bySpec.get(deps[i] as StepSpec) as Node).key;
+    const task: TaskPayload = {
+      v: 1,
+      name: spec.name,
+      nameWithHash: node.key,
+      kind: spec.kind,
+      ref: spec.ref ?? { module: 'inline:', export: spec.name },
+      inputs: spec.inputs,
+      depKeys,
+      outputPath: node.path,
+      depPaths: inputs.depPaths,
+      depResults: inputs.depResults,
+      attempt,
+      resources: spec.resources ?? {},
+    };
+    return {
+      jobKey: `${node.key}.${attempt}`,
+      spec,
+      task,
+      outputPath: node.path,
+      prefix: c.prefix,
+      resources: spec.resources ?? {},
+      logPaths: { stdout: files.stdout, stderr: files.stderr },
+      attemptDir: files.dir,
+      signal,
+    };
+  }
+
+  /** A first attempt started synchronously: its status, or cancelled at once when its signal aborts first. */
+  #awaitFirst(first: FirstAttempt): Promise<JobStatus> {
+    const status = first.status;
+    if (!(status instanceof Promise)) return Promise.resolve(status);
+    const signal = first.ac.signal;
+    if (signal.aborted) return Promise.resolve(ABORTED);
+    return new Promise((resolve) => {
+      const onAbort = () => resolve(ABORTED);
+      signal.addEventListener('abort', onAbort, { once: true });
+      void status.then((s) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(s);
+      });
+    });
+  }
+
+  /** Runs the step's attempts (from the second one when `first` was started on the synchronous path). */
+  async #attempts(node: Node, first?: FirstAttempt): Promise<void> {
     const c = this.#c;
     const spec = node.spec;
     const executor = c.registry.get(node.executor);
@@ -795,20 +1002,32 @@ export class Run {
       await this.#ensureStarted(node.executor);
       this.#started.add(node.executor);
     }
-    let inputs: { depPaths: Record<string, string>; depResults: Record<string, unknown> };
-    try {
-      const known = this.#depInputs(node);
-      inputs = known instanceof Promise ? await known : known;
-    } catch (err) {
-      await this.#finish(node, 'FAILED', 'failed', [], undefined, err, undefined);
-      return;
+    let inputs: DepInputs;
+    if (first !== undefined) inputs = first.inputs;
+    else {
+      try {
+        const known = this.#depInputs(node);
+        inputs = known instanceof Promise ? await known : known;
+      } catch (err) {
+        await this.#finish(node, 'FAILED', 'failed', [], undefined, err, undefined);
+        return;
+      }
     }
     // A job a dead runner left running counts as the attempt it was, with that run's earlier attempts.
-    let adopted = node.tookOver ? await this.#adopt(node) : null;
+    let adopted = node.tookOver && first === undefined ? await this.#adopt(node) : null;
     const attempts: AttemptRecord[] = adopted ? [...adopted.record.attempts] : [];
-    const firstStart = adopted ? adopted.record.firstStart : Date.now();
+    const firstStart = adopted ? adopted.record.firstStart : first !== undefined ? first.start : Date.now();
     let infra = 0;
     for (let attempt = adopted ? adopted.record.attempt : 1; ; attempt++) {
+      if (first !== undefined && attempt === 1) {
+        // Started on the synchronous path (no timeout, not adopted): wait for it, then go on as usual.
+        const ac = first.ac;
+        node.controller = ac;
+        const outcome = await this.#afterAttempt(node, attempts, ac, attempt, first.start, firstStart, await this.#awaitFirst(first), first.handle, false, infra);
+        if (outcome === 'done') return;
+        if (outcome === 'infra') infra++;
+        continue;
+      }
       const ac = new AbortController();
       node.controller = ac;
       if (this.#cancelled) ac.abort(this.#cancelReason);
@@ -819,32 +1038,7 @@ export class Run {
         timer = setTimeout(() => ac.abort(new CairnError('CAIRN_TIMEOUT', `Step "${spec.name}" exceeded its timeout of ${ms} ms (attempt ${attempt}). Raise timeoutMs or make the step faster.`, { step: spec.name, retryable: true })), Math.max(0, ms - (Date.now() - start)));
       }
       if (this.#emit) this.#event(node, 'running', { attempt });
-      const files = c.store.attemptFiles(node.path, attempt);
-      const task: TaskPayload = {
-        v: 1,
-        name: spec.name,
-        nameWithHash: node.key,
-        kind: spec.kind,
-        ref: spec.ref ?? { module: 'inline:', export: spec.name },
-        inputs: spec.inputs,
-        depKeys: spec.deps.map((d) => (this.#bySpec.get(d) as Node).key),
-        outputPath: node.path,
-        depPaths: inputs.depPaths,
-        depResults: inputs.depResults,
-        attempt,
-        resources: spec.resources ?? {},
-      };
-      const job: JobRequest = {
-        jobKey: `${node.key}.${attempt}`,
-        spec,
-        task,
-        outputPath: node.path,
-        prefix: c.prefix,
-        resources: spec.resources ?? {},
-        logPaths: { stdout: files.stdout, stderr: files.stderr },
-        attemptDir: files.dir,
-        signal: ac.signal,
-      };
+      const job = this.#jobRequest(node, inputs, attempt, ac.signal);
       const key = adopted ? adopted.record.executor : node.executor;
       const accepted =
         adopted !== null
@@ -856,39 +1050,64 @@ export class Run {
       const wasAdopted = adopted !== null;
       adopted = null;
       clearTimeout(timer);
-      node.controller = null;
-      const aborted = ac.signal.aborted ? (ac.signal.reason as unknown) : undefined;
-      const code = isCairnError(aborted) ? aborted.code : undefined;
-      const state: AttemptRecord['state'] =
-        status.state === 'succeeded' ? 'succeeded' : code === 'CAIRN_TIMEOUT' ? 'timeout' : code === 'CAIRN_LEASE_LOST' ? 'lease-lost' : aborted !== undefined ? 'cancelled' : status.state === 'lost' ? 'lost' : status.state === 'cancelled' ? 'cancelled' : 'failed';
-      const error = state === 'succeeded' ? undefined : aborted ?? status.error ?? new CairnError('CAIRN_REMOTE', `Step "${spec.name}": job ${status.state}${status.reason ? ` (${status.reason})` : ''}.`, { step: spec.name });
-      attempts.push({ attempt, start, end: Date.now(), state, ...(error !== undefined ? { error: errorData(error) } : {}), executor: key, ...(handle ? { jobId: handle.jobId } : {}), host: thisHost(), ...(wasAdopted ? { adopted: true } : {}) });
-      if (state === 'succeeded') {
-        await this.#finish(node, 'SUCCESS', 'succeeded', attempts, handle, undefined, status.result, firstStart);
-        return;
-      }
-      if (state === 'lease-lost') {
-        // The step's directory belongs to the new holder: write nothing.
-        node.jobFile = null;
-        node.active = false;
-        this.#releaseSlot(node);
-        this.#failStep(node, error);
-        return;
-      }
-      if (state === 'cancelled' && (this.#cancelled || status.state === 'cancelled' || aborted !== undefined)) {
-        await this.#finish(node, 'CANCELLED', 'cancelled', attempts, handle, error, undefined, firstStart);
-        return;
-      }
-      const isInfra = status.infrastructure === true || state === 'lost';
-      if (isInfra && infra < INFRA_RETRIES) {
-        infra++;
-      } else if (attempt - infra > spec.retries) {
-        await this.#finish(node, 'FAILED', 'failed', attempts, handle, error, undefined, firstStart);
-        return;
-      }
-      if (this.#emit) this.#event(node, 'retrying', { attempt, error });
-      c.logger.warn(`Step ${spec.name}: attempt ${attempt} failed (${error instanceof Error ? error.message : String(error)}); retrying.`);
+      const outcome = await this.#afterAttempt(node, attempts, ac, attempt, start, firstStart, status, handle, wasAdopted, infra, key);
+      if (outcome === 'done') return;
+      if (outcome === 'infra') infra++;
     }
+  }
+
+  /**
+   * Records how an attempt ended; finishes the step (`done`) or says it is retried (`infra`:
+   * an infrastructure failure, not spending the step's retries; `retry`).
+   */
+  async #afterAttempt(
+    node: Node,
+    attempts: AttemptRecord[],
+    ac: AbortController,
+    attempt: number,
+    start: number,
+    firstStart: number,
+    status: JobStatus,
+    handle: JobHandle | undefined,
+    wasAdopted: boolean,
+    infra: number,
+    key = node.executor,
+  ): Promise<'done' | 'infra' | 'retry'> {
+    const spec = node.spec;
+    node.controller = null;
+    const aborted = ac.signal.aborted ? (ac.signal.reason as unknown) : undefined;
+    const code = isCairnError(aborted) ? aborted.code : undefined;
+    const state: AttemptRecord['state'] =
+      status.state === 'succeeded' ? 'succeeded' : code === 'CAIRN_TIMEOUT' ? 'timeout' : code === 'CAIRN_LEASE_LOST' ? 'lease-lost' : aborted !== undefined ? 'cancelled' : status.state === 'lost' ? 'lost' : status.state === 'cancelled' ? 'cancelled' : 'failed';
+    const error = state === 'succeeded' ? undefined : aborted ?? status.error ?? new CairnError('CAIRN_REMOTE', `Step "${spec.name}": job ${status.state}${status.reason ? ` (${status.reason})` : ''}.`, { step: spec.name });
+    attempts.push({ attempt, start, end: Date.now(), state, ...(error !== undefined ? { error: errorData(error) } : {}), executor: key, ...(handle ? { jobId: handle.jobId } : {}), host: thisHost(), ...(wasAdopted ? { adopted: true } : {}) });
+    if (state === 'succeeded') {
+      await this.#finish(node, 'SUCCESS', 'succeeded', attempts, handle, undefined, status.result, firstStart);
+      return 'done';
+    }
+    if (state === 'lease-lost') {
+      // The step's directory belongs to the new holder: write nothing.
+      node.jobFile = null;
+      node.active = false;
+      this.#releaseSlot(node);
+      this.#failStep(node, error);
+      return 'done';
+    }
+    if (state === 'cancelled' && (this.#cancelled || status.state === 'cancelled' || aborted !== undefined)) {
+      await this.#finish(node, 'CANCELLED', 'cancelled', attempts, handle, error, undefined, firstStart);
+      return 'done';
+    }
+    const isInfra = status.infrastructure === true || state === 'lost';
+    let outcome: 'infra' | 'retry' = 'retry';
+    if (isInfra && infra < INFRA_RETRIES) {
+      outcome = 'infra';
+    } else if (attempt - infra > spec.retries) {
+      await this.#finish(node, 'FAILED', 'failed', attempts, handle, error, undefined, firstStart);
+      return 'done';
+    }
+    if (this.#emit) this.#event(node, 'retrying', { attempt, error });
+    this.#c.logger.warn(`Step ${spec.name}: attempt ${attempt} failed (${error instanceof Error ? error.message : String(error)}); retrying.`);
+    return outcome;
   }
 
   #ensureStarted(name: string): Promise<void> {
@@ -990,6 +1209,67 @@ export class Run {
     });
   }
 
+  /** The recorded (JSON) form of a successful step's value, kept on the node: a value looks the same whether it ran now or was cached. */
+  #recordedValue(node: Node, state: 'succeeded' | 'failed' | 'cancelled', result: unknown): unknown {
+    if (state !== 'succeeded') return undefined;
+    let value: unknown;
+    const safe = jsonSafe(result);
+    if (safe.ok) value = safe.value;
+    else this.#c.logger.warn(`Step ${node.spec.name}: its return value is not JSON-serialisable; it is not recorded.`);
+    node.result = value;
+    node.hasResult = true;
+    return value;
+  }
+
+  /** The record to commit, or undefined when only the status is written (a lazy step's own record). */
+  #record(node: Node, status: StatusToken, state: 'succeeded' | 'failed' | 'cancelled', attempts: AttemptRecord[], handle: JobHandle | undefined, error: unknown, value: unknown, start: number): ArtifactRecord | undefined {
+    const spec = node.spec;
+    if (spec.writesRecord && state === 'succeeded') return undefined;
+    const end = Date.now();
+    const deps = spec.deps;
+    const depPaths = new Array<string>(deps.length);
+    const depIdents = new Array<string>(deps.length);
+    for (let i = 0; i < deps.length; i++) {
+      const d = deps[i] as StepSpec;
+      depPaths[i] = (this.#bySpec.get(d) as Node).path;
+      depIdents[i] = d.ident;
+    }
+    let config: unknown = spec.hashAttrs;
+    if (spec.kind === 'apply') {
+      const byKey: Record<string, string> = {};
+      for (let i = 0; i < deps.length; i++) byKey[(deps[i] as StepSpec).nameWithHash] = depPaths[i] as string;
+      const resolved = jsonSafe(resolveInputs(spec, node.path, byKey));
+      config = resolved.ok ? resolved.value : null;
+    }
+    // Built field by field (no spreads): this runs once per step.
+    const record: Record<string, unknown> = { cairn: 1, name: spec.name, nameWithHash: node.key };
+    if (spec.version !== undefined) record.version = spec.version;
+    if (spec.fingerprint !== undefined) record.fingerprint = spec.fingerprint;
+    if (spec.fingerprintPayload !== undefined) record.fingerprintPayload = spec.fingerprintPayload;
+    record.outputPath = node.path;
+    record.config = config;
+    record.deps = depIdents;
+    record.depPaths = depPaths;
+    record.status = status;
+    if (value !== undefined) record.result = value;
+    if (error !== undefined) record.error = errorData(error);
+    if (spec.provenance !== undefined) record.provenance = spec.provenance;
+    record.attempts = attempts;
+    record.timings = { start, end, durationMs: end - start };
+    record.executor = node.executor;
+    if (handle !== undefined) record.job = handle;
+    record.runId = this.#c.runId;
+    return record as unknown as ArtifactRecord;
+  }
+
+  /** After the commit: releases the slot and settles. */
+  #settleFinished(node: Node, state: 'succeeded' | 'failed' | 'cancelled', error: unknown, pump: boolean): void {
+    node.active = false;
+    this.#releaseSlot(node, pump);
+    if (state === 'failed') this.#failStep(node, error);
+    else this.#settle(node, state, state === 'cancelled' ? { error } : {});
+  }
+
   /** Writes the record and status, releases the lease, settles the step. */
   async #finish(
     node: Node,
@@ -1002,59 +1282,35 @@ export class Run {
     start = Date.now(),
   ): Promise<void> {
     const c = this.#c;
-    const spec = node.spec;
-    let value: unknown;
-    if (state === 'succeeded') {
-      const safe = jsonSafe(result);
-      if (safe.ok) value = safe.value;
-      else c.logger.warn(`Step ${spec.name}: its return value is not JSON-serialisable; it is not recorded.`);
-      // The recorded (JSON) form, so a step's value looks the same whether it ran now or was cached.
-      node.result = value;
-      node.hasResult = true;
-    }
+    const value = this.#recordedValue(node, state, result);
     if (node.jobFile !== null) {
       // Before the commit: a job file never outlives its step's status.
       await node.jobFile;
       node.jobFile = null;
       await c.store.removeJob(node.path);
     }
-    if (!spec.writesRecord || state !== 'succeeded') {
-      const end = Date.now();
-      const depNodes = spec.deps.map((d) => this.#bySpec.get(d) as Node);
-      let config: unknown = spec.hashAttrs;
-      if (spec.kind === 'apply') {
-        const depPaths: Record<string, string> = {};
-        for (let i = 0; i < spec.deps.length; i++) depPaths[(spec.deps[i] as StepSpec).nameWithHash] = (depNodes[i] as Node).path;
-        const resolved = jsonSafe(resolveInputs(spec, node.path, depPaths));
-        config = resolved.ok ? resolved.value : null;
-      }
-      // Built field by field (no spreads): this runs once per step.
-      const record: Record<string, unknown> = { cairn: 1, name: spec.name, nameWithHash: node.key };
-      if (spec.version !== undefined) record.version = spec.version;
-      if (spec.fingerprint !== undefined) record.fingerprint = spec.fingerprint;
-      if (spec.fingerprintPayload !== undefined) record.fingerprintPayload = spec.fingerprintPayload;
-      record.outputPath = node.path;
-      record.config = config;
-      record.deps = spec.deps.map((d) => d.ident);
-      record.depPaths = depNodes.map((d) => d.path);
-      record.status = status;
-      if (value !== undefined) record.result = value;
-      if (error !== undefined) record.error = errorData(error);
-      if (spec.provenance !== undefined) record.provenance = spec.provenance;
-      record.attempts = attempts;
-      record.timings = { start, end, durationMs: end - start };
-      record.executor = node.executor;
-      if (handle !== undefined) record.job = handle;
-      record.runId = c.runId;
-      await c.store.commit(node.path, status, record as unknown as ArtifactRecord);
-    } else {
-      await c.store.commit(node.path, status);
-    }
+    await c.store.commit(node.path, status, this.#record(node, status, state, attempts, handle, error, value, start));
     await this.#dropLease(node);
-    node.active = false;
-    this.#releaseSlot(node);
-    if (state === 'failed') this.#failStep(node, error);
-    else this.#settle(node, state, state === 'cancelled' ? { error } : {});
+    this.#settleFinished(node, state, error, true);
+  }
+
+  /** {@link #finish} on the synchronous path (no job file, no heartbeat registration, called from the pump). */
+  #finishSync(
+    node: Node,
+    s: SyncStoreOps,
+    status: StatusToken,
+    state: 'succeeded' | 'failed' | 'cancelled',
+    attempts: AttemptRecord[],
+    handle: JobHandle | undefined,
+    error: unknown,
+    result: unknown,
+    start: number,
+  ): void {
+    const value = this.#recordedValue(node, state, result);
+    s.commitSync(node.path, status, this.#record(node, status, state, attempts, handle, error, value, start));
+    node.holder = null;
+    s.removeLeaseSync(node.path);
+    this.#settleFinished(node, state, error, false);
   }
 
   // ---- settling ------------------------------------------------------------------------------

@@ -50,6 +50,48 @@ function attemptLogger(job: JobRequest): { log: StepLogger; close(): Promise<voi
 export function createInlineExecutor(): Executor {
   let host: ExecutorHost | undefined;
   const active = new Set<string>();
+  /** The step function and its context; throws when the executor cannot run the job. */
+  const prepare = (job: JobRequest) => {
+    const h = host;
+    if (!h) throw new CairnError('CAIRN_EXECUTOR', 'The "inline" executor was not started; call start(host) before submit().');
+    const fn = job.spec.fn;
+    if (typeof fn !== 'function') {
+      throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}" has no in-process function (it was decoded from bytes); run it on an executor that imports its module, e.g. "threads".`, { step: job.spec.name });
+    }
+    const { log, close } = attemptLogger(job);
+    const ctx: StepContext = {
+      name: job.spec.name,
+      outputPath: job.outputPath,
+      depPaths: job.task.depPaths,
+      depResults: job.task.depResults,
+      signal: job.signal,
+      log,
+      resources: job.task.resources,
+      attempt: job.task.attempt,
+      client: h.client,
+    };
+    return { fn, ctx, close, h };
+  };
+  /** Calls the step: its status, or a promise of it when the function returned one (or a log file is being closed). */
+  const call = (job: JobRequest, fn: NonNullable<JobRequest['spec']['fn']>, ctx: StepContext, close: () => Promise<void> | undefined): JobStatus | Promise<JobStatus> => {
+    const done = (status: JobStatus): JobStatus | Promise<JobStatus> => {
+      const closing = close();
+      return closing === undefined ? status : closing.then(() => status);
+    };
+    let out: unknown;
+    try {
+      out = fn(job.outputPath, ctx);
+    } catch (error) {
+      return done({ state: 'failed', error });
+    }
+    if (out !== null && typeof (out as Promise<unknown>)?.then === 'function') {
+      return Promise.resolve(out as Promise<unknown>).then(
+        (result) => done({ state: 'succeeded', result }),
+        (error: unknown) => done({ state: 'failed', error }),
+      );
+    }
+    return done({ state: 'succeeded', result: out });
+  };
   return {
     name: 'inline',
     capabilities,
@@ -57,47 +99,39 @@ export function createInlineExecutor(): Executor {
       host = h;
     },
     async submit(job) {
-      const h = host;
-      if (!h) throw new CairnError('CAIRN_EXECUTOR', 'The "inline" executor was not started; call start(host) before submit().');
-      const fn = job.spec.fn;
-      if (typeof fn !== 'function') {
-        throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}" has no in-process function (it was decoded from bytes); run it on an executor that imports its module, e.g. "threads".`, { step: job.spec.name });
-      }
+      const { fn, ctx, close, h } = prepare(job);
       const jobId = job.jobKey;
-      const { log, close } = attemptLogger(job);
-      const ctx: StepContext = {
-        name: job.spec.name,
-        outputPath: job.outputPath,
-        depPaths: job.task.depPaths,
-        depResults: job.task.depResults,
-        signal: job.signal,
-        log,
-        resources: job.task.resources,
-        attempt: job.task.attempt,
-        client: h.client,
-      };
       active.add(jobId);
-      const finish = (status: JobStatus) => {
-        active.delete(jobId);
-        const closing = close();
-        if (closing === undefined) h.report(jobId, status);
-        else void closing.then(() => h.report(jobId, status));
-      };
       // Called after submit resolves, so a synchronous step function cannot report first.
       queueMicrotask(() => {
-        try {
-          const out = fn(job.outputPath, ctx);
-          if (out !== null && typeof (out as Promise<unknown>)?.then === 'function') {
-            (out as Promise<unknown>).then(
-              (result) => finish({ state: 'succeeded', result }),
-              (error: unknown) => finish({ state: 'failed', error }),
-            );
-          } else finish({ state: 'succeeded', result: out });
-        } catch (error) {
-          finish({ state: 'failed', error });
+        const status = call(job, fn, ctx, close);
+        if (status instanceof Promise) {
+          void status.then((s) => {
+            active.delete(jobId);
+            h.report(jobId, s);
+          });
+        } else {
+          active.delete(jobId);
+          h.report(jobId, status);
         }
       });
       return { jobId, executor: 'inline', info: {} };
+    },
+    runSync(job) {
+      let prepared: ReturnType<typeof prepare>;
+      try {
+        prepared = prepare(job);
+      } catch (error) {
+        return { state: 'failed', error };
+      }
+      const status = call(job, prepared.fn, prepared.ctx, prepared.close);
+      if (!(status instanceof Promise)) return status;
+      const jobId = job.jobKey;
+      active.add(jobId);
+      return status.then((s) => {
+        active.delete(jobId);
+        return s;
+      });
     },
     async poll(handles) {
       const out = new Map<string, JobStatus>();

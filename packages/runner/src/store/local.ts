@@ -21,7 +21,7 @@ import { CairnError } from '@cairn/core';
 import { LEASE_FILE, type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
 import { JOB_FILE, parseJobRecord, parseRecord, RECORD_FILE, type ArtifactRecord, type JobRecord } from './records.js';
 import { parseStatus, STATUS_FILE, type StatusToken } from './status.js';
-import type { AttemptFiles, Store, StoredState } from './store.js';
+import { type AttemptFiles, mirrorsAsync, type Store, type StoredState, type SyncStoreOps } from './store.js';
 
 /** Options of {@link LocalStore}. */
 export interface LocalStoreOptions {
@@ -57,12 +57,91 @@ function checkLocal(path: string): string {
 /** The default store: the local (or shared POSIX) filesystem. */
 export class LocalStore implements Store {
   readonly kind = 'local';
+  /** The synchronous operations (`io: 'sync'` only; not offered to a subclass that overrides the async ones). */
+  readonly sync: SyncStoreOps | undefined;
   readonly #sync: boolean;
   readonly #parallel: number;
 
   constructor(options: LocalStoreOptions = {}) {
     this.#sync = (options.io ?? 'sync') === 'sync';
     this.#parallel = options.readParallelism ?? 64;
+    this.sync = this.#sync && mirrorsAsync(this, LocalStore)
+      ? {
+          readStatesSync: (paths, withRecord) => this.#readStatesSync(paths, withRecord),
+          prepareSync: (path) => this.#prepareSync(path),
+          createLeaseSync: (path, holder) => this.#createLeaseSync(path, holder),
+          commitSync: (path, status, record) => this.#commitSync(path, status, record),
+          removeLeaseSync: (path) => this.#removeSync(join(checkLocal(path), LEASE_FILE), 'the lease'),
+        }
+      : undefined;
+  }
+
+  #readOneSync(path: string, want: boolean): StoredState {
+    const dir = checkLocal(path);
+    try {
+      const statusText = this.#readText(join(dir, STATUS_FILE));
+      const recordText = want && statusText !== null ? this.#readText(join(dir, RECORD_FILE)) : want ? null : undefined;
+      return this.#stateFrom(statusText, recordText);
+    } catch (err) {
+      return { status: null, problem: `unreadable (${(err as Error).message})` };
+    }
+  }
+
+  #readStatesSync(paths: readonly string[], withRecord: readonly boolean[] | boolean): StoredState[] {
+    const out = new Array<StoredState>(paths.length);
+    for (let i = 0; i < paths.length; i++) out[i] = this.#readOneSync(paths[i] as string, typeof withRecord === 'boolean' ? withRecord : withRecord[i] === true);
+    return out;
+  }
+
+  #prepareSync(path: string): boolean {
+    const dir = checkLocal(path);
+    try {
+      // mkdir -p returns the first directory it created: undefined when `dir` already existed.
+      return fs.mkdirSync(dir, { recursive: true }) !== undefined;
+    } catch (err) {
+      throw storeError('create', dir, err);
+    }
+  }
+
+  #atomicWriteSync(file: string, text: string): void {
+    const tmp = tmpName(file);
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+  }
+
+  #commitSync(path: string, status: StatusToken, record?: ArtifactRecord, retried = false): void {
+    const dir = checkLocal(path);
+    try {
+      if (record !== undefined) this.#atomicWriteSync(join(dir, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);
+      this.#atomicWriteSync(join(dir, STATUS_FILE), status);
+    } catch (err) {
+      if (isMissing(err) && !retried) {
+        // The step removed its own output directory: recreate it once.
+        this.#prepareSync(dir);
+        this.#commitSync(path, status, record, true);
+        return;
+      }
+      throw storeError('write the status of', dir, err);
+    }
+  }
+
+  #createLeaseSync(path: string, holder: LeaseHolder): boolean {
+    const file = join(checkLocal(path), LEASE_FILE);
+    try {
+      fs.writeFileSync(file, JSON.stringify(holder), { flag: 'wx' });
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw storeError('create the lease', file, err);
+    }
+  }
+
+  #removeSync(file: string, what: string): void {
+    try {
+      fs.unlinkSync(file);
+    } catch (err) {
+      if (!isMissing(err)) throw storeError(`remove ${what}`, file, err);
+    }
   }
 
   #readText(file: string): string | null {
@@ -121,10 +200,7 @@ export class LocalStore implements Store {
         out[i] = { status: null, problem: `unreadable (${(err as Error).message})` };
       }
     };
-    if (this.#sync) {
-      for (let i = 0; i < paths.length; i++) await readOne(i);
-      return out;
-    }
+    if (this.#sync) return this.#readStatesSync(paths, withRecord);
     let next = 0;
     const worker = async () => {
       while (next < paths.length) await readOne(next++);
@@ -134,10 +210,13 @@ export class LocalStore implements Store {
   }
 
   async prepare(path: string): Promise<void> {
+    if (this.#sync) {
+      this.#prepareSync(path);
+      return;
+    }
     const dir = checkLocal(path);
     try {
-      if (this.#sync) fs.mkdirSync(dir, { recursive: true });
-      else await fsp.mkdir(dir, { recursive: true });
+      await fsp.mkdir(dir, { recursive: true });
     } catch (err) {
       throw storeError('create', dir, err);
     }
@@ -155,6 +234,10 @@ export class LocalStore implements Store {
   }
 
   async commit(path: string, status: StatusToken, record?: ArtifactRecord, retried = false): Promise<void> {
+    if (this.#sync) {
+      this.#commitSync(path, status, record);
+      return;
+    }
     const dir = checkLocal(path);
     try {
       if (record !== undefined) await this.#atomicWrite(join(dir, RECORD_FILE), `${JSON.stringify(record, null, 2)}\n`);

@@ -5,7 +5,7 @@
 import { type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
 import type { ArtifactRecord, JobRecord } from './records.js';
 import type { StatusToken } from './status.js';
-import type { AttemptFiles, Store, StoredState } from './store.js';
+import { type AttemptFiles, mirrorsAsync, type Store, type StoredState, type SyncStoreOps } from './store.js';
 
 interface Entry {
   status?: StatusToken;
@@ -15,8 +15,10 @@ interface Entry {
 }
 
 /** The in-memory store. */
-export class MemoryStore implements Store {
+export class MemoryStore implements Store, SyncStoreOps {
   readonly kind = 'memory';
+  /** Every operation is synchronous underneath (not offered to a subclass that overrides the async ones). */
+  readonly sync: SyncStoreOps | undefined = mirrorsAsync(this, MemoryStore) ? this : undefined;
   /** Entries by output path (inspect in tests). */
   readonly entries = new Map<string, Entry>();
 
@@ -30,6 +32,10 @@ export class MemoryStore implements Store {
   }
 
   async readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
+    return this.readStatesSync(paths, withRecord);
+  }
+
+  readStatesSync(paths: readonly string[], withRecord: readonly boolean[] | boolean): StoredState[] {
     const out = new Array<StoredState>(paths.length);
     for (let i = 0; i < paths.length; i++) {
       const e = this.entries.get(paths[i] as string);
@@ -44,13 +50,27 @@ export class MemoryStore implements Store {
     this.#entry(path);
   }
 
+  prepareSync(path: string): boolean {
+    if (this.entries.has(path)) return false;
+    this.entries.set(path, {});
+    return true;
+  }
+
   async commit(path: string, status: StatusToken, record?: ArtifactRecord): Promise<void> {
+    this.commitSync(path, status, record);
+  }
+
+  commitSync(path: string, status: StatusToken, record?: ArtifactRecord): void {
     const e = this.#entry(path);
     if (record !== undefined) e.record = record;
     e.status = status;
   }
 
   async createLease(path: string, holder: LeaseHolder): Promise<boolean> {
+    return this.createLeaseSync(path, holder);
+  }
+
+  createLeaseSync(path: string, holder: LeaseHolder): boolean {
     const e = this.#entry(path);
     if (e.lease) return false;
     e.lease = { raw: JSON.stringify(holder), mtimeMs: Date.now() };
@@ -67,6 +87,10 @@ export class MemoryStore implements Store {
   }
 
   async removeLease(path: string): Promise<void> {
+    this.removeLeaseSync(path);
+  }
+
+  removeLeaseSync(path: string): void {
     const e = this.entries.get(path);
     if (e) delete e.lease;
   }

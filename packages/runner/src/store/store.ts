@@ -26,8 +26,29 @@ export interface AttemptFiles {
   readonly dir: string;
 }
 
+/**
+ * Optional synchronous operations of a store whose calls are cheap enough to make on the event
+ * loop (memory, local disk with `io: 'sync'`). Same semantics as their async counterparts. When a
+ * store offers them and a step runs on an executor with `runSync`, the runner runs the whole
+ * lease → run → commit → release of that step without a promise.
+ */
+export interface SyncStoreOps {
+  /** {@link Store.readStates}, synchronously. */
+  readStatesSync(paths: readonly string[], withRecord: readonly boolean[] | boolean): StoredState[];
+  /** {@link Store.prepare}, synchronously; true when this call created the step's directory (so nothing else could have written in it). */
+  prepareSync(path: string): boolean;
+  /** {@link Store.createLease}, synchronously. */
+  createLeaseSync(path: string, holder: LeaseHolder): boolean;
+  /** {@link Store.commit}, synchronously. */
+  commitSync(path: string, status: StatusToken, record?: ArtifactRecord): void;
+  /** {@link Store.removeLease}, synchronously. */
+  removeLeaseSync(path: string): void;
+}
+
 /** An artifact store. */
 export interface Store {
+  /** Synchronous operations, when the store offers them (undefined otherwise). */
+  readonly sync?: SyncStoreOps | undefined;
   /** Implementation name (`local`, `memory`). */
   readonly kind: string;
   /** Reads many steps' states at once; `withRecord[i]` also reads the record of `paths[i]`. Never throws for corrupt files. */
@@ -54,4 +75,18 @@ export interface Store {
   removeJob(path: string): Promise<void>;
   /** Log files and scratch directory of one attempt. */
   attemptFiles(path: string, attempt: number): AttemptFiles;
+}
+
+/** The async methods {@link SyncStoreOps} mirror. */
+const MIRRORED = ['readStates', 'prepare', 'commit', 'createLease', 'removeLease'] as const;
+
+/**
+ * @internal True when `store` uses `base`'s own async methods that {@link SyncStoreOps} mirror:
+ * a subclass overriding one of them (to observe or alter it) gets no sync operations, so the
+ * runner always goes through its override.
+ */
+export function mirrorsAsync(store: Store, base: { prototype: object }): boolean {
+  const proto = base.prototype as Record<string, unknown>;
+  const self = store as unknown as Record<string, unknown>;
+  return MIRRORED.every((m) => self[m] === proto[m]);
 }

@@ -1,0 +1,136 @@
+// The synchronous path: a store with sync operations + an executor with runSync run a step's
+// lease → run → commit → release → settle without promises. Same files, records and events as
+// the general path; anything asynchronous is handed over to it.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { describe, expect, it } from 'vitest';
+import { hasCode, StepSpec } from '@cairn/core';
+import { currentClient, LocalStore, MemoryStore, type RunnerEvent, StepRunner, type StoredState } from '../src/index.js';
+import { chain, Graph, memoryLogger, tempDirs } from './helpers/graph.js';
+
+const dir = tempDirs();
+
+/** A MemoryStore that overrides an async method: it offers no sync operations, so every step takes the general path. */
+class AsyncOnlyStore extends MemoryStore {
+  override async readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
+    return super.readStates(paths, withRecord);
+  }
+}
+
+/** Record fields that differ between runs (time, run id). */
+function stable(record: unknown): unknown {
+  const { timings: _t, runId: _r, attempts, ...rest } = record as { timings: unknown; runId: unknown; attempts: { start: number; end: number }[] };
+  return { ...rest, attempts: attempts.map(({ start: _s, end: _e, ...a }) => a) };
+}
+
+function build(): StepSpec[] {
+  const a = new StepSpec({ name: 'a', hashAttrs: { k: 1 }, fn: () => ({ n: 1, list: [1, 'x'] }) });
+  const b = new StepSpec({ name: 'b', hashAttrs: { k: 2 }, deps: [a], fn: (_o, ctx) => Object.keys(ctx.depResults).length });
+  const c = new StepSpec({ name: 'c', hashAttrs: { k: 3 }, deps: [a, b], fn: () => -0 });
+  const d = new StepSpec({ name: 'd', hashAttrs: { k: 4 }, deps: [c], fn: () => 'text' });
+  return [a, b, c, d];
+}
+
+describe('synchronous path', () => {
+  it('offers sync operations only on stores whose async methods are their own', () => {
+    expect(new MemoryStore().sync).toBeDefined();
+    expect(new AsyncOnlyStore().sync).toBeUndefined();
+    expect(new LocalStore().sync).toBeDefined();
+    expect(new LocalStore({ io: 'async' }).sync).toBeUndefined();
+  });
+
+  it('writes the same records and emits the same events as the general path', async () => {
+    const outcome = async (store: MemoryStore) => {
+      const events: string[] = [];
+      const r = new StepRunner({ prefix: '/p', store, onEvent: (e: RunnerEvent) => e.type === 'step' && events.push(`${e.step}:${e.state}:${e.attempt ?? ''}`) });
+      const specs = build();
+      const summary = await r.run(specs);
+      const records = specs.map((s) => stable(store.entries.get(s.outputPath('/p'))?.record));
+      const statuses = specs.map((s) => store.entries.get(s.outputPath('/p'))?.status);
+      const leases = specs.filter((s) => store.entries.get(s.outputPath('/p'))?.lease !== undefined).length;
+      return { events, records, statuses, leases, counts: summary.counts, results: specs.map((s) => summary.outcome(s)?.result) };
+    };
+    const fast = await outcome(new MemoryStore());
+    const general = await outcome(new AsyncOnlyStore());
+    expect(fast).toEqual(general);
+    expect(fast.statuses).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']);
+    expect(fast.leases).toBe(0);
+    expect(fast.results).toEqual([{ n: 1, list: [1, 'x'] }, 1, 0, 'text']);
+    expect(Object.is(fast.results[2], 0)).toBe(true); // -0 recorded as JSON makes it: 0
+  });
+
+  it('runs a chain of 200,000 synchronous steps without growing the stack', async () => {
+    const steps = chain(200_000);
+    const summary = await new StepRunner({ prefix: '/p', store: new MemoryStore() }).run([steps.at(-1) as StepSpec], { handleSigint: false });
+    expect(summary.counts.succeeded).toBe(200_000);
+  }, 60_000);
+
+  it('synchronous steps see the caller AsyncLocalStorage value and the client', async () => {
+    const als = new AsyncLocalStorage<string>();
+    const seen: unknown[] = [];
+    const steps = chain(5, () => {
+      seen.push([als.getStore(), typeof currentClient().submit]);
+    });
+    const r = new StepRunner({ prefix: '/p', store: new MemoryStore() });
+    await als.run('caller', () => r.run([steps.at(-1) as StepSpec]));
+    expect(seen).toEqual(Array.from({ length: 5 }, () => ['caller', 'function']));
+  });
+
+  it('hands a step that returns a promise, or fails and has retries, to the general path', async () => {
+    let tries = 0;
+    const store = new MemoryStore();
+    const s0 = new StepSpec({ name: 's0', fn: () => 0 });
+    const s1 = new StepSpec({ name: 's1', deps: [s0], fn: async () => 'later' });
+    const s2 = new StepSpec({
+      name: 's2',
+      deps: [s1],
+      retries: 1,
+      fn: (_o, ctx) => {
+        if (++tries === 1) throw new Error('first try');
+        return ctx.depResults[s1.nameWithHash];
+      },
+    });
+    const logger = memoryLogger();
+    const summary = await new StepRunner({ prefix: '/p', store, logger }).run([s2]);
+    expect(summary.counts.succeeded).toBe(3);
+    expect(summary.outcome(s2)?.result).toBe('later');
+    const rec = store.entries.get(s2.outputPath('/p'))?.record;
+    expect(rec?.attempts.map((a) => [a.attempt, a.state, a.jobId])).toEqual([
+      [1, 'failed', `${s2.nameWithHash}.1`],
+      [2, 'succeeded', `${s2.nameWithHash}.2`],
+    ]);
+    expect(store.entries.get(s1.outputPath('/p'))?.record?.result).toBe('later');
+    expect(logger.lines.some((l) => l.includes('attempt 1 failed (first try)'))).toBe(true);
+  });
+
+  it('records CANCELLED when a synchronous step cancels the run', async () => {
+    const ac = new AbortController();
+    const store = new MemoryStore();
+    const [s0, s1, s2] = chain(3, (out) => {
+      if (out.includes('s1')) ac.abort();
+    });
+    const err = await new StepRunner({ prefix: '/p', store, logger: memoryLogger() }).run([s2 as StepSpec], { signal: ac.signal }).catch((e: unknown) => e);
+    expect(hasCode(err, 'CAIRN_CANCELLED')).toBe(true);
+    expect(store.entries.get((s0 as StepSpec).outputPath('/p'))?.status).toBe('SUCCESS');
+    expect(store.entries.get((s1 as StepSpec).outputPath('/p'))?.status).toBe('CANCELLED');
+    expect(store.entries.get((s2 as StepSpec).outputPath('/p'))?.status).toBeUndefined();
+  });
+
+  it('re-checks the status under the lease when the step directory already existed', async () => {
+    const prefix = dir();
+    const g = new Graph().step('a').step('b', ['a']).step('c', ['b']);
+    const bPath = g.get('b').outputPath(prefix);
+    // Another runner finishes b while this one runs a.
+    g.on('a', () => {
+      mkdirSync(bPath, { recursive: true });
+      writeFileSync(join(bPath, '.artifact.json'), JSON.stringify({ cairn: 1, name: 'b', result: 'elsewhere' }));
+      writeFileSync(join(bPath, '.executor_status'), 'SUCCESS');
+    });
+    const summary = await new StepRunner({ prefix, logger: memoryLogger() }).run([g.get('c')]);
+    expect(g.calls).toEqual(['a', 'c']);
+    expect(summary.outcome(g.get('b'))?.state).toBe('skipped');
+    expect(existsSync(join(bPath, '.executor_status.lock'))).toBe(false);
+    expect(readFileSync(join(g.get('c').outputPath(prefix), '.executor_status'), 'utf8')).toBe('SUCCESS');
+  });
+});
