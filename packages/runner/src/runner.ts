@@ -137,6 +137,8 @@ export class StepRunner {
     const prefix = this.prefix();
     const runId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
     const logger = o.logger ?? defaultLogger;
+    // Fail once, up front, on a store that cannot be written, instead of once per root step.
+    await this.#store.checkWritable?.(prefix);
     this.#registry.configure({ prefix, logger, client: this.#client });
     const listeners = this.#listeners;
     const emit =

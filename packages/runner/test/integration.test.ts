@@ -32,6 +32,17 @@ describe('run(...handles)', () => {
 });
 
 describe('store edge cases', () => {
+  it('an unwritable store is one CAIRN_STORE error before any step runs', async () => {
+    const base = dir();
+    writeFileSync(join(base, 'not-a-dir'), '');
+    let ran = 0;
+    const h = apply({ name: 'w', version: 'v1', fn: () => ++ran, inputs: {} });
+    const err = await new StepRunner({ prefix: join(base, 'not-a-dir', 'store') }).run([h]).catch((e: unknown) => e);
+    expect(hasCode(err, 'CAIRN_STORE')).toBe(true);
+    expect(String((err as Error).message)).toMatch(/not-a-dir.*not writable.*Nothing was run/s);
+    expect(ran).toBe(0);
+  });
+
   it('a corrupt record of a lazy step is treated as not built', async () => {
     const prefix = dir();
     let n = 0;

@@ -147,7 +147,7 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
         child = spawn(process.execPath, [...nodeArgs, entryFile, '--task', taskPath, '--result', resultPath], {
           detached: true,
           stdio: ['ignore', out, err],
-          env: { ...process.env, ...options.env },
+          env: { ...process.env, CAIRN_WATCH_PARENT: '1', ...options.env },
         });
       } finally {
         closeSync(out);

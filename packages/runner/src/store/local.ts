@@ -209,6 +209,23 @@ export class LocalStore implements Store {
     return out;
   }
 
+  async checkWritable(prefix: string): Promise<void> {
+    const dir = checkLocal(prefix);
+    const probe = join(dir, tmpName('.cairn-write-probe'));
+    try {
+      await fsp.mkdir(dir, { recursive: true });
+      await fsp.writeFile(probe, '', { flag: 'wx' });
+      await fsp.unlink(probe);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code ?? 'error';
+      throw new CairnError(
+        'CAIRN_STORE',
+        `The store at ${dir} is not writable (${code}: ${(err as Error).message}). Nothing was run. Make it writable (permissions, a read-only mount, a full disk), or choose another prefix (--prefix or CAIRN_PREFIX).`,
+        { cause: err },
+      );
+    }
+  }
+
   async prepare(path: string): Promise<void> {
     if (this.#sync) {
       this.#prepareSync(path);

@@ -73,6 +73,11 @@ export interface Store {
   readJob(path: string): Promise<JobRecord | null>;
   /** Removes the job in flight (no error when absent). */
   removeJob(path: string): Promise<void>;
+  /**
+   * Checks, before a run starts, that the store under `prefix` can be written (creating the
+   * prefix if needed). Throws `CAIRN_STORE` naming the prefix and the fix. Optional.
+   */
+  checkWritable?(prefix: string): Promise<void>;
   /** Log files and scratch directory of one attempt. */
   attemptFiles(path: string, attempt: number): AttemptFiles;
 }

@@ -13,6 +13,10 @@
  * - SIGTERM/SIGINT: aborts `ctx.signal`, gives the step up to 2 s to stop, writes
  *   `{ ok: false, error: { code: 'CAIRN_CANCELLED', … } }`, exit 143.
  * - `ctx.log` lines go to stdout (info) and stderr (warn, error) as `[step] LEVEL message`.
+ * - With `CAIRN_WATCH_PARENT=1` (set by the process executor) the worker cancels itself, as on
+ *   SIGTERM, once the runner that started it is gone: a killed runner leaves no orphan writing
+ *   into an output directory that the next run rebuilds. Remote executors leave it unset, so
+ *   their jobs survive a runner restart and are adopted.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -91,6 +95,17 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  if (process.env.CAIRN_WATCH_PARENT === '1') {
+    // Detached workers outlive their runner; re-parenting (ppid changes) means it died.
+    const parent = process.ppid;
+    const watch = setInterval(() => {
+      if (process.ppid !== parent) {
+        clearInterval(watch);
+        onSignal('SIGHUP');
+      }
+    }, 500);
+    watch.unref();
+  }
 
   let outcome: WorkerResult;
   try {
