@@ -14,5 +14,11 @@ npx nx run-many -t build --output-style=static || { echo "build failed" >&2; exi
 rm -rf .test-results && mkdir -p .test-results
 status=0
 npx nx run-many -t test --output-style=static --parallel=1 --nxBail=false || status=$?
+# The benchmark suite in quick mode, so it cannot rot (no timing assertions; it must run).
+if ! node tools/bench/run.mjs --quick > .test-results/bench-quick.log 2>&1; then
+  echo "benchmark smoke run failed: see .test-results/bench-quick.log" >&2
+  tail -20 .test-results/bench-quick.log >&2
+  status=1
+fi
 node tools/scripts/test-summary.mjs || status=1
 exit $status
