@@ -3,10 +3,10 @@
 // (tools/bench/lib/child.mjs), one at a time, and writes .bench-results/bench.{md,json}.
 //
 //   npx nx run-many -t build --output-style=static     # the suite imports the BUILT packages
-//   npm run bench                                       # full suite (tens of minutes)
+//   npm run bench                                       # full suite (~35 min on 2 cores)
 //   node tools/bench/run.mjs --quick                    # small sizes, under a minute (CI smoke check)
 //
-// Options: --quick, --filter TEXT (only rows whose group or implementation contains TEXT),
+// Options: --quick, --filter A,B (only rows whose group, implementation or variant contains A or B),
 // --runs N (repetitions after warm-up), --warmup N, --out DIR (default .bench-results),
 // --tmp DIR (scratch directory of disk cases; default the OS temp dir), --budget SECONDS
 // (skip a size whose single repetition is predicted to exceed this; default 30).
@@ -43,7 +43,7 @@ function parseArgs(argv) {
     else if (a === '--tmp') opts.tmp = val();
     else if (a === '--budget') opts.budget = Number(val());
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node tools/bench/run.mjs [--quick] [--filter TEXT] [--runs N] [--warmup N] [--out DIR] [--tmp DIR] [--budget SECONDS]');
+      console.log('usage: node tools/bench/run.mjs [--quick] [--filter A,B] [--runs N] [--warmup N] [--out DIR] [--tmp DIR] [--budget SECONDS]');
       process.exit(0);
     } else throw new Error(`unknown option ${a} (try --help)`);
   }
@@ -89,7 +89,9 @@ function runChild(job, { runs, warmup, timeoutMs }) {
       if (line && code === 0) return resolve(JSON.parse(line.slice('BENCH_RESULT '.length)));
       const why = timedOut
         ? `timed out after ${(timeoutMs / 1000).toFixed(0)} s`
-        : (stderr.split('\n').find((l) => /Error|error:/.test(l)) ?? stderr.split('\n').find(Boolean) ?? `exit ${code ?? signal}`).trim().slice(0, 160);
+        : signal
+          ? `killed by ${signal}`
+          : (stderr.split('\n').find((l) => /Error|error:/.test(l)) ?? stderr.split('\n').find(Boolean) ?? `exit ${code}`).trim().slice(0, 160);
       resolve({ error: why, stderr });
     });
   });
@@ -108,7 +110,10 @@ async function main() {
   const native = require('@cairn/native');
   const backendInfo = { native: Boolean(native.binding), reason: native.binding ? `loaded ${native.loadedFrom}` : native.loadErrors.map((e) => e.message).join('; ') || 'CAIRN_NATIVE=0' };
   let jobs = makePlan({ quick: opts.quick, disk: opts.tmp });
-  if (opts.filter) jobs = jobs.filter((j) => `${j.group} ${j.impl} ${j.variant}`.includes(opts.filter));
+  if (opts.filter) {
+    const terms = opts.filter.split(',').filter(Boolean);
+    jobs = jobs.filter((j) => terms.some((t) => `${j.group} ${j.impl} ${j.variant}`.includes(t)));
+  }
   const startedAt = new Date().toISOString();
   const loadavgStart = loadavg();
   const t0 = performance.now();
@@ -130,13 +135,18 @@ async function main() {
     } else {
       const prev = lastOf.get(seriesKey(job));
       if (prev?.error || prev?.skipped) r.skipped = `skipped: the smaller size (${prev.params.n}) ${prev.error ? 'failed' : 'was skipped'}`;
-      else if (prev && prev.median !== undefined) {
-        const predicted = prev.median * (n / prev.params.n);
-        if (predicted > opts.budget * 1000) r.skipped = `skipped: at n=${prev.params.n} one run took ${formatMs(prev.median)}, so n=${n} would take ~${formatMs(predicted)} (> ${opts.budget} s)`;
+      else if (prev && prev.median !== undefined && job.backend === null) {
+        // Peers only (Cairn rows always run): linear extrapolation of the fastest run, and of the
+        // setup (graph build), from the previous size. The fastest run is the least noisy.
+        const scale = n / prev.params.n;
+        const run = prev.min * scale;
+        const setup = prev.setupMs * scale;
+        if (run > opts.budget * 1000) r.skipped = `skipped: at n=${prev.params.n} the fastest run took ${formatMs(prev.min)}, so n=${n} would take ~${formatMs(run)} (> ${opts.budget} s)`;
+        else if (setup > 2 * opts.budget * 1000) r.skipped = `skipped: at n=${prev.params.n} building the graph took ${formatMs(prev.setupMs)}, so n=${n} would take ~${formatMs(setup)}`;
       }
     }
     if (!r.skipped) {
-      const timeoutMs = (opts.quick ? 60 : 600) * 1000;
+      const timeoutMs = (opts.quick ? 60 : 300) * 1000;
       const out = await runChild(job, { runs, warmup, timeoutMs });
       if (out.error) {
         r.error = out.error;

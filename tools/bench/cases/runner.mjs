@@ -9,7 +9,7 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import * as core from '@cairn/core';
 import { LocalStore, MemoryStore, StepRunner } from '@cairn/runner';
-import { generate, sinks, toHandles, toSpecs } from '../generators.mjs';
+import { edgeList, generate, sinks, toHandles, toSpecs } from '../generators.mjs';
 import { scratch } from '../lib/tmp.mjs';
 import { check, timeAsync } from '../lib/timing.mjs';
 
@@ -133,8 +133,7 @@ export const variants = {
   async 'p-graph'({ shape, n, maxConcurrent = 8 }) {
     const { PGraph } = require('p-graph');
     const graph = generate(shape, n);
-    const edges = [];
-    for (let i = 0; i < n; i++) for (let e = graph.offsets[i]; e < graph.offsets[i + 1]; e++) edges.push([`n${graph.deps[e]}`, `n${i}`]);
+    const edges = edgeList(graph, (i) => `n${i}`);
     return async () => {
       let done = 0;
       const nodes = new Map();

@@ -53,7 +53,10 @@ export function makePlan({ quick, disk, tmpfs = existsSync('/dev/shm') ? '/dev/s
   if (!quick) add(both('lower()', 'core', 'lower', { shape: 'chain', n: M }));
   for (const n of quick ? [10 * K] : [100 * K, M]) add(both('computeIdentities', 'core', 'identities', { shape: 'layered', n }));
   for (const p of shapesAt(layeredSizes)) add(both('fingerprintAll (kernel)', 'core', 'fingerprintAll', p));
-  for (const p of shapesAt(layeredSizes)) {
+  // Peers also run the other shapes at 10^5 first, so a peer that is quadratic on a shape
+  // (dependency-graph on a 10^6 fan-out) is skipped at 10^6 by the time budget.
+  const peerSizes = quick ? [] : SHAPES_BUT_LAYERED.flatMap((shape) => [{ shape, n: 100 * K }, { shape, n: big }]);
+  for (const p of [...layeredSizes.map((n) => ({ shape: 'layered', n })), ...peerSizes]) {
     add(both('toposort', 'core', 'toposort', p));
     add(peer('toposort', 'toposort 2.0.2', 'order', 'toposort', p));
     add(peer('toposort', 'graphology 0.26 + graphology-dag', 'order', 'graphology', p));
