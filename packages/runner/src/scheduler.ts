@@ -356,16 +356,24 @@ export class Run {
   }
 
   async #add(items: readonly StepInput[]): Promise<void> {
-    const roots: StepSpec[] = [];
+    // One lowering and one identity pass per batch: provenance is captured once and fresh
+    // graphs are hashed in a single backend call, not item by item.
+    const handles: ArtifactStep<unknown>[] = [];
+    const unhashed: StepSpec[] = [];
     for (const item of items) {
-      let root: StepSpec;
       if (item instanceof StepSpec) {
-        root = item;
-        if (root._peekHash() === undefined) computeIdentities([root]);
-      } else if (isArtifactStep(item)) root = lower(item);
+        if (item._peekHash() === undefined) unhashed.push(item);
+      } else if (isArtifactStep(item)) handles.push(item);
       else {
         throw new CairnError('CAIRN_BAD_DEPENDENCY', `run(): got ${item === null ? 'null' : typeof item} where a step was expected; pass StepSpecs or handles returned by apply().`);
       }
+    }
+    if (unhashed.length > 0) computeIdentities(unhashed);
+    const lowered = handles.length > 0 ? lower(handles) : [];
+    const roots: StepSpec[] = [];
+    let h = 0;
+    for (const item of items) {
+      const root = item instanceof StepSpec ? item : (lowered[h++] as StepSpec);
       if (!this.#bySpec.has(root)) roots.push(root);
     }
     if (roots.length === 0) return;
