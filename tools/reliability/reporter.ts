@@ -30,7 +30,7 @@ export function summarize(sections: Record<string, Section>, failedTests: number
     `  duplicate executions:        ${num(crash.duplicateExecutions) + num(conc.duplicateExecutions)} (must be 0; crash ${num(crash.duplicateExecutions)}, 4 concurrent runners ${num(conc.duplicateExecutions)})`,
     `  lost or corrupted outputs:   ${num(crash.lostOutputs) + num(crash.corruptOutputs) + num(conc.lostOutputs)} (must be 0)`,
     `  interrupted steps rerun:     ${num(crash.interruptedStepsRerun)} (allowed: they never recorded SUCCESS)`,
-    `  workers outliving a killed runner: process ${num(crash.processWorkersOutlivingKilledRunner)}, ssh ${num(crash.sshJobsOutlivingKilledRunner)}`,
+    `  workers alive 3 s after their runner was killed: process ${num(crash.processWorkersOutlivingKilledRunnerBy3s)} (must be 0), ssh ${num(crash.sshJobsOutlivingKilledRunner)} (kept for adoption)`,
     `  bad inputs tried:            ${num(fuzz.badInputsTried)}, typed CairnError: ${num(fuzz.typedErrors)} (must be all)${fuzz.firstUntyped ? `; first untyped: ${String(fuzz.firstUntyped)}` : ''}`,
   ];
   for (const store of ['memory', 'null']) {
