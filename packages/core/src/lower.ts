@@ -2,9 +2,9 @@ import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
 import { getFnRef } from './fnref.js';
 import { type ArtifactStep, isArtifactStep, isOut, OUT } from './handle.js';
-import { computeIdentities } from './identity.js';
+import { computeIdentities, nextWalkEpoch } from './identity.js';
 import { captureProvenance } from './provenance.js';
-import { StepSpec } from './spec.js';
+import { setLazyHooks, StepSpec } from './spec.js';
 import { getBackend } from './backend.js';
 import type { Provenance } from './types.js';
 import { isMutableVersion } from './validate.js';
@@ -52,20 +52,6 @@ function toTemplate(value: unknown, deps: readonly ArtifactStep<unknown>[]): unk
 }
 
 /**
- * The in-process function of an `apply` step. Built in its own scope so the closure keeps
- * only the user function and the spec alive, not lowering's temporaries.
- */
-function bindApply(userFn: (inputs: unknown, ctx: unknown) => unknown): { fn: NonNullable<StepSpec['fn']>; bind: (spec: StepSpec) => void } {
-  let spec: StepSpec | undefined;
-  return {
-    fn: (outputPath, ctx) => userFn(resolveInputs(spec as StepSpec, outputPath, ctx.depPaths), ctx),
-    bind: (s) => {
-      spec = s;
-    },
-  };
-}
-
-/**
  * Resolves an inputs template: dependency slot `i` becomes `depPaths[depKeys[i]]`, `OUT`
  * becomes `outputPath`. Arrays and plain objects are copied; other values kept as-is.
  */
@@ -106,19 +92,133 @@ export function resolveInputs(spec: StepSpec, outputPath: string, depPaths: Read
 
 /** The fingerprinted form of an `apply` step's inputs (dependencies by `name@version`, `OUT` by a placeholder). */
 export function fingerprintPayload(handle: ArtifactStep<unknown>): string {
-  return canonicalize(handle.inputs, {
+  return fastPayload(handle.inputs, 0) ?? canonicalize(handle.inputs, {
     path: 'inputs',
     step: handle.name,
     replace: (v) => (isArtifactStep(v) ? `<dep:${v.ident}>` : isOut(v) ? '<OUT>' : undefined),
   });
 }
 
+const RESERVED = new Set(['__bigint__', '__date__', '__map__', '__set__', '__bytes__']);
+const HIGH_KEY = /[\uD800-\uFFFF]/;
+
+/**
+ * {@link fingerprintPayload} for the common case (plain objects and arrays of strings,
+ * finite numbers, booleans, null, handles and `OUT`), byte-identical to `canonicalize`.
+ * Returns `undefined` on anything else (and beyond a small depth, which also covers
+ * cycles), so the general encoder decides, and reports errors with their paths.
+ */
+function fastPayload(v: unknown, depth: number): string | undefined {
+  switch (typeof v) {
+    case 'string':
+      return v.isWellFormed() ? JSON.stringify(v) : undefined;
+    case 'number':
+      return Number.isFinite(v) ? JSON.stringify(v) : undefined;
+    case 'boolean':
+      return v ? 'true' : 'false';
+    case 'object':
+      break;
+    default:
+      return undefined;
+  }
+  if (v === null) return 'null';
+  if (isArtifactStep(v)) return plainText(v.name) && plainText(v.version) ? `"<dep:${v.name}@${v.version}>"` : JSON.stringify(`<dep:${v.name}@${v.version}>`);
+  if (isOut(v)) return '"<OUT>"';
+  if (depth > 16) return undefined;
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) {
+      const e: unknown = v[i];
+      const s = e === undefined ? 'null' : fastPayload(e, depth + 1);
+      if (s === undefined) return undefined;
+      out += i === 0 ? s : `,${s}`;
+    }
+    return `${out}]`;
+  }
+  if (!isPlain(v)) return undefined;
+  const keys = Object.keys(v);
+  let sorted = true;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    if (HIGH_KEY.test(k) || RESERVED.has(k)) return undefined;
+    if (i > 0 && (keys[i - 1] as string) > k) sorted = false;
+  }
+  if (!sorted) sortSmall(keys);
+  let out = '{';
+  let first = true;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    const e = (v as Record<string, unknown>)[k];
+    if (e === undefined) continue;
+    const s = fastPayload(e, depth + 1);
+    if (s === undefined) return undefined;
+    out += `${first ? '' : ','}${plainText(k) ? `"${k}"` : JSON.stringify(k)}:${s}`;
+    first = false;
+  }
+  return `${out}}`;
+}
+
+/** Sorts strings by code unit (as `Array.prototype.sort` does); insertion sort beats it on a few keys. */
+function sortSmall(keys: string[]): void {
+  if (keys.length > 8) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > k) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
+}
+
+// A lowered `apply` spec derives its inputs template, payload and function from its handle
+// on first use: lowering a million steps then builds none of them.
+setLazyHooks({
+  payload: (_spec, source) => fingerprintPayload(source as ArtifactStep<unknown>),
+  inputs(spec, source) {
+    const handle = source as ArtifactStep<unknown>;
+    const fingerprint = getBackend().xxh64Hex(fingerprintPayload(handle));
+    if (fingerprint !== spec.fingerprint) {
+      throw new CairnError(
+        'CAIRN_INVALID_SPEC',
+        `Step "${spec.name}": its inputs were changed after lowering (config fingerprint now ${fingerprint}, lowered as ${String(spec.fingerprint)}); do not mutate inputs given to apply(), or lower again.`,
+        { step: spec.name },
+      );
+    }
+    return toTemplate(handle.inputs, handle.deps);
+  },
+  fn(spec, source) {
+    const userFn = (source as ArtifactStep<unknown>).fn as unknown as (inputs: unknown, ctx: unknown) => unknown;
+    return (outputPath, ctx) => userFn(resolveInputs(spec, outputPath, ctx.depPaths), ctx);
+  },
+});
+
+function jsonIdent(spec: StepSpec): string {
+  const name = spec.name, version = spec.version as string;
+  return plainText(name) && plainText(version) ? `"${name}@${version}"` : JSON.stringify(`${name}@${version}`);
+}
+
+/** True when `JSON.stringify(s)` is just `s` in quotes (no `"`, `\\` or control characters), for short strings; false means "maybe not". */
+function plainText(s: string): boolean {
+  if (s.length > 32) return false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
+
 function lowerOne(handle: ArtifactStep<unknown>, deps: StepSpec[], provenance: Provenance): StepSpec {
   const name = handle.name;
   const mutable = isMutableVersion(handle.version);
   if (!mutable) {
-    const m = deps.find((d) => d.mutable);
-    if (m) {
+    for (let i = 0; i < deps.length; i++) {
+      const m = deps[i] as StepSpec;
+      if (!m.mutable) continue;
       throw new CairnError(
         'CAIRN_MUTABLE_DEPENDENCY',
         `Step "${name}@${handle.version}" depends on mutable "${m.ident}": a fixed version cannot rest on a moving input. Give "${m.name}" a fixed version, or make "${name}" a dev version too.`,
@@ -126,8 +226,7 @@ function lowerOne(handle: ArtifactStep<unknown>, deps: StepSpec[], provenance: P
       );
     }
   }
-  const payload = fingerprintPayload(handle);
-  const fingerprint = getBackend().xxh64Hex(payload);
+  const fingerprint = getBackend().xxh64Hex(fingerprintPayload(handle));
   if (handle.expectedFingerprint !== undefined && handle.expectedFingerprint !== fingerprint) {
     throw new CairnError(
       'CAIRN_FINGERPRINT_MISMATCH',
@@ -143,42 +242,98 @@ function lowerOne(handle: ArtifactStep<unknown>, deps: StepSpec[], provenance: P
       { step: name },
     );
   }
-  const depIdents = new Array<string>(deps.length);
-  for (let i = 0; i < deps.length; i++) depIdents[i] = (deps[i] as StepSpec).ident;
-  const hashAttrs: Record<string, unknown> = { version: handle.version, fingerprint, deps: depIdents };
-  // The canonical form of hashAttrs, written directly (keys in code-point order).
-  let attrsCanonical = '{"deps":[';
-  for (let i = 0; i < depIdents.length; i++) attrsCanonical += (i ? ',' : '') + JSON.stringify(depIdents[i]);
-  attrsCanonical += ']';
-  if (handle.expectedFingerprint !== undefined) {
-    hashAttrs.expectedFingerprint = handle.expectedFingerprint;
-    attrsCanonical += `,"expectedFingerprint":${JSON.stringify(handle.expectedFingerprint)}`;
+  return new StepSpec({ name, source: handle, deps, fingerprint, ref, provenance });
+}
+
+/** The canonical text of a lowered spec's `hashAttrs` (keys in code-point order), written directly. */
+function attrsText(spec: StepSpec): string {
+  const deps = spec.deps;
+  let out = '{"deps":[';
+  for (let i = 0; i < deps.length; i++) out += i === 0 ? jsonIdent(deps[i] as StepSpec) : `,${jsonIdent(deps[i] as StepSpec)}`;
+  out += ']';
+  if (spec.expectedFingerprint !== undefined) out += `,"expectedFingerprint":${JSON.stringify(spec.expectedFingerprint)}`;
+  return `${out},"fingerprint":"${spec.fingerprint as string}","version":${JSON.stringify(spec.version)}}`;
+}
+
+/** A growing UTF-8 byte table (CSR), filled one string at a time. */
+class TableWriter {
+  offsets: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  bytes = Buffer.allocUnsafe(64 * 1024);
+  count = 0;
+  add(s: string): void {
+    const at = this.offsets[this.count] as number;
+    if (at + 3 * s.length > this.bytes.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, at + 3 * s.length));
+      this.bytes.copy(bigger, 0, 0, at);
+      this.bytes = bigger;
+    }
+    if (this.count + 2 > this.offsets.length) this.offsets = grow(this.offsets);
+    this.offsets[++this.count] = at + this.bytes.write(s, at, 'utf8');
   }
-  attrsCanonical += `,"fingerprint":"${fingerprint}","version":${JSON.stringify(handle.version)}}`;
-  const runner = bindApply(handle.fn as unknown as (inputs: unknown, ctx: unknown) => unknown);
-  const spec = new StepSpec({
-    attrsCanonical,
-    owned: true,
-    name,
-    kind: 'apply',
-    fn: runner.fn,
-    ref,
-    inputs: toTemplate(handle.inputs, handle.deps),
-    hashAttrs,
-    deps,
-    resources: handle.resources,
-    executor: handle.executor,
-    overrideOutputPath: handle.pin ?? `${name}/${handle.version}`,
-    fingerprintPayload: payload,
-    version: handle.version,
-    fingerprint,
-    expectedFingerprint: handle.expectedFingerprint,
-    retries: handle.retries,
-    timeoutMs: handle.timeoutMs,
-    provenance,
-  });
-  runner.bind(spec);
-  return spec;
+  table(): { offsets: Uint32Array; bytes: Uint8Array } {
+    return { offsets: this.offsets.subarray(0, this.count + 1), bytes: this.bytes.subarray(0, this.offsets[this.count]) };
+  }
+}
+
+function grow(a: Uint32Array<ArrayBuffer>): Uint32Array<ArrayBuffer> {
+  const b = new Uint32Array(2 * a.length);
+  b.set(a);
+  return b;
+}
+
+/**
+ * The specs made by one lowering, findable by `name@version` (to catch two different steps
+ * sharing one). An open-addressing table of indices hashed on the name: a million-entry
+ * `Map` of `name@version` strings costs several times more.
+ */
+class IdentTable {
+  readonly specs: StepSpec[] = [];
+  /** Pairs (index + 1, name hash); index 0 marks an empty slot. Hashes are compared before specs are touched. */
+  #slots = new Int32Array(2048);
+
+  find(name: string, version: string): StepSpec | undefined {
+    const slots = this.#slots;
+    const mask = (slots.length >> 1) - 1;
+    const h = hashName(name);
+    for (let p = h & mask; ; p = (p + 1) & mask) {
+      const at = slots[2 * p] as number;
+      if (at === 0) return undefined;
+      if (slots[2 * p + 1] !== h) continue;
+      const s = this.specs[at - 1] as StepSpec;
+      if (s.name === name && s.version === version) return s;
+    }
+  }
+
+  /** Adds `spec` (not already present); returns its index. */
+  add(spec: StepSpec): number {
+    const index = this.specs.push(spec) - 1;
+    if (4 * this.specs.length > this.#slots.length) this.#rehash(2 * this.#slots.length);
+    else this.#place(index, hashName(spec.name));
+    return index;
+  }
+
+  #place(index: number, h: number): void {
+    const slots = this.#slots;
+    const mask = (slots.length >> 1) - 1;
+    let p = h & mask;
+    while ((slots[2 * p] as number) !== 0) p = (p + 1) & mask;
+    slots[2 * p] = index + 1;
+    slots[2 * p + 1] = h;
+  }
+
+  #rehash(size: number): void {
+    const old = this.#slots;
+    this.#slots = new Int32Array(size);
+    for (let p = 0; p < old.length; p += 2) if (old[p] !== 0) this.#place((old[p] as number) - 1, old[p + 1] as number);
+    this.#place(this.specs.length - 1, hashName((this.specs[this.specs.length - 1] as StepSpec).name));
+  }
+}
+
+/** FNV-1a over the UTF-16 code units. */
+function hashName(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
+  return h | 0;
 }
 
 /**
@@ -196,7 +351,15 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
   // Memo and stack state live on the handles, stamped with this call's epoch: no
   // million-entry maps to build and collect.
   const epoch = ++lowerEpoch;
-  const byIdent = new Map<string, StepSpec>();
+  // New specs get node indices (on their traversal slots) as they are made, dependencies
+  // first, so identities go to the backend's fingerprintAll without another walk.
+  const walk = nextWalkEpoch();
+  const names = new TableWriter();
+  const attrs = new TableWriter();
+  let offsets: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  let edges = new Uint32Array(4096);
+  const made = new IdentTable();
+  const passed: StepSpec[] = [];
   const out: StepSpec[] = [];
   const stack: ArtifactStep<unknown>[] = [];
   const next: number[] = [];
@@ -204,6 +367,7 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
     const root = roots[r];
     if (root instanceof StepSpec) {
       out.push(root);
+      passed.push(root);
       continue;
     }
     if (!isArtifactStep(root)) {
@@ -218,9 +382,10 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
       const top = stack.length - 1;
       const h = stack[top] as ArtifactStep<unknown>;
       const i = next[top] as number;
-      if (i < h.deps.length) {
+      const hdeps = h.deps;
+      if (i < hdeps.length) {
         next[top] = i + 1;
-        const d = h.deps[i] as ArtifactStep<unknown>;
+        const d = hdeps[i] as ArtifactStep<unknown>;
         const st = d._state(epoch);
         if (st === 0) {
           d._mark(epoch, 1);
@@ -233,11 +398,10 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
       }
       stack.pop();
       next.pop();
-      const depSpecs = new Array<StepSpec>(h.deps.length);
-      for (let k = 0; k < h.deps.length; k++) depSpecs[k] = (h.deps[k] as ArtifactStep<unknown>)._lowered(epoch) as StepSpec;
+      const depSpecs = new Array<StepSpec>(hdeps.length);
+      for (let k = 0; k < hdeps.length; k++) depSpecs[k] = (hdeps[k] as ArtifactStep<unknown>)._lowered(epoch) as StepSpec;
       const spec = lowerOne(h, depSpecs, provenance);
-      const ident = `${h.name}@${h.version}`;
-      const prior = byIdent.get(ident);
+      const prior = made.find(h.name, h.version);
       if (prior !== undefined) {
         const same = prior.fingerprint === spec.fingerprint && prior.deps.length === spec.deps.length && prior.deps.every((d, k) => d === spec.deps[k]);
         if (!same) {
@@ -248,13 +412,33 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
           );
         }
         h._mark(epoch, 2, prior);
-      } else {
-        byIdent.set(ident, spec);
-        h._mark(epoch, 2, spec);
+        continue;
       }
+      h._mark(epoch, 2, spec);
+      const n = made.add(spec);
+      spec._setSlot(walk, n);
+      if (n + 2 > offsets.length) offsets = grow(offsets);
+      let e = offsets[n] as number;
+      if (e + depSpecs.length > edges.length) {
+        const bigger = new Uint32Array(Math.max(2 * edges.length, e + depSpecs.length));
+        bigger.set(edges);
+        edges = bigger;
+      }
+      for (let k = 0; k < depSpecs.length; k++) edges[e++] = (depSpecs[k] as StepSpec)._slot(walk);
+      offsets[n + 1] = e;
+      names.add(spec.name);
+      attrs.add(attrsText(spec));
     }
     out.push(root._lowered(epoch) as StepSpec);
   }
-  computeIdentities(out);
+  const n = made.specs.length;
+  if (n > 0) {
+    const result = getBackend().fingerprintAll({ offsets: offsets.subarray(0, n + 1), deps: edges.subarray(0, offsets[n]) }, names.table(), attrs.table());
+    // Lowering found any cycle already; the backend cannot see one.
+    if (!result.ok) throw new CairnError('CAIRN_GRAPH_CYCLE', 'Step graph has a cycle. Break the cycle.');
+    const hex = Buffer.from(result.hex.buffer, result.hex.byteOffset, result.hex.byteLength);
+    for (let i = 0; i < n; i++) (made.specs[i] as StepSpec)._setHash(hex.toString('latin1', 16 * i, 16 * i + 16));
+  }
+  if (passed.length > 0) computeIdentities(passed);
   return single ? (out[0] as StepSpec) : out;
 }

@@ -47,18 +47,40 @@ export interface StepSpecInit {
   timeoutMs?: number | undefined;
   /** Provenance of the lowering that produced this spec. */
   provenance?: Provenance | undefined;
-  /** @internal `hashAttrs` and `deps` are fresh objects owned by the spec: freeze them in place instead of copying. */
-  owned?: boolean | undefined;
-  /** @internal With `owned`: the canonical encoding of `hashAttrs`, already computed by the caller. */
-  attrsCanonical?: string | undefined;
+  /** @internal Lowering: the handle this `apply` spec is lowered from (only `deps`, `fingerprint`, `ref` and `provenance` are read besides). */
+  source?: LazySource | undefined;
 }
 
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  const proto = Object.getPrototypeOf(value) as object | null;
-  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) return value;
-  for (const v of Object.values(value as object)) deepFreeze(v);
-  return Object.freeze(value);
+/**
+ * @internal What lowering hands a lazy (`apply`) spec: the source handle, from which the
+ * rarely read fields are derived on first use instead of being built for every step.
+ */
+export interface LazySource {
+  readonly name: string;
+  readonly version: string;
+  readonly pin: string | undefined;
+  readonly resources: Resources | undefined;
+  readonly executor: string | undefined;
+  readonly expectedFingerprint: string | undefined;
+  readonly retries: number | undefined;
+  readonly timeoutMs: number | undefined;
+}
+
+/** @internal How a lazy spec derives its fields (installed by lowering, which owns the handle logic). */
+export interface LazyHooks {
+  /** The inputs template (checks the inputs still match the lowered fingerprint). */
+  inputs(spec: StepSpec, source: LazySource): unknown;
+  /** The fingerprinted canonical text. */
+  payload(spec: StepSpec, source: LazySource): string;
+  /** The in-process function. */
+  fn(spec: StepSpec, source: LazySource): PathStepFn;
+}
+
+let lazyHooks: LazyHooks | undefined;
+
+/** @internal Installs {@link LazyHooks} (once, by the lowering module). */
+export function setLazyHooks(hooks: LazyHooks): void {
+  lazyHooks = hooks;
 }
 
 function deepFreezeCopy<T>(value: T): T {
@@ -69,6 +91,21 @@ function deepFreezeCopy<T>(value: T): T {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = deepFreezeCopy(v);
   return Object.freeze(out) as T;
+}
+
+function checkRetries(name: string, value: number | undefined): number {
+  const retries = value ?? 0;
+  if (!Number.isInteger(retries) || retries < 0) {
+    throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": retries must be a non-negative integer, got ${String(value)}.`, { step: name });
+  }
+  return retries;
+}
+
+function checkTimeout(name: string, value: number | undefined): number | undefined {
+  if (value !== undefined && (typeof value !== 'number' || !(value > 0))) {
+    throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": timeoutMs must be a positive number of milliseconds.`, { step: name });
+  }
+  return value;
 }
 
 function checkResources(name: string, r: Resources | undefined): Resources | undefined {
@@ -96,28 +133,18 @@ function checkResources(name: string, r: Resources | undefined): Resources | und
 export class StepSpec {
   /** Step name. */
   readonly name: string;
-  /** In-process function; absent on specs decoded from bytes (they run through `ref`). */
-  readonly fn: PathStepFn | undefined;
-  /** Identity attributes (deep-frozen copy). */
-  readonly hashAttrs: Readonly<Record<string, unknown>>;
   /** Upstream specs (frozen). */
   readonly deps: readonly StepSpec[];
   /** Declared resources. */
   readonly resources: Resources | undefined;
   /** Requested executor. */
   readonly executor: string | undefined;
-  /** Output location override. */
-  readonly overrideOutputPath: string | undefined;
   /** Whether the step writes its own artifact record. */
   readonly writesRecord: boolean;
-  /** The fingerprinted canonical text (diagnostics only). */
-  readonly fingerprintPayload: string | undefined;
   /** Module + export, when the function can be re-imported elsewhere. */
   readonly ref: FnRef | undefined;
   /** How the function is called. */
   readonly kind: StepKind;
-  /** Inputs template of an `apply` step. */
-  readonly inputs: unknown;
   /** Artifact version (lazy steps). */
   readonly version: string | undefined;
   /** Config fingerprint (lazy steps). */
@@ -132,6 +159,18 @@ export class StepSpec {
   readonly timeoutMs: number | undefined;
   /** Provenance of the lowering. */
   readonly provenance: Provenance | undefined;
+  /** @internal the handle a lowered `apply` spec derives its lazy fields from. */
+  #source: LazySource | undefined;
+  /** @internal `fn`, or (lowered) its cache. */
+  #fn: PathStepFn | undefined;
+  /** @internal `hashAttrs`, or (lowered) its cache. */
+  #hashAttrs: Readonly<Record<string, unknown>> | undefined;
+  /** @internal `inputs`, or (lowered) its cache. */
+  #inputs: unknown;
+  /** @internal `fingerprintPayload`, or (lowered) its cache. */
+  #payload: string | undefined;
+  /** @internal `overrideOutputPath` (lowered: the handle's pin). */
+  #override: string | undefined;
   /** @internal canonical hashAttrs; dropped once the hash is known (recomputed on demand). */
   #attrsCanon: string | undefined;
   /** @internal the Merkle hash, computed on first use. */
@@ -144,6 +183,29 @@ export class StepSpec {
   constructor(init: StepSpecInit) {
     if (typeof init !== 'object' || init === null) {
       throw new CairnError('CAIRN_INVALID_SPEC', 'new StepSpec(init): init must be an object with at least a name.');
+    }
+    const source = init.source;
+    if (source !== undefined) {
+      // Lowering: the handle was validated by apply(); its rarely read fields stay on it.
+      const name = source.name;
+      this.name = name;
+      this.deps = Object.freeze(init.deps as StepSpec[]);
+      this.resources = checkResources(name, source.resources);
+      this.executor = source.executor;
+      this.writesRecord = false;
+      this.ref = init.ref;
+      this.kind = 'apply';
+      this.version = source.version;
+      this.fingerprint = init.fingerprint;
+      this.expectedFingerprint = source.expectedFingerprint;
+      this.mutable = source.version.endsWith('dev');
+      this.retries = checkRetries(name, source.retries);
+      this.timeoutMs = checkTimeout(name, source.timeoutMs);
+      this.provenance = init.provenance;
+      this.#source = source;
+      this.#override = source.pin;
+      Object.freeze(this);
+      return;
     }
     const name = validateSegment('name', init.name);
     const deps = init.deps ?? [];
@@ -161,38 +223,74 @@ export class StepSpec {
       throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": fn must be a function.`, { step: name });
     }
     const attrs = init.hashAttrs ?? {};
-    this.#attrsCanon = init.owned && init.attrsCanonical !== undefined ? init.attrsCanonical : canonicalize(attrs, { path: 'hashAttrs', step: name });
+    this.#attrsCanon = canonicalize(attrs, { path: 'hashAttrs', step: name });
     this.name = name;
-    this.fn = init.fn;
-    this.hashAttrs = init.owned ? deepFreeze(attrs) : deepFreezeCopy(attrs);
-    this.deps = init.owned ? Object.freeze(deps as StepSpec[]) : Object.freeze([...deps]);
+    this.#fn = init.fn;
+    this.#hashAttrs = deepFreezeCopy(attrs);
+    this.deps = Object.freeze([...deps]);
     const remoteOpts = getRemoteOptions(init.fn);
     this.resources = checkResources(name, init.resources ?? remoteOpts?.resources);
     this.executor = init.executor ?? remoteOpts?.executor;
     if (init.overrideOutputPath !== undefined && (typeof init.overrideOutputPath !== 'string' || init.overrideOutputPath === '')) {
       throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": overrideOutputPath must be a non-empty string.`, { step: name });
     }
-    this.overrideOutputPath = init.overrideOutputPath;
+    this.#override = init.overrideOutputPath;
     this.writesRecord = init.writesRecord ?? false;
-    this.fingerprintPayload = init.fingerprintPayload;
+    this.#payload = init.fingerprintPayload;
     this.ref = init.ref ?? getFnRef(init.fn);
     this.kind = init.kind ?? 'path';
-    this.inputs = init.inputs;
+    this.#inputs = init.inputs;
     this.version = init.version;
     this.fingerprint = init.fingerprint;
     this.expectedFingerprint = init.expectedFingerprint;
     this.mutable = init.version !== undefined && init.version.endsWith('dev');
-    const retries = init.retries ?? 0;
-    if (!Number.isInteger(retries) || retries < 0) {
-      throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": retries must be a non-negative integer, got ${String(init.retries)}.`, { step: name });
-    }
-    this.retries = retries;
-    if (init.timeoutMs !== undefined && (typeof init.timeoutMs !== 'number' || !(init.timeoutMs > 0))) {
-      throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": timeoutMs must be a positive number of milliseconds.`, { step: name });
-    }
-    this.timeoutMs = init.timeoutMs;
+    this.retries = checkRetries(name, init.retries);
+    this.timeoutMs = checkTimeout(name, init.timeoutMs);
     this.provenance = init.provenance;
     Object.freeze(this);
+  }
+
+  /** In-process function; absent on specs decoded from bytes (they run through `ref`). */
+  get fn(): PathStepFn | undefined {
+    const source = this.#source;
+    if (source === undefined) return this.#fn;
+    return (this.#fn ??= (lazyHooks as LazyHooks).fn(this, source));
+  }
+
+  /** Identity attributes (deep-frozen). */
+  get hashAttrs(): Readonly<Record<string, unknown>> {
+    let attrs = this.#hashAttrs;
+    if (attrs === undefined) {
+      // Lowered `apply` spec: rebuilt from its own fields, in the order lowering always used.
+      const deps = this.deps;
+      const idents = new Array<string>(deps.length);
+      for (let i = 0; i < deps.length; i++) idents[i] = (deps[i] as StepSpec).ident;
+      const a: Record<string, unknown> = { version: this.version, fingerprint: this.fingerprint, deps: Object.freeze(idents) };
+      if (this.expectedFingerprint !== undefined) a.expectedFingerprint = this.expectedFingerprint;
+      attrs = this.#hashAttrs = Object.freeze(a);
+    }
+    return attrs;
+  }
+
+  /** Output location override. */
+  get overrideOutputPath(): string | undefined {
+    const o = this.#override;
+    if (o !== undefined || this.#source === undefined) return o;
+    return `${this.name}/${this.version as string}`;
+  }
+
+  /** The fingerprinted canonical text (diagnostics only). */
+  get fingerprintPayload(): string | undefined {
+    const source = this.#source;
+    if (source === undefined) return this.#payload;
+    return (this.#payload ??= (lazyHooks as LazyHooks).payload(this, source));
+  }
+
+  /** Inputs template of an `apply` step. */
+  get inputs(): unknown {
+    const source = this.#source;
+    if (source === undefined || this.#inputs !== undefined) return this.#inputs;
+    return (this.#inputs = (lazyHooks as LazyHooks).inputs(this, source));
   }
 
   /** @internal Canonical encoding of `hashAttrs` (what identity hashes). */

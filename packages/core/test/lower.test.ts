@@ -9,6 +9,7 @@ import {
   StepSpec,
   defineStep,
   describeDrift,
+  fingerprintPayload,
   lower,
   resolveInputs,
 } from '../src/index.js';
@@ -185,5 +186,70 @@ describe('apply and lower', () => {
     const e = new CairnError('CAIRN_STORE', 'x', { step: 's', cause });
     expect(e.cause).toBe(cause);
     expect(e.step).toBe('s');
+  });
+});
+
+describe('lowered apply specs', () => {
+  const general = (h: ArtifactStep<unknown>): string =>
+    canonicalize(h.inputs, { path: 'inputs', replace: (v) => (v instanceof ArtifactStep ? `<dep:${v.ident}>` : v === OUT ? '<OUT>' : undefined) });
+
+  it('fingerprints inputs exactly as the general canonical encoder does', () => {
+    const a = apply({ name: 'a"q', fn: noop, version: 'v\\1', inputs: {} });
+    const cases: unknown[] = [
+      { z: 1, a: 'x', m: [a, OUT, undefined, null, -0, 1.5e-7, true], u: undefined },
+      { 10: 'ten', 9: 'nine', b: { d: [[a]], c: 'é😀' } },
+      { 'ü': 1, 'u': 2, '\uE000': 3, '\u{1F600}': 4 },
+      { when: new Date(0), big: 12n, bytes: new Uint8Array([1, 2]), set: new Set([2, 1]) },
+      [a, { out: OUT }],
+      'plain',
+      7,
+    ];
+    for (const inputs of cases) {
+      const h = apply({ name: 'p', fn: noop as never, version: 'v1', inputs: inputs as never });
+      expect(fingerprintPayload(h)).toBe(general(h));
+    }
+    const reserved = apply({ name: 'r', fn: noop as never, version: 'v1', inputs: { __date__: 'x' } as never });
+    expect(() => fingerprintPayload(reserved)).toThrow(/reserved/);
+    const bad = apply({ name: 'n', fn: noop as never, version: 'v1', inputs: { x: { y: [Number.NaN] } } as never });
+    expect(() => fingerprintPayload(bad)).toThrow(/inputs\.x\.y\[0\]/);
+  });
+
+  it('derives hashAttrs, inputs and fn on demand, frozen and stable', () => {
+    const a = apply({ name: 'a', fn: noop, version: 'v1', inputs: { out: OUT } });
+    const b = apply({ name: 'b', fn: (i: { a: string; out: string; n: number }) => `${i.a}|${i.out}`, version: 'v2', inputs: { a, out: OUT, n: 3 }, expectedFingerprint: undefined });
+    const spec = b.lower();
+    expect(spec.hashAttrs).toEqual({ version: 'v2', fingerprint: spec.fingerprint, deps: ['a@v1'] });
+    expect(Object.keys(spec.hashAttrs)).toEqual(['version', 'fingerprint', 'deps']);
+    expect(spec.hashAttrs).toBe(spec.hashAttrs);
+    expect(Object.isFrozen(spec.hashAttrs)).toBe(true);
+    expect(Object.isFrozen(spec.hashAttrs.deps)).toBe(true);
+    expect(spec.attrsCanonical).toBe(canonicalize(spec.hashAttrs));
+    expect(spec.inputs).toEqual({ a: DepSlot.of(0), out: OUT, n: 3 });
+    expect(spec.inputs).toBe(spec.inputs);
+    expect(spec.fn).toBe(spec.fn);
+    expect(spec.overrideOutputPath).toBe('b/v2');
+    expect(spec.fingerprintPayload).toBe('{"a":"<dep:a@v1>","n":3,"out":"<OUT>"}');
+    expect(spec.writesRecord).toBe(false);
+    const out = (spec.fn as NonNullable<StepSpec['fn']>)('/o/b', { depPaths: { [spec.deps[0]?.nameWithHash as string]: '/o/a' } } as never);
+    expect(out).toBe('/o/a|/o/b');
+  });
+
+  it('refuses to resolve inputs that were changed after lowering', () => {
+    const inputs = { n: 1, out: OUT };
+    const h = apply({ name: 'm', fn: noop, version: 'v1', inputs });
+    const spec = h.lower();
+    inputs.n = 2;
+    expect(() => spec.inputs).toThrow(/changed after lowering/);
+  });
+
+  it('still refuses two different steps with one name@version, and reuses identical ones', () => {
+    const x1 = apply({ name: 'x', fn: noop, version: 'v1', inputs: { n: 1 } });
+    const x2 = apply({ name: 'x', fn: noop, version: 'v1', inputs: { n: 2 } });
+    const x3 = apply({ name: 'x', fn: noop, version: 'v2', inputs: { n: 2 } });
+    const same = apply({ name: 'x', fn: noop, version: 'v1', inputs: { n: 1 } });
+    expect(() => lower([x1, x2])).toThrow(/Two different steps/);
+    const [s1, s3, s4] = lower([x1, x3, same]);
+    expect(s4).toBe(s1);
+    expect(s3).not.toBe(s1);
   });
 });
