@@ -20,6 +20,7 @@ import {
   resolveFnRef,
   resolveInputs,
   StepSpec,
+  type Resources,
   type TaskPayload,
 } from '@cairn/core';
 import { clientStorage, type ExecutorClient } from './context.js';
@@ -30,7 +31,7 @@ import type { ExecutorRegistry } from './registry.js';
 import { isStale, type LeaseHolder, makeHolder, thisHost } from './store/leases.js';
 import { type ArtifactRecord, type AttemptRecord, errorData, type JobRecord } from './store/records.js';
 import type { StatusToken } from './store/status.js';
-import type { Store, StoredState, SyncStoreOps } from './store/store.js';
+import type { AttemptFiles, Store, StoredState, SyncStoreOps } from './store/store.js';
 
 /** A step as the caller may pass it. */
 export type StepInput = StepSpec | ArtifactStep<unknown>;
@@ -121,7 +122,8 @@ class Node implements StepOutcome {
   /** A launch is in progress (lease, attempts, commit). */
   active = false;
   hasSlot = false;
-  controller: AbortController | null = null;
+  /** Aborts the running attempt (an AbortController, or a synchronous job's lazily created one). */
+  controller: { abort(reason?: unknown): void } | null = null;
   holder: LeaseHolder | null = null;
   sawForeignLease = false;
   /** An in-flight lease refresh, awaited before the lease is released. */
@@ -164,11 +166,125 @@ interface FirstAttempt {
   readonly handle: JobHandle;
 }
 
+/** The `info` of a job run on the synchronous path (it has none). */
+const NO_INFO: Readonly<Record<string, unknown>> = Object.freeze({});
 const ABORTED: JobStatus = Object.freeze({ state: 'cancelled', reason: 'aborted' });
 /** Fast steps run back to back before the pump checks whether to yield to the event loop. */
 const FAST_BATCH = 1024;
 /** Longest stretch of synchronous steps before the event loop gets a turn (signals, timers, I/O). */
 const SLICE_MS = 20;
+
+/** Dependencies' output paths and recorded results (every dependency's result must be known). */
+function depInputsOf(spec: StepSpec, bySpec: ReadonlyMap<StepSpec, Node>): DepInputs {
+  // Null-prototype objects start in dictionary mode: keys are step hashes, unique per step, and
+  // literal objects would grow one hidden class per key.
+  const depPaths = Object.create(null) as Record<string, string>;
+  const depResults = Object.create(null) as Record<string, unknown>;
+  const deps = spec.deps;
+  for (let i = 0; i < deps.length; i++) {
+    const d = bySpec.get(deps[i] as StepSpec) as Node;
+    depPaths[d.key] = d.path;
+    if (d.result !== undefined) depResults[d.key] = d.result;
+  }
+  return { depPaths, depResults };
+}
+
+/** The task payload of one attempt. */
+function taskOf(node: Node, inputs: DepInputs, attempt: number, bySpec: ReadonlyMap<StepSpec, Node>): TaskPayload {
+  const spec = node.spec;
+  const deps = spec.deps;
+  const depKeys = new Array<string>(deps.length);
+  for (let i = 0; i < deps.length; i++) depKeys[i] = (bySpec.get(deps[i] as StepSpec) as Node).key;
+  return {
+    v: 1,
+    name: spec.name,
+    nameWithHash: node.key,
+    kind: spec.kind,
+    ref: spec.ref ?? { module: 'inline:', export: spec.name },
+    inputs: spec.inputs,
+    depKeys,
+    outputPath: node.path,
+    depPaths: inputs.depPaths,
+    depResults: inputs.depResults,
+    attempt,
+    resources: spec.resources ?? {},
+  };
+}
+
+const NO_RESOURCES: Resources = Object.freeze({});
+
+/**
+ * The first attempt of a step on the synchronous path. An in-process executor reads few of its
+ * fields, so the rest (task payload, dependency maps, log paths) is built on first access, and
+ * the AbortController behind `signal` is created only when someone asks for the signal: most
+ * steps never do. `abort` records the reason either way.
+ */
+class FastJob implements JobRequest {
+  readonly jobKey: string;
+  readonly spec: StepSpec;
+  readonly outputPath: string;
+  readonly prefix: string;
+  readonly resources: Resources;
+  readonly #node: Node;
+  readonly #bySpec: ReadonlyMap<StepSpec, Node>;
+  readonly #store: Store;
+  #inputs: DepInputs | undefined = undefined;
+  #task: TaskPayload | undefined = undefined;
+  #files: AttemptFiles | undefined = undefined;
+  #ac: AbortController | undefined = undefined;
+  /** Aborted (with `reason`), whether or not the controller exists. */
+  aborted = false;
+  reason: unknown = undefined;
+
+  constructor(node: Node, prefix: string, bySpec: ReadonlyMap<StepSpec, Node>, store: Store) {
+    this.jobKey = `${node.key}.1`;
+    this.spec = node.spec;
+    this.outputPath = node.path;
+    this.prefix = prefix;
+    this.resources = node.spec.resources ?? NO_RESOURCES;
+    this.#node = node;
+    this.#bySpec = bySpec;
+    this.#store = store;
+  }
+
+  get inputs(): DepInputs {
+    return (this.#inputs ??= depInputsOf(this.spec, this.#bySpec));
+  }
+
+  get task(): TaskPayload {
+    return (this.#task ??= taskOf(this.#node, this.inputs, 1, this.#bySpec));
+  }
+
+  get logPaths(): { readonly stdout: string; readonly stderr: string } {
+    const f = (this.#files ??= this.#store.attemptFiles(this.outputPath, 1));
+    return { stdout: f.stdout, stderr: f.stderr };
+  }
+
+  get attemptDir(): string {
+    return (this.#files ??= this.#store.attemptFiles(this.outputPath, 1)).dir;
+  }
+
+  get signal(): AbortSignal {
+    return this.controller().signal;
+  }
+
+  /** The AbortController behind `signal`, created now if needed (already aborted when `abort` came first). */
+  controller(): AbortController {
+    let ac = this.#ac;
+    if (ac === undefined) {
+      ac = this.#ac = new AbortController();
+      if (this.aborted) ac.abort(this.reason);
+    }
+    return ac;
+  }
+
+  abort(reason?: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.#ac?.abort(reason);
+  }
+}
 
 function jsonSafe(value: unknown): { ok: true; value: unknown } | { ok: false } {
   if (value === undefined || value === null || typeof value === 'string' || typeof value === 'boolean') return { ok: true, value };
@@ -380,34 +496,47 @@ export class Run {
     const fresh: Node[] = [];
     let frontier: StepSpec[] = roots;
     const prefix = this.#c.prefix;
+    const bySpec = this.#bySpec;
+    const nodes = this.#nodes;
+    const sync = this.#sync;
     while (frontier.length > 0) {
-      const batch: Node[] = [];
-      for (const spec of frontier) {
-        if (this.#bySpec.has(spec)) continue;
+      const start = fresh.length;
+      // One pass: new nodes, and the paths whose state to read (mutable steps are always rebuilt).
+      const paths: string[] = [];
+      const withRecord: boolean[] = [];
+      for (let i = 0; i < frontier.length; i++) {
+        const spec = frontier[i] as StepSpec;
+        if (bySpec.has(spec)) continue;
         const path = spec.outputPath(prefix);
-        const existing = this.#nodes.get(path);
-        if (existing) {
-          this.#bySpec.set(spec, existing);
+        const existing = nodes.get(path);
+        if (existing !== undefined) {
+          bySpec.set(spec, existing);
           continue;
         }
         const node = new Node(spec, path);
-        this.#nodes.set(path, node);
-        this.#bySpec.set(spec, node);
-        this.#unsettled++;
-        batch.push(node);
+        nodes.set(path, node);
+        bySpec.set(spec, node);
         fresh.push(node);
+        if (!spec.mutable) {
+          paths.push(path);
+          withRecord.push(spec.fingerprint !== undefined);
+        }
       }
-      const toRead = batch.filter((n) => !n.spec.mutable);
-      if (toRead.length > 0) {
-        const paths = toRead.map((n) => n.path);
-        const withRecord = toRead.map((n) => n.spec.fingerprint !== undefined);
-        const states = this.#sync !== undefined ? this.#sync.readStatesSync(paths, withRecord) : await this.#c.store.readStates(paths, withRecord);
-        for (let i = 0; i < toRead.length; i++) this.#classify(toRead[i] as Node, states[i] as StoredState);
+      this.#unsettled += fresh.length - start;
+      if (paths.length > 0) {
+        const states = sync !== undefined ? sync.readStatesSync(paths, withRecord) : await this.#c.store.readStates(paths, withRecord);
+        let k = 0;
+        for (let i = start; i < fresh.length; i++) {
+          const node = fresh[i] as Node;
+          if (!node.spec.mutable) this.#classify(node, states[k++] as StoredState);
+        }
       }
       const next: StepSpec[] = [];
-      for (const node of batch) {
+      for (let i = start; i < fresh.length; i++) {
+        const node = fresh[i] as Node;
         if (node.built) continue;
-        for (const dep of node.spec.deps) if (!this.#bySpec.has(dep)) next.push(dep);
+        const deps = node.spec.deps;
+        for (let j = 0; j < deps.length; j++) if (!bySpec.has(deps[j] as StepSpec)) next.push(deps[j] as StepSpec);
       }
       frontier = next;
     }
@@ -571,14 +700,20 @@ export class Run {
     this.#sliceStart = performance.now();
     this.#fastCount = 0;
     try {
-      do {
-        this.#pumpAgain = false;
-        this.#pumpOnce();
-      } while (this.#pumpAgain && !this.#cancelled);
+      // Synchronous steps run in the client's async context: entered once here, not per step.
+      if (this.#sync !== undefined && this.#readyHead < this.#ready.length && clientStorage.getStore() !== this.#c.client) clientStorage.run(this.#c.client, this.#pumpLoop);
+      else this.#pumpLoop();
     } finally {
       this.#pumping = false;
     }
   }
+
+  readonly #pumpLoop = (): void => {
+    do {
+      this.#pumpAgain = false;
+      this.#pumpOnce();
+    } while (this.#pumpAgain && !this.#cancelled);
+  };
 
   /** True (and a later pass scheduled) when synchronous steps have held the event loop long enough. */
   #sliceOver(): boolean {
@@ -678,7 +813,8 @@ export class Run {
     const prior = node.prior?.status;
     if (!c.forceRunFailed && !node.sawForeignLease && (prior === 'FAILED' || prior === 'DEP_FAILED')) return false;
     const created = s.prepareSync(node.path);
-    const holder = makeHolder(c.runId);
+    const now = Date.now();
+    const holder = makeHolder(c.runId, now);
     if (!s.createLeaseSync(node.path, holder)) return false; // contended: the general path waits or takes over
     node.holder = holder;
     try {
@@ -695,32 +831,35 @@ export class Run {
           return true;
         }
       }
-      let inputs: DepInputs;
       try {
-        inputs = this.#depInputs(node, s) as DepInputs;
+        this.#checkDeps(node, s);
       } catch (err) {
-        this.#finishSync(node, s, 'FAILED', 'failed', [], undefined, err, undefined, Date.now());
+        this.#finishSync(node, s, 'FAILED', 'failed', [], undefined, err, undefined, now, Date.now());
         return true;
       }
-      const ac = new AbortController();
-      node.controller = ac;
-      const start = Date.now();
+      const start = now;
       if (this.#emit) this.#event(node, 'running', { attempt: 1 });
       const executor = c.registry.get(node.executor);
-      const job = this.#jobRequest(node, inputs, 1, ac.signal);
-      const status = clientStorage.getStore() === c.client ? (executor.runSync as NonNullable<Executor['runSync']>)(job) : clientStorage.run(c.client, () => (executor.runSync as NonNullable<Executor['runSync']>)(job));
-      const handle: JobHandle = { jobId: job.jobKey, executor: executor.name, info: {} };
-      if (status instanceof Promise || status.state !== 'succeeded' || ac.signal.aborted) {
+      const job = new FastJob(node, c.prefix, this.#bySpec, c.store);
+      node.controller = job;
+      const runSync = executor.runSync as NonNullable<Executor['runSync']>;
+      const status = clientStorage.getStore() === c.client ? runSync.call(executor, job) : clientStorage.run(c.client, () => runSync.call(executor, job));
+      if (status instanceof Promise || status.state !== 'succeeded' || job.aborted) {
         // Still running, failed, or cancelled: the general path takes over with the lease held.
+        const ac = job.controller();
+        node.controller = ac;
         this.#held.add(node);
         this.#armHeartbeat();
-        const first: FirstAttempt = { inputs, ac, start, status: ac.signal.aborted ? ABORTED : status, handle };
+        const handle: JobHandle = { jobId: job.jobKey, executor: executor.name, info: {} };
+        const first: FirstAttempt = { inputs: job.inputs, ac, start, status: ac.signal.aborted ? ABORTED : status, handle };
         this.#runAttempts(node, first).catch((err: unknown) => this.#launchFailed(node, err));
         return true;
       }
       node.controller = null;
-      const attempts: AttemptRecord[] = [{ attempt: 1, start, end: Date.now(), state: 'succeeded', executor: node.executor, jobId: handle.jobId, host: thisHost() }];
-      this.#finishSync(node, s, 'SUCCESS', 'succeeded', attempts, handle, undefined, status.result, start);
+      const end = Date.now();
+      const handle: JobHandle = { jobId: job.jobKey, executor: executor.name, info: NO_INFO };
+      const attempts: AttemptRecord[] = [{ attempt: 1, start, end, state: 'succeeded', executor: node.executor, jobId: handle.jobId, host: thisHost() }];
+      this.#finishSync(node, s, 'SUCCESS', 'succeeded', attempts, handle, undefined, status.result, start, end);
     } catch (err) {
       // A store failure: record FAILED (or at least give the lease back) on the general path.
       if (node.settled) return true;
@@ -913,26 +1052,33 @@ export class Run {
    * read and `sync` (the store's synchronous operations) is not given.
    */
   #depInputs(node: Node, sync?: SyncStoreOps): DepInputs | Promise<DepInputs> {
-    // Null-prototype objects start in dictionary mode: keys are step hashes, unique per step, and
-    // literal objects would grow one hidden class per key.
-    const depPaths = Object.create(null) as Record<string, string>;
-    const depResults = Object.create(null) as Record<string, unknown>;
+    const checked = this.#checkDeps(node, sync);
+    if (checked === undefined) return depInputsOf(node.spec, this.#bySpec);
+    return checked.then(() => depInputsOf(node.spec, this.#bySpec));
+  }
+
+  /**
+   * Makes every dependency's result known (reading cached ones' records); throws when a cached
+   * dependency's output vanished. A promise only when records must be read without `sync`.
+   */
+  #checkDeps(node: Node, sync?: SyncStoreOps): Promise<void> | undefined {
     const deps = node.spec.deps;
     let unknown: Node[] | undefined;
     for (let i = 0; i < deps.length; i++) {
       const d = this.#bySpec.get(deps[i] as StepSpec) as Node;
-      depPaths[d.key] = d.path;
       if (!d.hasResult) (unknown ??= []).push(d);
-      else if (d.result !== undefined) depResults[d.key] = d.result;
     }
-    if (unknown === undefined) return { depPaths, depResults };
+    if (unknown === undefined) return undefined;
     const paths = unknown.map((d) => d.path);
-    if (sync !== undefined) return this.#applyDepStates(node, unknown, sync.readStatesSync(paths, true), { depPaths, depResults });
-    return this.#c.store.readStates(paths, true).then((states) => this.#applyDepStates(node, unknown, states, { depPaths, depResults }));
+    if (sync !== undefined) {
+      this.#applyDepStates(node, unknown, sync.readStatesSync(paths, true));
+      return undefined;
+    }
+    return this.#c.store.readStates(paths, true).then((states) => this.#applyDepStates(node, unknown, states));
   }
 
   /** Cached dependencies: their turn to be confirmed is now, when this step consumes them. */
-  #applyDepStates(node: Node, unknown: Node[], states: StoredState[], inputs: DepInputs): DepInputs {
+  #applyDepStates(node: Node, unknown: Node[], states: StoredState[]): void {
     for (let i = 0; i < unknown.length; i++) {
       const d = unknown[i] as Node;
       const st = states[i] as StoredState;
@@ -945,9 +1091,7 @@ export class Run {
       }
       d.hasResult = true;
       d.result = st.record?.result;
-      if (d.result !== undefined) inputs.depResults[d.key] = d.result;
     }
-    return inputs;
   }
 
   /** One attempt's job request. */
@@ -955,27 +1099,10 @@ export class Run {
     const c = this.#c;
     const spec = node.spec;
     const files = c.store.attemptFiles(node.path, attempt);
-    const deps = spec.deps;
-    const depKeys = new Array<string>(deps.length);
-    for (let i = 0; i < deps.length; i++) depKeys[i] = (this.#bySpec.get(deps[i] as StepSpec) as Node).key;
-    const task: TaskPayload = {
-      v: 1,
-      name: spec.name,
-      nameWithHash: node.key,
-      kind: spec.kind,
-      ref: spec.ref ?? { module: 'inline:', export: spec.name },
-      inputs: spec.inputs,
-      depKeys,
-      outputPath: node.path,
-      depPaths: inputs.depPaths,
-      depResults: inputs.depResults,
-      attempt,
-      resources: spec.resources ?? {},
-    };
     return {
       jobKey: `${node.key}.${attempt}`,
       spec,
-      task,
+      task: taskOf(node, inputs, attempt, this.#bySpec),
       outputPath: node.path,
       prefix: c.prefix,
       resources: spec.resources ?? {},
@@ -1230,17 +1357,17 @@ export class Run {
   }
 
   /** The record to commit, or undefined when only the status is written (a lazy step's own record). */
-  #record(node: Node, status: StatusToken, state: 'succeeded' | 'failed' | 'cancelled', attempts: AttemptRecord[], handle: JobHandle | undefined, error: unknown, value: unknown, start: number): ArtifactRecord | undefined {
+  #record(node: Node, status: StatusToken, state: 'succeeded' | 'failed' | 'cancelled', attempts: AttemptRecord[], handle: JobHandle | undefined, error: unknown, value: unknown, start: number, end = Date.now()): ArtifactRecord | undefined {
     const spec = node.spec;
     if (spec.writesRecord && state === 'succeeded') return undefined;
-    const end = Date.now();
     const deps = spec.deps;
     const depPaths = new Array<string>(deps.length);
     const depIdents = new Array<string>(deps.length);
     for (let i = 0; i < deps.length; i++) {
       const d = deps[i] as StepSpec;
-      depPaths[i] = (this.#bySpec.get(d) as Node).path;
-      depIdents[i] = d.ident;
+      const dn = this.#bySpec.get(d) as Node;
+      depPaths[i] = dn.path;
+      depIdents[i] = d.version !== undefined ? d.ident : dn.key;
     }
     let config: unknown = spec.hashAttrs;
     if (spec.kind === 'apply') {
@@ -1313,9 +1440,10 @@ export class Run {
     error: unknown,
     result: unknown,
     start: number,
+    end: number,
   ): void {
     const value = this.#recordedValue(node, state, result);
-    s.commitSync(node.path, status, this.#record(node, status, state, attempts, handle, error, value, start));
+    s.commitSync(node.path, status, this.#record(node, status, state, attempts, handle, error, value, start, end));
     node.holder = null;
     s.removeLeaseSync(node.path);
     this.#settleFinished(node, state, error, false);

@@ -117,6 +117,33 @@ describe('synchronous path', () => {
     expect(store.entries.get((s2 as StepSpec).outputPath('/p'))?.status).toBeUndefined();
   });
 
+  it('aborts ctx.signal whether a synchronous step reads it before or after the run is cancelled', async () => {
+    for (const readFirst of [true, false]) {
+      const ac = new AbortController();
+      const seen: unknown[] = [];
+      const [, , s2] = chain(3, (out, ctx) => {
+        if (!out.includes('s1')) return;
+        const early = readFirst ? ctx.signal : undefined;
+        ac.abort(new Error('stop'));
+        const signal = early ?? ctx.signal;
+        seen.push(signal.aborted, (signal.reason as Error).message, signal === ctx.signal);
+      });
+      const store = new MemoryStore();
+      const err = await new StepRunner({ prefix: '/p', store, logger: memoryLogger() }).run([s2 as StepSpec], { signal: ac.signal }).catch((e: unknown) => e);
+      expect(hasCode(err, 'CAIRN_CANCELLED')).toBe(true);
+      expect(seen).toEqual([true, 'stop', true]);
+    }
+  });
+
+  it('writes a synchronous step’s log lines to its attempt files, and creates none for a silent step', async () => {
+    const prefix = dir();
+    const loud = new StepSpec({ name: 'loud', hashAttrs: {}, fn: (_o, ctx) => ctx.log.info('hello') });
+    const quiet = new StepSpec({ name: 'quiet', hashAttrs: {}, deps: [loud], fn: () => undefined });
+    await new StepRunner({ prefix, store: new LocalStore(), logger: memoryLogger() }).run([quiet]);
+    expect(readFileSync(join(loud.outputPath(prefix), '.cairn/logs/attempt-1.stdout'), 'utf8')).toMatch(/INFO hello\n$/);
+    expect(existsSync(join(quiet.outputPath(prefix), '.cairn'))).toBe(false);
+  });
+
   it('re-checks the status under the lease when the step directory already existed', async () => {
     const prefix = dir();
     const g = new Graph().step('a').step('b', ['a']).step('c', ['b']);

@@ -46,51 +46,89 @@ function attemptLogger(job: JobRequest): { log: StepLogger; close(): Promise<voi
   };
 }
 
+/**
+ * A step's context. Fields an in-process step rarely reads are getters on the prototype, built
+ * from the job on first access: `signal` (the job's AbortSignal; the runner may create its
+ * controller lazily), `log` (opens nothing until used), `depPaths`, `depResults`, `resources`.
+ */
+class InlineContext implements StepContext {
+  readonly name: string;
+  readonly outputPath: string;
+  readonly client: unknown;
+  readonly #job: JobRequest;
+  #logger: ReturnType<typeof attemptLogger> | undefined = undefined;
+
+  constructor(job: JobRequest, client: unknown) {
+    this.name = job.spec.name;
+    this.outputPath = job.outputPath;
+    this.client = client;
+    this.#job = job;
+  }
+
+  get depPaths(): StepContext['depPaths'] {
+    return this.#job.task.depPaths;
+  }
+
+  get depResults(): StepContext['depResults'] {
+    return this.#job.task.depResults;
+  }
+
+  get resources(): StepContext['resources'] {
+    return this.#job.task.resources;
+  }
+
+  get attempt(): number {
+    return this.#job.task.attempt;
+  }
+
+  get signal(): AbortSignal {
+    return this.#job.signal;
+  }
+
+  get log(): StepLogger {
+    return (this.#logger ??= attemptLogger(this.#job)).log;
+  }
+
+  /** Closes the log files the step opened, if any. */
+  static close(ctx: InlineContext): Promise<void> | undefined {
+    return ctx.#logger?.close();
+  }
+}
+
+/** The status once the step's log files (if it opened any) are closed. */
+function closed(ctx: InlineContext, status: JobStatus): JobStatus | Promise<JobStatus> {
+  const closing = InlineContext.close(ctx);
+  return closing === undefined ? status : closing.then(() => status);
+}
+
 /** Creates the `inline` executor. */
 export function createInlineExecutor(): Executor {
   let host: ExecutorHost | undefined;
   const active = new Set<string>();
   /** The step function and its context; throws when the executor cannot run the job. */
-  const prepare = (job: JobRequest) => {
+  const prepare = (job: JobRequest): InlineContext => {
     const h = host;
     if (!h) throw new CairnError('CAIRN_EXECUTOR', 'The "inline" executor was not started; call start(host) before submit().');
-    const fn = job.spec.fn;
-    if (typeof fn !== 'function') {
+    if (typeof job.spec.fn !== 'function') {
       throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}" has no in-process function (it was decoded from bytes); run it on an executor that imports its module, e.g. "threads".`, { step: job.spec.name });
     }
-    const { log, close } = attemptLogger(job);
-    const ctx: StepContext = {
-      name: job.spec.name,
-      outputPath: job.outputPath,
-      depPaths: job.task.depPaths,
-      depResults: job.task.depResults,
-      signal: job.signal,
-      log,
-      resources: job.task.resources,
-      attempt: job.task.attempt,
-      client: h.client,
-    };
-    return { fn, ctx, close, h };
+    return new InlineContext(job, h.client);
   };
   /** Calls the step: its status, or a promise of it when the function returned one (or a log file is being closed). */
-  const call = (job: JobRequest, fn: NonNullable<JobRequest['spec']['fn']>, ctx: StepContext, close: () => Promise<void> | undefined): JobStatus | Promise<JobStatus> => {
-    const done = (status: JobStatus): JobStatus | Promise<JobStatus> => {
-      const closing = close();
-      return closing === undefined ? status : closing.then(() => status);
-    };
+  const call = (job: JobRequest, ctx: InlineContext): JobStatus | Promise<JobStatus> => {
     let out: unknown;
     try {
-      out = fn(job.outputPath, ctx);
+      out = (job.spec.fn as NonNullable<JobRequest['spec']['fn']>)(job.outputPath, ctx);
     } catch (error) {
-      return done({ state: 'failed', error });
+      return closed(ctx, { state: 'failed', error });
     }
     if (out !== null && typeof (out as Promise<unknown>)?.then === 'function') {
       return Promise.resolve(out as Promise<unknown>).then(
-        (result) => done({ state: 'succeeded', result }),
-        (error: unknown) => done({ state: 'failed', error }),
+        (result) => closed(ctx, { state: 'succeeded', result }),
+        (error: unknown) => closed(ctx, { state: 'failed', error }),
       );
     }
-    return done({ state: 'succeeded', result: out });
+    return closed(ctx, { state: 'succeeded', result: out });
   };
   return {
     name: 'inline',
@@ -99,12 +137,13 @@ export function createInlineExecutor(): Executor {
       host = h;
     },
     async submit(job) {
-      const { fn, ctx, close, h } = prepare(job);
+      const ctx = prepare(job);
+      const h = host as ExecutorHost;
       const jobId = job.jobKey;
       active.add(jobId);
       // Called after submit resolves, so a synchronous step function cannot report first.
       queueMicrotask(() => {
-        const status = call(job, fn, ctx, close);
+        const status = call(job, ctx);
         if (status instanceof Promise) {
           void status.then((s) => {
             active.delete(jobId);
@@ -118,13 +157,13 @@ export function createInlineExecutor(): Executor {
       return { jobId, executor: 'inline', info: {} };
     },
     runSync(job) {
-      let prepared: ReturnType<typeof prepare>;
+      let ctx: InlineContext;
       try {
-        prepared = prepare(job);
+        ctx = prepare(job);
       } catch (error) {
         return { state: 'failed', error };
       }
-      const status = call(job, prepared.fn, prepared.ctx, prepared.close);
+      const status = call(job, ctx);
       if (!(status instanceof Promise)) return status;
       const jobId = job.jobKey;
       active.add(jobId);

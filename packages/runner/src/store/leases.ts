@@ -72,11 +72,18 @@ export function processStartTime(pid: number): number | null {
 const SELF_START = processStartTime(process.pid);
 let counter = 0;
 
-/** A fresh holder for this process and run. */
-export function makeHolder(runId: string): LeaseHolder {
+let lastRunId = '';
+let lastWorkerId = '';
+
+/** A fresh holder for this process and run (`now`: epoch ms, when the caller already has it). */
+export function makeHolder(runId: string, now = Date.now()): LeaseHolder {
+  if (runId !== lastRunId) {
+    lastRunId = runId;
+    lastWorkerId = `${HOST}-${process.pid}-${runId}`;
+  }
   return {
-    worker_id: `${HOST}-${process.pid}-${runId}`,
-    timestamp: Date.now() / 1000,
+    worker_id: lastWorkerId,
+    timestamp: now / 1000,
     host: HOST,
     pid: process.pid,
     processStartTime: SELF_START,

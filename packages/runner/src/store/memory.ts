@@ -10,9 +10,16 @@ import { type AttemptFiles, mirrorsAsync, type Store, type StoredState, type Syn
 interface Entry {
   status?: StatusToken;
   record?: ArtifactRecord;
-  lease?: { raw: string; mtimeMs: number };
+  /** The holder object itself (never its JSON: the text is made only when a lease is read). */
+  lease?: LeaseHolder | undefined;
+  /** When the lease was created or last written, epoch ms. */
+  leaseMtimeMs?: number;
   job?: JobRecord;
 }
+
+/** The state of a step with no status (shared: most reads of a cold run find nothing). */
+const ABSENT: StoredState = Object.freeze({ status: null });
+const ABSENT_WITH_RECORD: StoredState = Object.freeze({ status: null, record: null });
 
 /** The in-memory store. */
 export class MemoryStore implements Store, SyncStoreOps {
@@ -41,7 +48,8 @@ export class MemoryStore implements Store, SyncStoreOps {
       const e = this.entries.get(paths[i] as string);
       const status = e?.status ?? null;
       const want = typeof withRecord === 'boolean' ? withRecord : withRecord[i] === true;
-      out[i] = want ? { status, record: e?.record ?? null } : { status };
+      if (status === null && (e?.record === undefined || !want)) out[i] = want ? ABSENT_WITH_RECORD : ABSENT;
+      else out[i] = want ? { status, record: e?.record ?? null } : { status };
     }
     return out;
   }
@@ -72,18 +80,25 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   createLeaseSync(path: string, holder: LeaseHolder): boolean {
     const e = this.#entry(path);
-    if (e.lease) return false;
-    e.lease = { raw: JSON.stringify(holder), mtimeMs: Date.now() };
+    if (e.lease !== undefined) return false;
+    e.lease = holder;
+    // A fresh holder's timestamp is its creation time (epoch s): no clock read per lease.
+    e.leaseMtimeMs = typeof holder.timestamp === 'number' ? holder.timestamp * 1000 : Date.now();
     return true;
   }
 
   async readLease(path: string): Promise<LeaseInfo | null> {
-    const l = this.entries.get(path)?.lease;
-    return l ? { holder: parseHolder(l.raw), raw: l.raw, mtimeMs: l.mtimeMs } : null;
+    const e = this.entries.get(path);
+    if (e?.lease === undefined) return null;
+    const raw = JSON.stringify(e.lease);
+    return { holder: parseHolder(raw), raw, mtimeMs: e.leaseMtimeMs ?? 0 };
   }
 
   async writeLease(path: string, holder: LeaseHolder): Promise<void> {
-    this.#entry(path).lease = { raw: JSON.stringify(holder), mtimeMs: Date.now() };
+    const e = this.#entry(path);
+    // A copy: the caller may change its holder later (a refresh), as a file would not change.
+    e.lease = { ...holder };
+    e.leaseMtimeMs = Date.now();
   }
 
   async removeLease(path: string): Promise<void> {
@@ -92,13 +107,13 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   removeLeaseSync(path: string): void {
     const e = this.entries.get(path);
-    if (e) delete e.lease;
+    if (e !== undefined) e.lease = undefined;
   }
 
   async breakLease(path: string, observed: LeaseInfo): Promise<boolean> {
     const e = this.entries.get(path);
-    if (!e?.lease || e.lease.raw !== observed.raw) return false;
-    delete e.lease;
+    if (e?.lease === undefined || JSON.stringify(e.lease) !== observed.raw) return false;
+    e.lease = undefined;
     return true;
   }
 
