@@ -10,15 +10,38 @@ function git(args: string[]): string | null {
   }
 }
 
+interface GitFacts {
+  readonly commit: string | null;
+  readonly status: string | null;
+  readonly branch: string | null;
+}
+
+/** How long git facts are reused: lowering item by item must not start three git processes per item. */
+const GIT_TTL_MS = 2000;
+let gitCache: { cwd: string; at: number; facts: GitFacts } | undefined;
+
+function gitFacts(): GitFacts {
+  const cwd = process.cwd();
+  const now = Date.now();
+  if (gitCache !== undefined && gitCache.cwd === cwd && now - gitCache.at < GIT_TTL_MS) return gitCache.facts;
+  const commit = git(['rev-parse', 'HEAD']);
+  const facts: GitFacts = {
+    commit,
+    status: commit === null ? null : git(['status', '--porcelain', '--untracked-files=no']),
+    branch: commit === null ? null : git(['rev-parse', '--abbrev-ref', 'HEAD']),
+  };
+  gitCache = { cwd, at: now, facts };
+  return facts;
+}
+
 /**
  * Captures where a plan was made: git commit, dirty flag, branch, user, host, argv, time.
  * Best effort: never throws; fields are `null` where unknown. `CAIRN_PROVENANCE=0` skips git.
+ * Git facts are reused for 2 s within one working directory.
  */
 export function captureProvenance(): Provenance {
-  const skipGit = process.env.CAIRN_PROVENANCE === '0';
-  const commit = skipGit ? null : git(['rev-parse', 'HEAD']);
-  const status = commit === null ? null : git(['status', '--porcelain', '--untracked-files=no']);
-  const branch = commit === null ? null : git(['rev-parse', '--abbrev-ref', 'HEAD']);
+  const facts: GitFacts = process.env.CAIRN_PROVENANCE === '0' ? { commit: null, status: null, branch: null } : gitFacts();
+  const { commit, status, branch } = facts;
   let user: string | null = null;
   try {
     user = userInfo().username;

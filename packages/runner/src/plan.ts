@@ -1,7 +1,7 @@
 /**
  * Dry run: what a run would do, with no writes at all (reads only).
  */
-import { type ArtifactStep, computeIdentities, describeDrift, isArtifactStep, lower, StepSpec } from '@cairn/core';
+import { type ArtifactStep, computeIdentities, describeDrift, expandSpecs, isArtifactStep, lower, StepSpec } from '@cairn/core';
 import { CairnError } from '@cairn/core';
 import type { Store, StoredState } from './store/store.js';
 
@@ -81,30 +81,9 @@ export async function makePlan(
       computeIdentities([root]);
     } else if (isArtifactStep(item)) root = lower(item);
     else throw new CairnError('CAIRN_BAD_DEPENDENCY', `dry run: got ${item === null ? 'null' : typeof item} where a step was expected.`);
-    // Post-order over unseen specs.
-    const order: StepSpec[] = [];
-    const stack: StepSpec[] = [root];
-    const next: number[] = [0];
+    // Post-order over specs not seen yet in this plan.
     if (seenSpec.has(root)) continue;
-    seenSpec.add(root);
-    while (stack.length > 0) {
-      const top = stack.length - 1;
-      const node = stack[top] as StepSpec;
-      const i = next[top] as number;
-      if (i < node.deps.length) {
-        next[top] = i + 1;
-        const d = node.deps[i] as StepSpec;
-        if (!seenSpec.has(d)) {
-          seenSpec.add(d);
-          stack.push(d);
-          next.push(0);
-        }
-      } else {
-        stack.pop();
-        next.pop();
-        order.push(node);
-      }
-    }
+    const order = expandSpecs([root], () => false, seenSpec);
     const fresh = order.filter((s) => {
       const p = s.outputPath(prefix);
       if (seen.has(p)) return false;
