@@ -1,6 +1,8 @@
 import { getBackend } from './backend.js';
+import type { FingerprintResult } from './backend-types.js';
 import { compareCodePoints } from './canonical.js';
 import { CairnError } from './errors.js';
+import { TableWriter } from './pack.js';
 import type { StepSpec } from './spec.js';
 
 let walkEpoch = 0;
@@ -92,41 +94,23 @@ export function computeIdentities(roots: readonly StepSpec[]): void {
   const deps = new Uint32Array(edges);
   let e = 0;
   for (let i = 0; i < n; i++) for (const d of (order[i] as StepSpec).deps) deps[e++] = d._slot(epoch);
-  const names = packStrings(order, (s) => s.name);
-  const attrs = packStrings(order, (s) => s.attrsCanonical);
-  const result = backend.fingerprintAll({ offsets, deps }, names, attrs);
+  const names = new TableWriter();
+  const attrs = new TableWriter();
+  for (const spec of order) {
+    names.add(spec.name);
+    attrs.add(spec.attrsCanonical);
+  }
+  applyHashes(order, backend.fingerprintAll({ offsets, deps }, names.table(), attrs.table()));
+}
+
+/** Stores a `fingerprintAll` answer on `specs` (node `i` is `specs[i]`), or throws the cycle by name. */
+export function applyHashes(specs: readonly StepSpec[], result: FingerprintResult): void {
   if (!result.ok) {
-    const cycle = [...result.cycle].map((i) => (order[i] as StepSpec).name);
+    const cycle = [...result.cycle].map((i) => (specs[i] as StepSpec).name);
     throw new CairnError('CAIRN_GRAPH_CYCLE', `Step graph has a cycle: ${[...cycle, cycle[0]].join(' -> ')}. Break the cycle.`, { step: cycle[0] });
   }
   const hex = Buffer.from(result.hex.buffer, result.hex.byteOffset, result.hex.byteLength);
-  for (let i = 0; i < n; i++) (order[i] as StepSpec)._setHash(hex.toString('latin1', 16 * i, 16 * i + 16));
-}
-
-/** Packs strings as UTF-8 into one CSR byte table, writing straight into one buffer. */
-function packStrings(items: readonly StepSpec[], get: (s: StepSpec) => string): { offsets: Uint32Array; bytes: Uint8Array } {
-  const offsets = new Uint32Array(items.length + 1);
-  let total = 0;
-  for (let i = 0; i < items.length; i++) {
-    total += Buffer.byteLength(get(items[i] as StepSpec), 'utf8');
-    offsets[i + 1] = total;
-  }
-  const bytes = Buffer.allocUnsafe(total);
-  for (let i = 0; i < items.length; i++) bytes.write(get(items[i] as StepSpec), offsets[i] as number, 'utf8');
-  return { offsets, bytes };
-}
-
-/** Packs byte strings into one CSR byte table. */
-export function packTable(items: readonly Uint8Array[]): { offsets: Uint32Array; bytes: Uint8Array } {
-  const offsets = new Uint32Array(items.length + 1);
-  let total = 0;
-  for (let i = 0; i < items.length; i++) {
-    total += (items[i] as Uint8Array).length;
-    offsets[i + 1] = total;
-  }
-  const bytes = new Uint8Array(total);
-  for (let i = 0; i < items.length; i++) bytes.set(items[i] as Uint8Array, offsets[i] as number);
-  return { offsets, bytes };
+  for (let i = 0; i < specs.length; i++) (specs[i] as StepSpec)._setHash(hex.toString('latin1', 16 * i, 16 * i + 16));
 }
 
 /** The hash of one spec, computing whatever upstream identities are missing. */

@@ -2,7 +2,8 @@ import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
 import { getFnRef } from './fnref.js';
 import { type ArtifactStep, isArtifactStep, isOut, OUT } from './handle.js';
-import { computeIdentities, nextWalkEpoch } from './identity.js';
+import { applyHashes, computeIdentities, nextWalkEpoch } from './identity.js';
+import { growU32, TableWriter } from './pack.js';
 import { captureProvenance } from './provenance.js';
 import { setLazyHooks, StepSpec } from './spec.js';
 import { getBackend } from './backend.js';
@@ -255,32 +256,6 @@ function attrsText(spec: StepSpec): string {
   return `${out},"fingerprint":"${spec.fingerprint as string}","version":${JSON.stringify(spec.version)}}`;
 }
 
-/** A growing UTF-8 byte table (CSR), filled one string at a time. */
-class TableWriter {
-  offsets: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
-  bytes = Buffer.allocUnsafe(64 * 1024);
-  count = 0;
-  add(s: string): void {
-    const at = this.offsets[this.count] as number;
-    if (at + 3 * s.length > this.bytes.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(2 * this.bytes.length, at + 3 * s.length));
-      this.bytes.copy(bigger, 0, 0, at);
-      this.bytes = bigger;
-    }
-    if (this.count + 2 > this.offsets.length) this.offsets = grow(this.offsets);
-    this.offsets[++this.count] = at + this.bytes.write(s, at, 'utf8');
-  }
-  table(): { offsets: Uint32Array; bytes: Uint8Array } {
-    return { offsets: this.offsets.subarray(0, this.count + 1), bytes: this.bytes.subarray(0, this.offsets[this.count]) };
-  }
-}
-
-function grow(a: Uint32Array<ArrayBuffer>): Uint32Array<ArrayBuffer> {
-  const b = new Uint32Array(2 * a.length);
-  b.set(a);
-  return b;
-}
-
 /**
  * The specs made by one lowering, findable by `name@version` (to catch two different steps
  * sharing one). An open-addressing table of indices hashed on the name: a million-entry
@@ -417,13 +392,9 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
       h._mark(epoch, 2, spec);
       const n = made.add(spec);
       spec._setSlot(walk, n);
-      if (n + 2 > offsets.length) offsets = grow(offsets);
+      if (n + 2 > offsets.length) offsets = growU32(offsets, n + 2);
       let e = offsets[n] as number;
-      if (e + depSpecs.length > edges.length) {
-        const bigger = new Uint32Array(Math.max(2 * edges.length, e + depSpecs.length));
-        bigger.set(edges);
-        edges = bigger;
-      }
+      if (e + depSpecs.length > edges.length) edges = growU32(edges, e + depSpecs.length);
       for (let k = 0; k < depSpecs.length; k++) edges[e++] = (depSpecs[k] as StepSpec)._slot(walk);
       offsets[n + 1] = e;
       names.add(spec.name);
@@ -434,10 +405,7 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
   const n = made.specs.length;
   if (n > 0) {
     const result = getBackend().fingerprintAll({ offsets: offsets.subarray(0, n + 1), deps: edges.subarray(0, offsets[n]) }, names.table(), attrs.table());
-    // Lowering found any cycle already; the backend cannot see one.
-    if (!result.ok) throw new CairnError('CAIRN_GRAPH_CYCLE', 'Step graph has a cycle. Break the cycle.');
-    const hex = Buffer.from(result.hex.buffer, result.hex.byteOffset, result.hex.byteLength);
-    for (let i = 0; i < n; i++) (made.specs[i] as StepSpec)._setHash(hex.toString('latin1', 16 * i, 16 * i + 16));
+    applyHashes(made.specs, result);
   }
   if (passed.length > 0) computeIdentities(passed);
   return single ? (out[0] as StepSpec) : out;
