@@ -1,5 +1,6 @@
 /** Pieces shared by the local executors (threads, process). */
-import { open } from 'node:fs/promises';
+import { mkdir, open } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { CairnError, isCairnError } from '@cairn/core';
@@ -97,6 +98,20 @@ export interface LocalJob {
 export function cancelledBy(job: LocalJob, why: 'cancel' | 'stop'): CairnError {
   const tail = why === 'stop' ? ': the executor stopped' : '';
   return new CairnError('CAIRN_CANCELLED', `Step "${job.step}" was cancelled${tail}.`, { step: job.step });
+}
+
+/** `Executor.cancel` for a local executor: asks each of `handles` still in `active` to stop. */
+export function cancelActive<J extends LocalJob>(active: ReadonlyMap<string, J>, handles: readonly JobHandle[], requestCancel: (job: J, reason: unknown) => void): void {
+  for (const h of handles) {
+    const job = active.get(h.jobId);
+    if (job) requestCancel(job, cancelledBy(job, 'cancel'));
+  }
+}
+
+/** Creates the directories of an attempt's log files. */
+export async function ensureLogDirs(logPaths: JobRequest['logPaths']): Promise<void> {
+  await mkdir(dirname(logPaths.stdout), { recursive: true });
+  await mkdir(dirname(logPaths.stderr), { recursive: true });
 }
 
 /** `Executor.logs` for a local executor: tails the files in `handle.info.logPaths` while the job is in `active`. */

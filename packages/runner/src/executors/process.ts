@@ -7,12 +7,12 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { CairnError, encodeTask } from '@cairn/core';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobRequest, JobStatus } from '../executor.js';
 import { assertBuilt, workerEntryPath } from '../worker/paths.js';
 import { decodeResult } from '../worker/result.js';
-import { abortReasonCode, cancelledBy, localLogs, statusOf, type LocalJob } from './common.js';
+import { abortReasonCode, cancelActive, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
 
 /** Options of {@link createProcessExecutor}. */
 export interface ProcessExecutorOptions {
@@ -133,8 +133,7 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
       const entryFile = workerEntryPath();
       assertBuilt(entryFile, 'process');
       await mkdir(job.attemptDir, { recursive: true });
-      await mkdir(dirname(job.logPaths.stdout), { recursive: true });
-      await mkdir(dirname(job.logPaths.stderr), { recursive: true });
+      await ensureLogDirs(job.logPaths);
       const taskPath = join(job.attemptDir, 'task.msgpack');
       const resultPath = join(job.attemptDir, 'result.msgpack');
       await rm(resultPath, { force: true });
@@ -191,10 +190,7 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
     },
 
     async cancel(handles) {
-      for (const h of handles) {
-        const job = active.get(h.jobId);
-        if (job) requestCancel(job, cancelledBy(job, 'cancel'));
-      }
+      cancelActive(active, handles, requestCancel);
     },
 
     logs(handle, opts) {

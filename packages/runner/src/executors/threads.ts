@@ -3,9 +3,7 @@
  * decoded and run by `dist/thread-worker.js`; the step function is re-imported by
  * module + export inside the thread.
  */
-import { mkdir } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
-import { dirname } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { CairnError, encodeTask } from '@cairn/core';
 import type { Tinypool } from 'tinypool';
@@ -13,7 +11,7 @@ import type { Executor, ExecutorCapabilities, ExecutorHost, JobRequest, JobStatu
 import { assertBuilt, threadWorkerPath } from '../worker/paths.js';
 import { decodeResult, errorData } from '../worker/result.js';
 import type { ThreadTaskMessage } from '../worker/thread-worker.js';
-import { abortReasonCode, cancelError, cancelledBy, localLogs, statusOf, type LocalJob } from './common.js';
+import { abortReasonCode, cancelActive, cancelError, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
 
 /** Options of {@link createThreadsExecutor}. */
 export interface ThreadsExecutorOptions {
@@ -102,8 +100,7 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
       if (!pool || !host) throw new CairnError('CAIRN_EXECUTOR', 'The "threads" executor was not started; call start(host) before submit().');
       const h = host;
       const report = h.report.bind(h);
-      await mkdir(dirname(job.logPaths.stdout), { recursive: true });
-      await mkdir(dirname(job.logPaths.stderr), { recursive: true });
+      await ensureLogDirs(job.logPaths);
       const { port1, port2 } = new MessageChannel();
       const message: ThreadTaskMessage = { task: encodeTask(job.task), logPaths: job.logPaths, port: port2 };
       const entry: ThreadJob = { jobId: job.jobKey, step: job.task.name, logPaths: job.logPaths, port: port1, terminate: new AbortController(), settled: Promise.resolve() };
@@ -140,10 +137,7 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
     },
 
     async cancel(handles) {
-      for (const h of handles) {
-        const job = active.get(h.jobId);
-        if (job) requestCancel(job, cancelledBy(job, 'cancel'));
-      }
+      cancelActive(active, handles, requestCancel);
     },
 
     logs(handle, opts) {
