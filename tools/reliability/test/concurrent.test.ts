@@ -3,27 +3,19 @@
  * pipelines (each takes every step whose index % 4 differs from its own number, plus their
  * dependencies). Every step must run exactly once and every runner must exit 0.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, SEED, SIZES } from './env.js';
+import { describe, expect, it } from 'vitest';
+import { SEED, SIZES } from './env.js';
 import { counts, manifest, scanStore, scratchDir, startRunner } from './children.js';
 import { record } from './metrics.js';
-import { hostOptions, sshUsable, startSshd, type SshdInstance } from './ssh.js';
+import { hostOptions, useRunnerSuite } from './ssh.js';
 
-const withSsh = sshUsable();
 
 describe(`concurrent runners (${SIZES.concurrentSteps} steps, 4 processes)`, () => {
-  let sshd: SshdInstance | undefined;
-  const cleanups: (() => void)[] = [];
-  beforeAll(async () => {
-    assertBuilt();
-    if (withSsh) sshd = await startSshd();
-  });
-  afterAll(async () => {
-    await sshd?.stop();
-    for (const c of cleanups) c();
-  });
+  const suite = useRunnerSuite();
+  const cleanups = suite.cleanups;
 
   it('runs every step exactly once and all four runners exit 0', async () => {
+    const sshd = suite.sshd();
     const work = scratchDir('cairn-rel-concurrent-');
     cleanups.push(work.cleanup);
     const ssh = sshd ? hostOptions(sshd, 'h1') : null;

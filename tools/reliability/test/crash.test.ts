@@ -6,28 +6,20 @@
  * - SUCCESS is never recorded over partial output (every SUCCESS `data` equals a clean run's);
  * - nothing recorded SUCCESS is lost, and the final outputs equal a clean single run's.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, rng, SCALE, SEED, SIZES } from './env.js';
+import { describe, expect, it } from 'vitest';
+import { rng, SCALE, SEED, SIZES } from './env.js';
 import { counts, manifest, processesMentioning, scanStore, scratchDir, startRunner, type PipelineConfig } from './children.js';
 import { record } from './metrics.js';
-import { hostOptions, sshUsable, startSshd, type SshdInstance } from './ssh.js';
+import { hostOptions, useRunnerSuite } from './ssh.js';
 
 const PAUSE_MS = 30;
-const withSsh = sshUsable();
 
 describe(`crash matrix (${SCALE}: ${SIZES.crashSteps} steps, ${SIZES.kills} kills, seed ${SEED})`, () => {
-  let sshd: SshdInstance | undefined;
-  const cleanups: (() => void)[] = [];
-  beforeAll(async () => {
-    assertBuilt();
-    if (withSsh) sshd = await startSshd();
-  });
-  afterAll(async () => {
-    await sshd?.stop();
-    for (const c of cleanups) c();
-  });
+  const suite = useRunnerSuite();
+  const cleanups = suite.cleanups;
 
   it('never reruns a SUCCESS step, never marks partial output SUCCESS, and ends equal to a clean run', async () => {
+    const sshd = suite.sshd();
     const n = SIZES.crashSteps;
     const clean = scratchDir('cairn-rel-clean-');
     const crash = scratchDir('cairn-rel-crash-');
