@@ -2,15 +2,15 @@
  * End to end: a StepRunner pipeline with a local step and Slurm steps on a real single-node
  * Slurm (see slurm.test.ts for requirements).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { StepSpec } from '@cairn/core';
-import { JOB_FILE, StepRunner, type ArtifactRecord, type JobRecord } from '@cairn/runner';
+import { JOB_FILE, StepRunner, type ArtifactRecord } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { startRunnerUntilJob } from '../../../tools/testenv/runner-child.js';
 import { missingSlurmBinaries, startSlurm, type SlurmCluster } from '../../../tools/testenv/slurm.js';
 import { createSlurmExecutor, type SlurmExecutor } from '../src/index.js';
 import { STEPS, tempRoot, workerEntry } from './helpers.js';
@@ -70,19 +70,7 @@ describe.skipIf(skip)('StepRunner with the Slurm executor', () => {
   test('a runner restarted while its Slurm job runs adopts the job instead of submitting it again', async () => {
     const prefix = join(root, 'adopt');
     const path = napStep().outputPath(prefix);
-    const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/runner-child.mjs', import.meta.url)), prefix, workerEntry()], {
-      env: { ...process.env, ...cluster.env },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    let job: JobRecord | undefined;
-    for (let i = 0; i < 600 && job === undefined; i++) {
-      if (existsSync(join(path, JOB_FILE))) job = JSON.parse(readFileSync(join(path, JOB_FILE), 'utf8')) as JobRecord;
-      else await sleep(50);
-    }
-    if (job === undefined) throw new Error(`the first runner never recorded its job: ${stderr}`);
+    const { child, exited, job } = await startRunnerUntilJob(fileURLToPath(new URL('./fixtures/runner-child.mjs', import.meta.url)), [prefix, workerEntry()], path, { ...process.env, ...cluster.env });
     const slurmId = String(job.job.info.slurmJobId);
     const queued = () => execFileSync('squeue', ['-h', '-o', '%i'], { env: { ...process.env, ...cluster.env }, encoding: 'utf8' }).split('\n').filter(Boolean);
     expect(queued()).toContain(slurmId);

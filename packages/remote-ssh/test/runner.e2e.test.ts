@@ -1,11 +1,10 @@
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { StepSpec } from '@cairn/core';
-import { JOB_FILE, StepRunner, type ArtifactRecord, type JobRecord } from '@cairn/runner';
+import { JOB_FILE, StepRunner, type ArtifactRecord } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRunnerUntilJob } from '../../../tools/testenv/runner-child.js';
 import { createSshExecutor } from '../src/index.js';
 import { FIXTURES, hostOf, scratch, removeScratch, sshdOrSkip, startSshd, type SshdInstance } from './helpers.js';
 
@@ -54,16 +53,7 @@ describe.runIf(run)('StepRunner with the SSH executor (end to end)', () => {
     // The same step as in fixtures/runner-child.mjs.
     const nap = () => new StepSpec({ name: 'nap', executor: 'ssh', ref: { module: FIXTURES, export: 'sleeper' }, hashAttrs: { case: 'adopt' }, resources: { cpu: 1, hints: { sleepMs: 3000 } } });
     const path = nap().outputPath(prefix);
-    const child = spawn(process.execPath, [fileURLToPath(new URL('./fixtures/runner-child.mjs', import.meta.url)), prefix, JSON.stringify(hosts)], { stdio: ['ignore', 'ignore', 'pipe'] });
-    let stderr = '';
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const exited = new Promise((resolve) => child.once('exit', resolve));
-    let job: JobRecord | undefined;
-    for (let i = 0; i < 600 && job === undefined; i++) {
-      if (existsSync(join(path, JOB_FILE))) job = JSON.parse(readFileSync(join(path, JOB_FILE), 'utf8')) as JobRecord;
-      else await sleep(50);
-    }
-    if (job === undefined) throw new Error(`the first runner never recorded its job: ${stderr}`);
+    const { child, exited, job } = await startRunnerUntilJob(fileURLToPath(new URL('./fixtures/runner-child.mjs', import.meta.url)), [prefix, JSON.stringify(hosts)], path);
     child.kill('SIGKILL');
     await exited;
 
