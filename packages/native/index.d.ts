@@ -40,6 +40,32 @@ export interface NativeBinding {
     attrOffsets: Uint32Array,
     attrs: Uint8Array,
   ): NativeFingerprints;
+  /**
+   * Steps of one lowering sharing a name (bytes of the `names` table) and a version id:
+   * flattened pairs `(i, j)`, ordered by `i`, where `j` is the lowest-index node equal to `i`.
+   */
+  duplicateSteps(nameOffsets: Uint32Array, names: Uint8Array, versionOf: Uint32Array): Uint32Array;
+  /** Writes XXH64 of every entry of the table `(offsets, bytes)` as 16 hex digits into `out`, entry `i` at byte `at + 16i`. */
+  xxh64HexMany(offsets: Uint32Array, bytes: Uint8Array, out: Uint8Array, at: number): void;
+  /**
+   * One lowering's step hashes (docs/identity.md, "Lowered steps"), 16 hex digits per node.
+   * Nodes are numbered dependencies first (each dependency index below its dependent's);
+   * node `i`'s version is entry `versionOf[i]` of the `versions` table, its config fingerprint
+   * `fingerprints[16i, 16i + 16)`; `extras[i]` is canonical text placed after the `deps`
+   * member of its `hashAttrs` (usually empty).
+   */
+  loweredIdentities(
+    offsets: Uint32Array,
+    deps: Uint32Array,
+    nameOffsets: Uint32Array,
+    names: Uint8Array,
+    versionOf: Uint32Array,
+    versionOffsets: Uint32Array,
+    versions: Uint8Array,
+    fingerprints: Uint8Array,
+    extraOffsets: Uint32Array,
+    extras: Uint8Array,
+  ): Uint8Array;
 }
 
 /** The loaded module, or `null` when none could be loaded (or `CAIRN_NATIVE=0`). */

@@ -10,7 +10,7 @@ const { existsSync, readFileSync } = require('node:fs');
 const { join, resolve } = require('node:path');
 
 /** Must equal `ABI_VERSION` in src/js.rs; a stale build is refused. */
-const ABI_VERSION = 1;
+const ABI_VERSION = 2;
 const BINARY_NAME = 'cairn-native';
 
 function isMusl() {

@@ -147,6 +147,40 @@ if (!same('diamond', 'diamond, deps listed the other way') || !same('duplicate d
   throw new Error('dependency order changed a hash');
 }
 
+// ---- lowered-step cases ----------------------------------------------------------------
+
+/**
+ * A lowered `apply` step per docs/identity.md: fingerprint = XXH64(payload), hashAttrs =
+ * { deps: ["name@version", … in listed order], expectedFingerprint?, fingerprint, version },
+ * then the ordinary step hash. `expected` (optional) is the pinned fingerprint.
+ */
+function refLowered(nodes) {
+  const fingerprints = nodes.map((n) => hex(h64(n.payload)));
+  const withAttrs = nodes.map((n, i) => {
+    const attrs = { deps: n.deps.map((d) => `${nodes[d].name}@${nodes[d].version}`) };
+    if (n.expected !== undefined) attrs.expectedFingerprint = n.expected;
+    Object.assign(attrs, { fingerprint: fingerprints[i], version: n.version });
+    return node(n.name, JSON.stringify(attrs), n.deps);
+  });
+  const { hashes } = refFingerprints(withAttrs);
+  return { fingerprints, hashes };
+}
+
+const step = (name, version, payload, deps = [], expected) => ({ name, version, payload, deps, ...(expected === undefined ? {} : { expected }) });
+const loweredCases = [
+  { name: 'empty', nodes: [] },
+  { name: 'one step', nodes: [step('tokenize', 'v1', '{"out":"<OUT>","vocab":32000}')] },
+  { name: 'chain', nodes: [step('load', '2026.11.30', '{"path":"data.csv"}'), step('clean', 'v2', '{"in":"<dep:load@2026.11.30>","out":"<OUT>"}', [0]), step('train', 'v3dev', '{"data":"<dep:clean@v2>","lr":0.001}', [1])] },
+  { name: 'diamond, deps in listed order', nodes: [step('root', 'v1', '{}'), step('left', 'v1', '{"k":1}', [0]), step('right', 'v1', '{"k":2}', [0]), step('join', 'v1', '{"a":"<dep:right@v1>","b":"<dep:left@v1>"}', [2, 1])] },
+  { name: 'diamond, deps listed the other way', nodes: [step('root', 'v1', '{}'), step('left', 'v1', '{"k":1}', [0]), step('right', 'v1', '{"k":2}', [0]), step('join', 'v1', '{"a":"<dep:right@v1>","b":"<dep:left@v1>"}', [1, 2])] },
+  { name: 'pinned fingerprint', nodes: [step('a', 'v1', '{"x":1}', [], 'f00dfeedf00dfeed'), step('b', 'v1', '{}', [0], 'needs "escaping" \\ \u0001')] },
+  { name: 'names and versions needing JSON escapes', nodes: [step('a"b\\c', 'v"1', '"x"'), step('t\\u', '1\\0', '[]', [0]), step('top', 'v', '{}', [1, 0])] },
+  { name: 'unicode names', nodes: [step('ñandú', 'é1', '{"é":"ü"}'), step('日本語', 'v1', '{}', [0]), step('emoji😀', 'v1', '{"x":[1,2,{"y":null}]}', [1, 0])] },
+  { name: 'same name, two versions', nodes: [step('s', 'v1', '{"v":1}'), step('s', 'v2', '{"v":2}'), step('t', 'v1', '{}', [1, 0])] },
+  { name: 'fan-in with a duplicate dependency', nodes: [...Array.from({ length: 5 }, (_, i) => step(`src${i}`, 'v1', `{"i":${i}}`)), step('sink', 'v1', '{}', [4, 2, 0, 2, 1, 3])] },
+];
+for (const c of loweredCases) Object.assign(c, refLowered(c.nodes));
+
 // ---- graph cases -----------------------------------------------------------------------
 
 function rng(seed) {
@@ -223,6 +257,10 @@ const files = {
   'fingerprints.json': {
     description: 'Merkle step hashes per docs/identity.md. attrs are canonical JSON texts given literally; deps are node indices. hashes[i] is node i\'s hash; a cyclic graph has cycle instead (same report as toposort).',
     cases: fpCases,
+  },
+  'lowered.json': {
+    description: 'Lowered apply steps per docs/identity.md: nodes numbered dependencies first, each with name, version, payload (the canonical inputs text), deps (indices) and optionally expected (a pinned fingerprint). fingerprints[i] = XXH64(payload); hashes[i] is the step hash with hashAttrs {deps:["name@version" in listed order], expectedFingerprint?, fingerprint, version}.',
+    cases: loweredCases,
   },
   'graphs.json': {
     description: 'toposort: deps[i] lists node i\'s dependencies; expect order or cycle. expand: built/seen/seenAfter list node indices; calls run in order sharing seen; each call expects order or cycle.',

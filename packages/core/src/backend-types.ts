@@ -40,6 +40,25 @@ export type FingerprintResult =
   | { readonly ok: true; readonly hex: Uint8Array }
   | { readonly ok: false; readonly cycle: Uint32Array };
 
+/**
+ * One lowering's `apply` steps as tables, numbered dependencies first (every dependency
+ * index is below its dependent's). See docs/identity.md, "Lowered steps".
+ */
+export interface LoweredTables {
+  /** Node `i`'s dependencies in the handle's first-seen order. */
+  readonly graph: CsrGraph;
+  /** Step names. */
+  readonly names: ByteTable;
+  /** Node `i`'s version is entry `versionOf[i]` of `versions`. */
+  readonly versionOf: Uint32Array;
+  /** The distinct versions (any number of entries). */
+  readonly versions: ByteTable;
+  /** Config fingerprints (XXH64 of each step's canonical inputs text): 16 hex digits per node. */
+  readonly fingerprints: Uint8Array;
+  /** Canonical members placed after `"deps"` in node `i`'s `hashAttrs` (e.g. `,"expectedFingerprint":"…"`); usually empty. */
+  readonly extras: ByteTable;
+}
+
 /** Everything core needs from a backend. */
 export interface CoreBackend {
   /** Which implementation this is. */
@@ -62,6 +81,18 @@ export interface CoreBackend {
   expand(graph: CsrGraph, roots: Uint32Array, built: Uint8Array, seen: Uint8Array): OrderResult;
   /** Every node's Merkle step hash as defined in docs/identity.md, in one call. */
   fingerprintAll(graph: CsrGraph, names: ByteTable, attrs: ByteTable): FingerprintResult;
+  /**
+   * Nodes sharing a name (bytes) and a version id with an earlier node: flattened pairs
+   * `(i, j)` ordered by `i`, `j` the lowest-index node equal to `i`. Empty when all are unique.
+   */
+  duplicateSteps(names: ByteTable, versionOf: Uint32Array): Uint32Array;
+  /** XXH64 of every entry of `table` as 16 hex digits, written into `out` from byte `at` (16 per entry). */
+  xxh64HexMany(table: ByteTable, out: Uint8Array, at: number): void;
+  /**
+   * Every lowered step's step hash (16 hex digits per node), whose `hashAttrs` is
+   * `{"deps":["name@version",…]<extra>,"fingerprint":"…","version":"…"}`.
+   */
+  loweredIdentities(tables: LoweredTables): Uint8Array;
 }
 
 /** A streaming XXH64 hasher. */

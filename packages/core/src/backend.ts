@@ -1,9 +1,10 @@
 import nativeLoader from '@cairn/native';
 import type { NativeBinding } from '@cairn/native';
-import type { BackendKind, ByteTable, CoreBackend, CsrGraph, Xxh64Stream } from './backend-types.js';
+import type { BackendKind, ByteTable, CoreBackend, CsrGraph, LoweredTables, Xxh64Stream } from './backend-types.js';
 import { CairnError } from './errors.js';
 import { expand } from './graph/expand.js';
 import { fingerprintAll } from './graph/fingerprint-all.js';
+import { duplicateSteps, loweredIdentities, xxh64HexMany } from './graph/lowered.js';
 import { toposort } from './graph/toposort.js';
 import { createXxh64, xxh64, xxh64Hex } from './hash/xxh64.js';
 
@@ -45,6 +46,9 @@ export const jsBackend: CoreBackend = Object.freeze({
   toposort,
   expand,
   fingerprintAll,
+  duplicateSteps,
+  xxh64HexMany,
+  loweredIdentities,
 });
 
 /** Rethrows the native module's bad-input errors as `CAIRN_GRAPH_INPUT`, as the fallback throws them. */
@@ -107,6 +111,28 @@ export function adaptNative(b: NativeBinding): CoreBackend {
     fingerprintAll(g: CsrGraph, names: ByteTable, attrs: ByteTable) {
       try {
         return b.fingerprintAll(g.offsets, g.deps, names.offsets, names.bytes, attrs.offsets, attrs.bytes);
+      } catch (err) {
+        throw mapNativeError(err);
+      }
+    },
+    duplicateSteps(names: ByteTable, versionOf: Uint32Array) {
+      try {
+        return b.duplicateSteps(names.offsets, names.bytes, versionOf);
+      } catch (err) {
+        throw mapNativeError(err);
+      }
+    },
+    xxh64HexMany(table: ByteTable, out: Uint8Array, at: number) {
+      try {
+        b.xxh64HexMany(table.offsets, table.bytes, out, at);
+      } catch (err) {
+        throw mapNativeError(err);
+      }
+    },
+    loweredIdentities(t: LoweredTables) {
+      try {
+        const { graph: g, names, versions, extras } = t;
+        return b.loweredIdentities(g.offsets, g.deps, names.offsets, names.bytes, t.versionOf, versions.offsets, versions.bytes, t.fingerprints, extras.offsets, extras.bytes);
       } catch (err) {
         throw mapNativeError(err);
       }

@@ -104,8 +104,8 @@ export class ArtifactStep<T = unknown> {
   #epoch = 0;
   /** @internal lowering scratch: 1 = on the stack, 2 = lowered. */
   #state = 0;
-  /** @internal lowering scratch: the spec of epoch `#epoch`. */
-  #spec: StepSpec | undefined = undefined;
+  /** @internal lowering scratch: the node index of epoch `#epoch` (a small integer: no heap pointer from old handles to new specs). */
+  #index = -1;
 
   /** @internal Use {@link apply}. */
   constructor(opts: ApplyOptions<never, T>) {
@@ -132,16 +132,16 @@ export class ArtifactStep<T = unknown> {
     return this.#epoch === epoch ? this.#state : 0;
   }
 
-  /** @internal Records lowering state (and the spec once lowered). */
-  _mark(epoch: number, state: number, spec?: StepSpec): void {
+  /** @internal Records lowering state (and the node index once lowered). */
+  _mark(epoch: number, state: number, index = -1): void {
     this.#epoch = epoch;
     this.#state = state;
-    this.#spec = spec;
+    this.#index = index;
   }
 
-  /** @internal The spec lowered in `epoch`. */
-  _lowered(epoch: number): StepSpec | undefined {
-    return this.#epoch === epoch ? this.#spec : undefined;
+  /** @internal The node index lowered in `epoch`, or -1. */
+  _index(epoch: number): number {
+    return this.#epoch === epoch ? this.#index : -1;
   }
 
   /** `name@version`: how dependents refer to this artifact. */

@@ -4,7 +4,8 @@
  */
 export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
 export type { ApplyFn, ApplyOptions, Lazy, Out } from './handle.js';
-export { lower, resolveInputs, resolveTemplate, fingerprintPayload, DepSlot } from './lower.js';
+export { lower, resolveInputs, resolveTemplate, DepSlot } from './lower.js';
+export { fingerprintPayload } from './payload.js';
 export { StepSpec } from './spec.js';
 export type { StepKind, StepSpecInit } from './spec.js';
 export { defineStep, getFnRef, remote, getRemoteOptions, resolveFnRef, formatFnRef } from './fnref.js';

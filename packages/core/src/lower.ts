@@ -1,16 +1,18 @@
-import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
 import { getFnRef } from './fnref.js';
 import { type ArtifactStep, isArtifactStep, isOut, OUT } from './handle.js';
-import { applyHashes, computeIdentities, nextWalkEpoch } from './identity.js';
+import { computeIdentities } from './identity.js';
 import { growU32, TableWriter } from './pack.js';
+import { fingerprintPayload, writePayload } from './payload.js';
 import { captureProvenance } from './provenance.js';
-import { setLazyHooks, StepSpec } from './spec.js';
+import { type LoweredGraph, setLazyHooks, StepSpec } from './spec.js';
 import { getBackend } from './backend.js';
 import type { Provenance } from './types.js';
 import { isMutableVersion } from './validate.js';
 
 let lowerEpoch = 0;
+const EMPTY_U32 = new Uint32Array(0);
+const EMPTY_U8 = new Uint8Array(0);
 
 /** A dependency's place in an `apply` step's inputs template: `deps[index]`. */
 export class DepSlot {
@@ -91,91 +93,6 @@ export function resolveInputs(spec: StepSpec, outputPath: string, depPaths: Read
 }
 
 
-/** The fingerprinted form of an `apply` step's inputs (dependencies by `name@version`, `OUT` by a placeholder). */
-export function fingerprintPayload(handle: ArtifactStep<unknown>): string {
-  return fastPayload(handle.inputs, 0) ?? canonicalize(handle.inputs, {
-    path: 'inputs',
-    step: handle.name,
-    replace: (v) => (isArtifactStep(v) ? `<dep:${v.ident}>` : isOut(v) ? '<OUT>' : undefined),
-  });
-}
-
-const RESERVED = new Set(['__bigint__', '__date__', '__map__', '__set__', '__bytes__']);
-const HIGH_KEY = /[\uD800-\uFFFF]/;
-
-/**
- * {@link fingerprintPayload} for the common case (plain objects and arrays of strings,
- * finite numbers, booleans, null, handles and `OUT`), byte-identical to `canonicalize`.
- * Returns `undefined` on anything else (and beyond a small depth, which also covers
- * cycles), so the general encoder decides, and reports errors with their paths.
- */
-function fastPayload(v: unknown, depth: number): string | undefined {
-  switch (typeof v) {
-    case 'string':
-      return v.isWellFormed() ? JSON.stringify(v) : undefined;
-    case 'number':
-      return Number.isFinite(v) ? JSON.stringify(v) : undefined;
-    case 'boolean':
-      return v ? 'true' : 'false';
-    case 'object':
-      break;
-    default:
-      return undefined;
-  }
-  if (v === null) return 'null';
-  if (isArtifactStep(v)) return plainText(v.name) && plainText(v.version) ? `"<dep:${v.name}@${v.version}>"` : JSON.stringify(`<dep:${v.name}@${v.version}>`);
-  if (isOut(v)) return '"<OUT>"';
-  if (depth > 16) return undefined;
-  if (Array.isArray(v)) {
-    let out = '[';
-    for (let i = 0; i < v.length; i++) {
-      const e: unknown = v[i];
-      const s = e === undefined ? 'null' : fastPayload(e, depth + 1);
-      if (s === undefined) return undefined;
-      out += i === 0 ? s : `,${s}`;
-    }
-    return `${out}]`;
-  }
-  if (!isPlain(v)) return undefined;
-  const keys = Object.keys(v);
-  let sorted = true;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i] as string;
-    if (HIGH_KEY.test(k) || RESERVED.has(k)) return undefined;
-    if (i > 0 && (keys[i - 1] as string) > k) sorted = false;
-  }
-  if (!sorted) sortSmall(keys);
-  let out = '{';
-  let first = true;
-  for (let i = 0; i < keys.length; i++) {
-    const k = keys[i] as string;
-    const e = (v as Record<string, unknown>)[k];
-    if (e === undefined) continue;
-    const s = fastPayload(e, depth + 1);
-    if (s === undefined) return undefined;
-    out += `${first ? '' : ','}${plainText(k) ? `"${k}"` : JSON.stringify(k)}:${s}`;
-    first = false;
-  }
-  return `${out}}`;
-}
-
-/** Sorts strings by code unit (as `Array.prototype.sort` does); insertion sort beats it on a few keys. */
-function sortSmall(keys: string[]): void {
-  if (keys.length > 8) {
-    keys.sort();
-    return;
-  }
-  for (let i = 1; i < keys.length; i++) {
-    const k = keys[i] as string;
-    let j = i - 1;
-    while (j >= 0 && (keys[j] as string) > k) {
-      keys[j + 1] = keys[j] as string;
-      j--;
-    }
-    keys[j + 1] = k;
-  }
-}
-
 // A lowered `apply` spec derives its inputs template, payload and function from its handle
 // on first use: lowering a million steps then builds none of them.
 setLazyHooks({
@@ -198,93 +115,82 @@ setLazyHooks({
   },
 });
 
-function jsonIdent(spec: StepSpec): string {
-  const name = spec.name, version = spec.version as string;
-  return plainText(name) && plainText(version) ? `"${name}@${version}"` : JSON.stringify(`${name}@${version}`);
-}
-
-/** True when `JSON.stringify(s)` is just `s` in quotes (no `"`, `\\` or control characters), for short strings; false means "maybe not". */
-function plainText(s: string): boolean {
-  if (s.length > 32) return false;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x20 || c === 0x22 || c === 0x5c) return false;
-  }
-  return true;
-}
-
-function lowerOne(handle: ArtifactStep<unknown>, deps: StepSpec[], provenance: Provenance): StepSpec {
-  const name = handle.name;
-  const mutable = isMutableVersion(handle.version);
-  if (!mutable) {
-    for (let i = 0; i < deps.length; i++) {
-      const m = deps[i] as StepSpec;
-      if (!m.mutable) continue;
+/**
+ * Checks what lowering adds to `apply()`'s checks for handle `h`, whose dependencies are
+ * nodes `deps[from, to)` (their mutability in `mutableAt`), and appends its fingerprint
+ * payload to `payloads`.
+ */
+function checkHandle(h: ArtifactStep<unknown>, deps: Uint32Array, from: number, to: number, mutableAt: Uint8Array, sources: readonly ArtifactStep<unknown>[], payloads: TableWriter): void {
+  const name = h.name;
+  if (!isMutableVersion(h.version)) {
+    for (let k = from; k < to; k++) {
+      if (mutableAt[deps[k] as number] === 0) continue;
+      const m = sources[deps[k] as number] as ArtifactStep<unknown>;
       throw new CairnError(
         'CAIRN_MUTABLE_DEPENDENCY',
-        `Step "${name}@${handle.version}" depends on mutable "${m.ident}": a fixed version cannot rest on a moving input. Give "${m.name}" a fixed version, or make "${name}" a dev version too.`,
+        `Step "${name}@${h.version}" depends on mutable "${m.ident}": a fixed version cannot rest on a moving input. Give "${m.name}" a fixed version, or make "${name}" a dev version too.`,
         { step: name },
       );
     }
   }
-  const fingerprint = getBackend().xxh64Hex(fingerprintPayload(handle));
-  if (handle.expectedFingerprint !== undefined && handle.expectedFingerprint !== fingerprint) {
-    throw new CairnError(
-      'CAIRN_FINGERPRINT_MISMATCH',
-      `Step "${name}@${handle.version}": its config fingerprint is ${fingerprint}, but ${handle.expectedFingerprint} is pinned. Restore the config, or bump the version and update expectedFingerprint.`,
-      { step: name },
-    );
+  writePayload(payloads, h);
+  if (h.expectedFingerprint !== undefined) {
+    const fingerprint = getBackend().xxh64Hex(payloads.entry(payloads.count - 1));
+    if (h.expectedFingerprint !== fingerprint) {
+      throw new CairnError(
+        'CAIRN_FINGERPRINT_MISMATCH',
+        `Step "${name}@${h.version}": its config fingerprint is ${fingerprint}, but ${h.expectedFingerprint} is pinned. Restore the config, or bump the version and update expectedFingerprint.`,
+        { step: name },
+      );
+    }
   }
-  const ref = getFnRef(handle.fn);
-  if (handle.executor !== undefined && handle.executor !== 'inline' && ref === undefined) {
+  if (h.executor !== undefined && h.executor !== 'inline' && getFnRef(h.fn) === undefined) {
     throw new CairnError(
       'CAIRN_INLINE_FN_REMOTE',
-      `Step "${name}": its function is an inline closure, which cannot run on executor "${handle.executor}". Export it and wrap it: export const ${handle.fn.name || 'myStep'} = defineStep(import.meta.url, '${handle.fn.name || 'myStep'}', fn).`,
+      `Step "${name}": its function is an inline closure, which cannot run on executor "${h.executor}". Export it and wrap it: export const ${h.fn.name || 'myStep'} = defineStep(import.meta.url, '${h.fn.name || 'myStep'}', fn).`,
       { step: name },
     );
   }
-  return new StepSpec({ name, source: handle, deps, fingerprint, ref, provenance });
-}
-
-/** The canonical text of a lowered spec's `hashAttrs` (keys in code-point order), written directly. */
-function attrsText(spec: StepSpec): string {
-  const deps = spec.deps;
-  let out = '{"deps":[';
-  for (let i = 0; i < deps.length; i++) out += i === 0 ? jsonIdent(deps[i] as StepSpec) : `,${jsonIdent(deps[i] as StepSpec)}`;
-  out += ']';
-  if (spec.expectedFingerprint !== undefined) out += `,"expectedFingerprint":${JSON.stringify(spec.expectedFingerprint)}`;
-  return `${out},"fingerprint":"${spec.fingerprint as string}","version":${JSON.stringify(spec.version)}}`;
 }
 
 /**
- * The specs made by one lowering, findable by `name@version` (to catch two different steps
- * sharing one). An open-addressing table of indices hashed on the name: a million-entry
- * `Map` of `name@version` strings costs several times more.
+ * The nodes of one lowering, findable by `name@version` (to catch two different steps
+ * sharing one). An open-addressing table of node indices hashed on the name: a
+ * million-entry `Map` of `name@version` strings costs several times more.
  */
 class IdentTable {
-  readonly specs: StepSpec[] = [];
-  /** Pairs (index + 1, name hash); index 0 marks an empty slot. Hashes are compared before specs are touched. */
+  readonly #sources: readonly ArtifactStep<unknown>[];
+  /** Pairs (index + 1, name hash); index 0 marks an empty slot. Hashes are compared before handles are touched. */
   #slots = new Int32Array(2048);
+  #count = 0;
 
-  find(name: string, version: string): StepSpec | undefined {
+  constructor(sources: readonly ArtifactStep<unknown>[]) {
+    this.#sources = sources;
+  }
+
+  /** The node named `name@version`, or -1. */
+  find(name: string, version: string): number {
     const slots = this.#slots;
     const mask = (slots.length >> 1) - 1;
     const h = hashName(name);
     for (let p = h & mask; ; p = (p + 1) & mask) {
       const at = slots[2 * p] as number;
-      if (at === 0) return undefined;
+      if (at === 0) return -1;
       if (slots[2 * p + 1] !== h) continue;
-      const s = this.specs[at - 1] as StepSpec;
-      if (s.name === name && s.version === version) return s;
+      const s = this.#sources[at - 1] as ArtifactStep<unknown>;
+      if (s.name === name && s.version === version) return at - 1;
     }
   }
 
-  /** Adds `spec` (not already present); returns its index. */
-  add(spec: StepSpec): number {
-    const index = this.specs.push(spec) - 1;
-    if (4 * this.specs.length > this.#slots.length) this.#rehash(2 * this.#slots.length);
-    else this.#place(index, hashName(spec.name));
-    return index;
+  /** Adds node `index` (named as its source, not already present). */
+  add(index: number): void {
+    this.#count++;
+    if (4 * this.#count > this.#slots.length) {
+      const old = this.#slots;
+      this.#slots = new Int32Array(2 * old.length);
+      for (let p = 0; p < old.length; p += 2) if (old[p] !== 0) this.#place((old[p] as number) - 1, old[p + 1] as number);
+    }
+    this.#place(index, hashName((this.#sources[index] as ArtifactStep<unknown>).name));
   }
 
   #place(index: number, h: number): void {
@@ -295,12 +201,25 @@ class IdentTable {
     slots[2 * p] = index + 1;
     slots[2 * p + 1] = h;
   }
+}
 
-  #rehash(size: number): void {
-    const old = this.#slots;
-    this.#slots = new Int32Array(size);
-    for (let p = 0; p < old.length; p += 2) if (old[p] !== 0) this.#place((old[p] as number) - 1, old[p + 1] as number);
-    this.#place(this.specs.length - 1, hashName((this.specs[this.specs.length - 1] as StepSpec).name));
+/** The distinct versions of one lowering, numbered in first-seen order. */
+class VersionTable {
+  readonly writer = new TableWriter();
+  readonly #ids = new Map<string, number>();
+  #last = '';
+  #lastId = -1;
+
+  id(version: string): number {
+    if (version === this.#last) return this.#lastId;
+    let id = this.#ids.get(version);
+    if (id === undefined) {
+      id = this.#ids.size;
+      this.#ids.set(version, id);
+      this.writer.add(version);
+    }
+    this.#last = version;
+    return (this.#lastId = id);
   }
 }
 
@@ -323,17 +242,53 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
   const single = !Array.isArray(input);
   const roots = (single ? [input] : input) as readonly unknown[];
   const provenance = captureProvenance();
+  // Most graphs have no two handles with one name@version; the first pass only confirms it
+  // afterwards (one backend call), and the rare graph that has some is lowered again by the
+  // pass that merges or refuses them as it goes.
+  const out = lowerPass(roots, provenance, false) ?? (lowerPass(roots, provenance, true) as StepSpec[]);
+  return single ? (out[0] as StepSpec) : out;
+}
+
+/**
+ * One lowering pass over `roots`. With `dedupe`, every new step is looked up by
+ * name@version as it is made: the same step again (another handle) is merged, a different
+ * one is `CAIRN_DUPLICATE_STEP`. Without it, the pass returns `undefined` when the backend
+ * finds any name@version twice.
+ */
+function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined, dedupe: boolean): StepSpec[] | undefined {
   // Memo and stack state live on the handles, stamped with this call's epoch: no
-  // million-entry maps to build and collect.
+  // million-entry maps to build and collect. New steps are numbered as they are made,
+  // dependencies first, and described by packed tables: the backend derives every
+  // fingerprint and step hash from them in one call, and the specs are views over them.
   const epoch = ++lowerEpoch;
-  // New specs get node indices (on their traversal slots) as they are made, dependencies
-  // first, so identities go to the backend's fingerprintAll without another walk.
-  const walk = nextWalkEpoch();
+  const sources: ArtifactStep<unknown>[] = [];
+  const specs: StepSpec[] = [];
+  const graph: LoweredGraph = { sources, specs, offsets: EMPTY_U32, edges: EMPTY_U32, fingerprints: EMPTY_U8, hashes: EMPTY_U8, provenance };
+  const backend = getBackend();
   const names = new TableWriter();
-  const attrs = new TableWriter();
+  const extras = new TableWriter();
+  // Payloads are hashed a chunk at a time while lowering goes on: the chunk stays small
+  // (in cache) and only the 16-byte fingerprints are kept.
+  const payloads = new TableWriter();
+  let chunkStart = 0;
+  let fingerprints = new Uint8Array(16 * 1024);
+  const flush = (): void => {
+    const end = chunkStart + payloads.count;
+    if (16 * end > fingerprints.length) {
+      const bigger = new Uint8Array(Math.max(2 * fingerprints.length, 16 * end));
+      bigger.set(fingerprints.subarray(0, 16 * chunkStart));
+      fingerprints = bigger;
+    }
+    backend.xxh64HexMany(payloads.table(), fingerprints, 16 * chunkStart);
+    chunkStart = end;
+    payloads.clear();
+  };
+  const versions = new VersionTable();
+  let versionOf: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  let mutableAt = new Uint8Array(1024);
   let offsets: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
   let edges = new Uint32Array(4096);
-  const made = new IdentTable();
+  const made = dedupe ? new IdentTable(sources) : undefined;
   const passed: StepSpec[] = [];
   const out: StepSpec[] = [];
   const stack: ArtifactStep<unknown>[] = [];
@@ -373,40 +328,69 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
       }
       stack.pop();
       next.pop();
-      const depSpecs = new Array<StepSpec>(hdeps.length);
-      for (let k = 0; k < hdeps.length; k++) depSpecs[k] = (hdeps[k] as ArtifactStep<unknown>)._lowered(epoch) as StepSpec;
-      const spec = lowerOne(h, depSpecs, provenance);
-      const prior = made.find(h.name, h.version);
-      if (prior !== undefined) {
-        const same = prior.fingerprint === spec.fingerprint && prior.deps.length === spec.deps.length && prior.deps.every((d, k) => d === spec.deps[k]);
+      // The new node's dependencies go to the edge list first (they are checked from there).
+      const n = sources.length;
+      if (n + 2 > offsets.length) {
+        offsets = growU32(offsets, n + 2);
+        versionOf = growU32(versionOf, n + 2);
+        const m = new Uint8Array(offsets.length);
+        m.set(mutableAt);
+        mutableAt = m;
+      }
+      const e0 = offsets[n] as number;
+      if (e0 + hdeps.length > edges.length) edges = growU32(edges, e0 + hdeps.length);
+      for (let k = 0; k < hdeps.length; k++) edges[e0 + k] = (hdeps[k] as ArtifactStep<unknown>)._index(epoch);
+      const e1 = e0 + hdeps.length;
+      checkHandle(h, edges, e0, e1, mutableAt, sources, payloads);
+      const prior = made === undefined ? -1 : made.find(h.name, h.version);
+      if (prior >= 0) {
+        // The same name@version again: fine when it is the same step (a rebuilt handle).
+        payloads.pop();
+        const p0 = offsets[prior] as number, p1 = offsets[prior + 1] as number;
+        const theirs = fingerprintPayload(sources[prior] as ArtifactStep<unknown>);
+        const mine = fingerprintPayload(h);
+        let same = p1 - p0 === e1 - e0 && theirs === mine;
+        for (let k = 0; same && k < e1 - e0; k++) same = edges[p0 + k] === edges[e0 + k];
         if (!same) {
           throw new CairnError(
             'CAIRN_DUPLICATE_STEP',
-            `Two different steps are named "${h.name}" with version "${h.version}" (fingerprints ${prior.fingerprint} and ${spec.fingerprint}); they would share one output. Rename one, or give it another version.`,
+            `Two different steps are named "${h.name}" with version "${h.version}" (fingerprints ${backend.xxh64Hex(theirs)} and ${backend.xxh64Hex(mine)}); they would share one output. Rename one, or give it another version.`,
             { step: h.name },
           );
         }
         h._mark(epoch, 2, prior);
         continue;
       }
-      h._mark(epoch, 2, spec);
-      const n = made.add(spec);
-      spec._setSlot(walk, n);
-      if (n + 2 > offsets.length) offsets = growU32(offsets, n + 2);
-      let e = offsets[n] as number;
-      if (e + depSpecs.length > edges.length) edges = growU32(edges, e + depSpecs.length);
-      for (let k = 0; k < depSpecs.length; k++) edges[e++] = (depSpecs[k] as StepSpec)._slot(walk);
-      offsets[n + 1] = e;
-      names.add(spec.name);
-      attrs.add(attrsText(spec));
+      offsets[n + 1] = e1;
+      sources.push(h);
+      h._mark(epoch, 2, n);
+      made?.add(n);
+      versionOf[n] = versions.id(h.version);
+      mutableAt[n] = isMutableVersion(h.version) ? 1 : 0;
+      names.add(h.name);
+      if (h.expectedFingerprint === undefined) extras.addEmpty();
+      else extras.add(`,"expectedFingerprint":${JSON.stringify(h.expectedFingerprint)}`);
+      specs.push(new StepSpec({ name: h.name, source: h, lowering: graph, index: n }));
+      if (payloads.pos > 48 * 1024) flush();
     }
-    out.push(root._lowered(epoch) as StepSpec);
+    out.push(specs[root._index(epoch)] as StepSpec);
   }
-  const n = made.specs.length;
+  const n = sources.length;
   if (n > 0) {
-    const result = getBackend().fingerprintAll({ offsets: offsets.subarray(0, n + 1), deps: edges.subarray(0, offsets[n]) }, names.table(), attrs.table());
-    applyHashes(made.specs, result);
+    if (made === undefined && backend.duplicateSteps(names.table(), versionOf.subarray(0, n)).length > 0) return undefined;
+    flush();
+    graph.offsets = offsets.slice(0, n + 1);
+    graph.edges = edges.slice(0, offsets[n]);
+    graph.fingerprints = fingerprints.subarray(0, 16 * n);
+    graph.hashes = backend.loweredIdentities({
+      graph: { offsets: graph.offsets, deps: graph.edges },
+      names: names.table(),
+      versionOf: versionOf.subarray(0, n),
+      versions: versions.writer.table(),
+      fingerprints: graph.fingerprints,
+      extras: extras.table(),
+    });
   }
   if (passed.length > 0) computeIdentities(passed);
-  return single ? (out[0] as StepSpec) : out;
+  return out;
 }

@@ -47,8 +47,12 @@ export interface StepSpecInit {
   timeoutMs?: number | undefined;
   /** Provenance of the lowering that produced this spec. */
   provenance?: Provenance | undefined;
-  /** @internal Lowering: the handle this `apply` spec is lowered from (only `deps`, `fingerprint`, `ref` and `provenance` are read besides). */
+  /** @internal Lowering: the handle this `apply` spec is lowered from; nothing else is read besides `lowering` and `index`. */
   source?: LazySource | undefined;
+  /** @internal Lowering: the packed graph this spec is node `index` of. */
+  lowering?: LoweredGraph | undefined;
+  /** @internal Lowering: this spec's node index. */
+  index?: number | undefined;
 }
 
 /**
@@ -57,6 +61,7 @@ export interface StepSpecInit {
  */
 export interface LazySource {
   readonly name: string;
+  readonly fn: unknown;
   readonly version: string;
   readonly pin: string | undefined;
   readonly resources: Resources | undefined;
@@ -126,54 +131,79 @@ function checkResources(name: string, r: Resources | undefined): Resources | und
 }
 
 /**
+ * @internal The packed result of one `lower()` call, shared by every spec it made: node `i`
+ * is `specs[i]`, made from `sources[i]`; dependencies are CSR arrays; fingerprints and step
+ * hashes are 16 ASCII hex digits per node. Strings and arrays are derived on first read.
+ */
+export interface LoweredGraph {
+  readonly sources: readonly LazySource[];
+  readonly specs: readonly StepSpec[];
+  /** Node `i` depends on `edges[offsets[i] .. offsets[i+1])`, in the handle's first-seen order. */
+  offsets: Uint32Array;
+  edges: Uint32Array;
+  /** These four are filled once the whole lowering is numbered and hashed (before `lower()` returns). */
+  fingerprints: Uint8Array;
+  hashes: Uint8Array;
+  readonly provenance: Provenance | undefined;
+}
+
+/** The fields of a spec built with `new StepSpec(init)`. */
+interface PlainFields {
+  readonly name: string;
+  readonly resources: Resources | undefined;
+  readonly executor: string | undefined;
+  readonly writesRecord: boolean;
+  readonly ref: FnRef | undefined;
+  readonly kind: StepKind;
+  readonly version: string | undefined;
+  readonly fingerprint: string | undefined;
+  readonly expectedFingerprint: string | undefined;
+  readonly mutable: boolean;
+  readonly retries: number;
+  readonly timeoutMs: number | undefined;
+  readonly provenance: Provenance | undefined;
+  readonly fn: PathStepFn | undefined;
+  readonly hashAttrs: Readonly<Record<string, unknown>>;
+  readonly inputs: unknown;
+  readonly payload: string | undefined;
+  readonly override: string | undefined;
+  /** Canonical hashAttrs; dropped once the hash is known (recomputed on demand). */
+  attrsCanon: string | undefined;
+}
+
+/** What a lowered spec derives on first use (and its validated resources). */
+interface LazyCache {
+  resources?: Resources | undefined;
+  fn?: PathStepFn;
+  hashAttrs?: Readonly<Record<string, unknown>>;
+  inputs?: unknown;
+  payload?: string;
+}
+
+const hexText = (bytes: Uint8Array, i: number): string => String.fromCharCode.apply(null, bytes.subarray(16 * i, 16 * i + 16) as unknown as number[]);
+
+/**
  * An immutable, lowered step: name, identity attributes, dependencies and how to run it.
  * Identity (`nameWithHash`) is Merkle over `{ name, hashAttrs, sorted deps' nameWithHash }`
  * (docs/identity.md); prefixes, paths, resources and executors never enter it.
+ *
+ * Two kinds share this class: specs built with `new StepSpec(init)` keep their fields in one
+ * plain record; specs made by `lower()` are views over the lowering's packed graph and their
+ * source handle (a million lowered steps are a million small objects, not a million records,
+ * arrays and strings).
  */
 export class StepSpec {
-  /** Step name. */
-  readonly name: string;
-  /** Upstream specs (frozen). */
-  readonly deps: readonly StepSpec[];
-  /** Declared resources. */
-  readonly resources: Resources | undefined;
-  /** Requested executor. */
-  readonly executor: string | undefined;
-  /** Whether the step writes its own artifact record. */
-  readonly writesRecord: boolean;
-  /** Module + export, when the function can be re-imported elsewhere. */
-  readonly ref: FnRef | undefined;
-  /** How the function is called. */
-  readonly kind: StepKind;
-  /** Artifact version (lazy steps). */
-  readonly version: string | undefined;
-  /** Config fingerprint (lazy steps). */
-  readonly fingerprint: string | undefined;
-  /** Pinned expected fingerprint. */
-  readonly expectedFingerprint: string | undefined;
-  /** True when the version ends in `dev`: always rebuilt. */
-  readonly mutable: boolean;
-  /** Retries after failure. */
-  readonly retries: number;
-  /** Per-attempt timeout (ms). */
-  readonly timeoutMs: number | undefined;
-  /** Provenance of the lowering. */
-  readonly provenance: Provenance | undefined;
-  /** @internal the handle a lowered `apply` spec derives its lazy fields from. */
-  #source: LazySource | undefined;
-  /** @internal `fn`, or (lowered) its cache. */
-  #fn: PathStepFn | undefined;
-  /** @internal `hashAttrs`, or (lowered) its cache. */
-  #hashAttrs: Readonly<Record<string, unknown>> | undefined;
-  /** @internal `inputs`, or (lowered) its cache. */
-  #inputs: unknown;
-  /** @internal `fingerprintPayload`, or (lowered) its cache. */
-  #payload: string | undefined;
-  /** @internal `overrideOutputPath` (lowered: the handle's pin). */
-  #override: string | undefined;
-  /** @internal canonical hashAttrs; dropped once the hash is known (recomputed on demand). */
-  #attrsCanon: string | undefined;
-  /** @internal the Merkle hash, computed on first use. */
+  /** @internal fields of a spec built with `new StepSpec(init)`. */
+  #p: PlainFields | undefined;
+  /** @internal lowered: the packed graph, this node's index and its handle. */
+  #g: LoweredGraph | undefined;
+  #i = 0;
+  #src: LazySource | undefined;
+  /** @internal upstream specs (lowered: built on first read). */
+  #deps: readonly StepSpec[] | undefined;
+  /** @internal lowered: derived fields cached on first use. */
+  #lazy: LazyCache | undefined;
+  /** @internal the Merkle hash, computed (or, lowered, decoded) on first use. */
   #hash: string | undefined;
   /** @internal traversal scratch (epoch * 4 + state), so large walks need no side maps. */
   #visit = 0;
@@ -186,24 +216,13 @@ export class StepSpec {
     }
     const source = init.source;
     if (source !== undefined) {
-      // Lowering: the handle was validated by apply(); its rarely read fields stay on it.
-      const name = source.name;
-      this.name = name;
-      this.deps = Object.freeze(init.deps as StepSpec[]);
-      this.resources = checkResources(name, source.resources);
-      this.executor = source.executor;
-      this.writesRecord = false;
-      this.ref = init.ref;
-      this.kind = 'apply';
-      this.version = source.version;
-      this.fingerprint = init.fingerprint;
-      this.expectedFingerprint = source.expectedFingerprint;
-      this.mutable = source.version.endsWith('dev');
-      this.retries = checkRetries(name, source.retries);
-      this.timeoutMs = checkTimeout(name, source.timeoutMs);
-      this.provenance = init.provenance;
-      this.#source = source;
-      this.#override = source.pin;
+      // Lowering: the handle was validated by apply(); lower() checked the rest.
+      this.#g = init.lowering;
+      this.#i = init.index ?? 0;
+      this.#src = source;
+      if (source.resources !== undefined) this.#lazy = { resources: checkResources(source.name, source.resources) };
+      checkRetries(source.name, source.retries);
+      checkTimeout(source.name, source.timeoutMs);
       Object.freeze(this);
       return;
     }
@@ -223,86 +242,189 @@ export class StepSpec {
       throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": fn must be a function.`, { step: name });
     }
     const attrs = init.hashAttrs ?? {};
-    this.#attrsCanon = canonicalize(attrs, { path: 'hashAttrs', step: name });
-    this.name = name;
-    this.#fn = init.fn;
-    this.#hashAttrs = deepFreezeCopy(attrs);
-    this.deps = Object.freeze([...deps]);
+    const attrsCanon = canonicalize(attrs, { path: 'hashAttrs', step: name });
     const remoteOpts = getRemoteOptions(init.fn);
-    this.resources = checkResources(name, init.resources ?? remoteOpts?.resources);
-    this.executor = init.executor ?? remoteOpts?.executor;
     if (init.overrideOutputPath !== undefined && (typeof init.overrideOutputPath !== 'string' || init.overrideOutputPath === '')) {
       throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": overrideOutputPath must be a non-empty string.`, { step: name });
     }
-    this.#override = init.overrideOutputPath;
-    this.writesRecord = init.writesRecord ?? false;
-    this.#payload = init.fingerprintPayload;
-    this.ref = init.ref ?? getFnRef(init.fn);
-    this.kind = init.kind ?? 'path';
-    this.#inputs = init.inputs;
-    this.version = init.version;
-    this.fingerprint = init.fingerprint;
-    this.expectedFingerprint = init.expectedFingerprint;
-    this.mutable = init.version !== undefined && init.version.endsWith('dev');
-    this.retries = checkRetries(name, init.retries);
-    this.timeoutMs = checkTimeout(name, init.timeoutMs);
-    this.provenance = init.provenance;
+    this.#deps = Object.freeze([...deps]);
+    this.#p = {
+      name,
+      resources: checkResources(name, init.resources ?? remoteOpts?.resources),
+      executor: init.executor ?? remoteOpts?.executor,
+      writesRecord: init.writesRecord ?? false,
+      ref: init.ref ?? getFnRef(init.fn),
+      kind: init.kind ?? 'path',
+      version: init.version,
+      fingerprint: init.fingerprint,
+      expectedFingerprint: init.expectedFingerprint,
+      mutable: init.version !== undefined && init.version.endsWith('dev'),
+      retries: checkRetries(name, init.retries),
+      timeoutMs: checkTimeout(name, init.timeoutMs),
+      provenance: init.provenance,
+      fn: init.fn,
+      hashAttrs: deepFreezeCopy(attrs),
+      inputs: init.inputs,
+      payload: init.fingerprintPayload,
+      override: init.overrideOutputPath,
+      attrsCanon,
+    };
     Object.freeze(this);
+  }
+
+  /** Step name. */
+  get name(): string {
+    const p = this.#p;
+    return p !== undefined ? p.name : (this.#src as LazySource).name;
+  }
+
+  /** Upstream specs (frozen). */
+  get deps(): readonly StepSpec[] {
+    let deps = this.#deps;
+    if (deps === undefined) {
+      const g = this.#g as LoweredGraph;
+      const a = g.offsets[this.#i] as number, b = g.offsets[this.#i + 1] as number;
+      const out = new Array<StepSpec>(b - a);
+      for (let k = a; k < b; k++) out[k - a] = g.specs[g.edges[k] as number] as StepSpec;
+      deps = this.#deps = Object.freeze(out);
+    }
+    return deps;
+  }
+
+  /** Declared resources. */
+  get resources(): Resources | undefined {
+    const p = this.#p;
+    return p !== undefined ? p.resources : this.#lazy?.resources;
+  }
+
+  /** Requested executor. */
+  get executor(): string | undefined {
+    const p = this.#p;
+    return p !== undefined ? p.executor : (this.#src as LazySource).executor;
+  }
+
+  /** Whether the step writes its own artifact record. */
+  get writesRecord(): boolean {
+    return this.#p?.writesRecord ?? false;
+  }
+
+  /** Module + export, when the function can be re-imported elsewhere. */
+  get ref(): FnRef | undefined {
+    const p = this.#p;
+    return p !== undefined ? p.ref : getFnRef((this.#src as LazySource).fn);
+  }
+
+  /** How the function is called. */
+  get kind(): StepKind {
+    return this.#p?.kind ?? 'apply';
+  }
+
+  /** Artifact version (lazy steps). */
+  get version(): string | undefined {
+    const p = this.#p;
+    return p !== undefined ? p.version : (this.#src as LazySource).version;
+  }
+
+  /** Config fingerprint (lazy steps). */
+  get fingerprint(): string | undefined {
+    const p = this.#p;
+    return p !== undefined ? p.fingerprint : hexText((this.#g as LoweredGraph).fingerprints, this.#i);
+  }
+
+  /** Pinned expected fingerprint. */
+  get expectedFingerprint(): string | undefined {
+    const p = this.#p;
+    return p !== undefined ? p.expectedFingerprint : (this.#src as LazySource).expectedFingerprint;
+  }
+
+  /** True when the version ends in `dev`: always rebuilt. */
+  get mutable(): boolean {
+    const p = this.#p;
+    return p !== undefined ? p.mutable : (this.#src as LazySource).version.endsWith('dev');
+  }
+
+  /** Retries after failure. */
+  get retries(): number {
+    const p = this.#p;
+    return p !== undefined ? p.retries : ((this.#src as LazySource).retries ?? 0);
+  }
+
+  /** Per-attempt timeout (ms). */
+  get timeoutMs(): number | undefined {
+    const p = this.#p;
+    return p !== undefined ? p.timeoutMs : (this.#src as LazySource).timeoutMs;
+  }
+
+  /** Provenance of the lowering. */
+  get provenance(): Provenance | undefined {
+    const p = this.#p;
+    return p !== undefined ? p.provenance : (this.#g as LoweredGraph).provenance;
+  }
+
+  #cache(): LazyCache {
+    return (this.#lazy ??= {});
   }
 
   /** In-process function; absent on specs decoded from bytes (they run through `ref`). */
   get fn(): PathStepFn | undefined {
-    const source = this.#source;
-    if (source === undefined) return this.#fn;
-    return (this.#fn ??= (lazyHooks as LazyHooks).fn(this, source));
+    const p = this.#p;
+    if (p !== undefined) return p.fn;
+    const c = this.#cache();
+    return (c.fn ??= (lazyHooks as LazyHooks).fn(this, this.#src as LazySource));
   }
 
   /** Identity attributes (deep-frozen). */
   get hashAttrs(): Readonly<Record<string, unknown>> {
-    let attrs = this.#hashAttrs;
-    if (attrs === undefined) {
+    const p = this.#p;
+    if (p !== undefined) return p.hashAttrs;
+    const c = this.#cache();
+    if (c.hashAttrs === undefined) {
       // Lowered `apply` spec: rebuilt from its own fields, in the order lowering always used.
       const deps = this.deps;
       const idents = new Array<string>(deps.length);
       for (let i = 0; i < deps.length; i++) idents[i] = (deps[i] as StepSpec).ident;
       const a: Record<string, unknown> = { version: this.version, fingerprint: this.fingerprint, deps: Object.freeze(idents) };
       if (this.expectedFingerprint !== undefined) a.expectedFingerprint = this.expectedFingerprint;
-      attrs = this.#hashAttrs = Object.freeze(a);
+      c.hashAttrs = Object.freeze(a);
     }
-    return attrs;
+    return c.hashAttrs;
   }
 
   /** Output location override. */
   get overrideOutputPath(): string | undefined {
-    const o = this.#override;
-    if (o !== undefined || this.#source === undefined) return o;
-    return `${this.name}/${this.version as string}`;
+    const p = this.#p;
+    if (p !== undefined) return p.override;
+    const src = this.#src as LazySource;
+    return src.pin ?? `${src.name}/${src.version}`;
   }
 
   /** The fingerprinted canonical text (diagnostics only). */
   get fingerprintPayload(): string | undefined {
-    const source = this.#source;
-    if (source === undefined) return this.#payload;
-    return (this.#payload ??= (lazyHooks as LazyHooks).payload(this, source));
+    const p = this.#p;
+    if (p !== undefined) return p.payload;
+    const c = this.#cache();
+    return (c.payload ??= (lazyHooks as LazyHooks).payload(this, this.#src as LazySource));
   }
 
   /** Inputs template of an `apply` step. */
   get inputs(): unknown {
-    const source = this.#source;
-    if (source === undefined || this.#inputs !== undefined) return this.#inputs;
-    return (this.#inputs = (lazyHooks as LazyHooks).inputs(this, source));
+    const p = this.#p;
+    if (p !== undefined) return p.inputs;
+    const c = this.#cache();
+    if (!('inputs' in c)) c.inputs = (lazyHooks as LazyHooks).inputs(this, this.#src as LazySource);
+    return c.inputs;
   }
 
   /** @internal Canonical encoding of `hashAttrs` (what identity hashes). */
   get attrsCanonical(): string {
-    return this.#attrsCanon ?? canonicalize(this.hashAttrs, { path: 'hashAttrs', step: this.name });
+    return this.#p?.attrsCanon ?? canonicalize(this.hashAttrs, { path: 'hashAttrs', step: this.name });
   }
 
   /** @internal Sets the hash computed by a batch pass. */
   _setHash(hash: string): void {
     this.#hash = hash;
     // Identity is fixed now; the canonical text is only needed again for diagnostics.
-    this.#attrsCanon = undefined;
+    if (this.#p !== undefined) this.#p.attrsCanon = undefined;
   }
 
   /** @internal Traversal state in walk `epoch` (0 = untouched). */
@@ -328,12 +450,16 @@ export class StepSpec {
 
   /** @internal The hash if already computed. */
   _peekHash(): string | undefined {
-    return this.#hash;
+    if (this.#hash !== undefined) return this.#hash;
+    const g = this.#g;
+    // A lowered spec's hash sits in its graph once lower() has hashed the lowering.
+    if (g === undefined || g.hashes.length === 0) return undefined;
+    return (this.#hash = hexText(g.hashes, this.#i));
   }
 
   /** 16 lowercase hex digits: XXH64 of the canonical identity bytes. */
   get hash(): string {
-    return this.#hash ?? hashOf(this);
+    return this.#hash ?? this._peekHash() ?? hashOf(this);
   }
 
   /** `${name}-${hash}`: the step's identity. */

@@ -165,6 +165,31 @@ describe.runIf(nativeBackend)('native vs TypeScript parity', () => {
     }
   });
 
+  it('agree on lowered tables: xxh64HexMany, duplicateSteps and loweredIdentities', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 31 - 1 }), fc.integer({ min: 0, max: 200 }), (seed, n) => {
+        const r = rng(seed);
+        const pick = (k: number) => Math.floor(r() * k);
+        // Lowered numbering: every dependency below its dependent.
+        const g = csrFromLists(Array.from({ length: n }, (_, i) => (i === 0 ? [] : Array.from({ length: pick(5) }, () => pick(i)))));
+        const { names, attrs: payloads } = randomTables(seed, n);
+        const versionList = ['v1', 'v"2', '2026.11.30', 'é\\dev'];
+        const versions = byteTable(versionList);
+        const versionOf = Uint32Array.from({ length: n }, () => pick(versionList.length));
+        const extras = byteTable(Array.from({ length: n }, () => (r() < 0.1 ? `,"expectedFingerprint":${JSON.stringify(NAME_PIECES[pick(NAME_PIECES.length)])}` : '')));
+        const at = 16 * pick(3);
+        const fa = new Uint8Array(16 * n + at), fb = new Uint8Array(16 * n + at);
+        native.xxh64HexMany(payloads, fa, at);
+        js.xxh64HexMany(payloads, fb, at);
+        expect(fa).toEqual(fb);
+        expect([...native.duplicateSteps(names, versionOf)]).toEqual([...js.duplicateSteps(names, versionOf)]);
+        const tables = { graph: g, names, versionOf, versions, fingerprints: fa.subarray(at), extras };
+        expect([...native.loweredIdentities(tables)]).toEqual([...js.loweredIdentities(tables)]);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('agree with each other and the pure TS one on xxh64, one-shot and streaming', () => {
     fc.assert(
       fc.property(

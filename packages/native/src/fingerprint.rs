@@ -2,14 +2,20 @@
 
 use std::cmp::Ordering;
 
-use crate::graph::{ByteTable, Csr, Order};
+use crate::graph::{ByteTable, Csr, InputError, Order};
 use crate::toposort::toposort;
 use crate::xxh64::{write_hex, xxh64};
 
 /// Appends `s` (UTF-8) as a JSON string literal, escaping as `JSON.stringify` does.
 pub fn push_json_string(out: &mut Vec<u8>, s: &[u8]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
+    push_json_body(out, s);
+    out.push(b'"');
+}
+
+/// Appends `s` (UTF-8) escaped as inside a JSON string literal, without the quotes.
+pub fn push_json_body(out: &mut Vec<u8>, s: &[u8]) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let mut start = 0;
     for (i, &c) in s.iter().enumerate() {
         let esc: &[u8] = match c {
@@ -32,7 +38,6 @@ pub fn push_json_string(out: &mut Vec<u8>, s: &[u8]) {
         start = i + 1;
     }
     out.extend_from_slice(&s[start..]);
-    out.push(b'"');
 }
 
 /// Compares `na + "-" + ha` with `nb + "-" + hb` bytewise (= by code point).
@@ -51,48 +56,154 @@ fn cmp_name_with_hash(na: &[u8], ha: &[u8], nb: &[u8], hb: &[u8]) -> Ordering {
     ta.cmp(tb)
 }
 
+/// Scratch buffers reused across nodes.
+#[derive(Default)]
+struct Scratch {
+    buf: Vec<u8>,
+    sorted: Vec<u32>,
+}
+
+/// Hashes node `u`, whose dependencies are already hashed in `out`, with `attrs` as its
+/// canonical `hashAttrs` text; writes its 16 hex digits to `out[16u..16u + 16]`.
+fn hash_node(g: &Csr, names: &ByteTable, u: usize, attrs: &[u8], out: &mut [u8], s: &mut Scratch) {
+    let (buf, sorted) = (&mut s.buf, &mut s.sorted);
+    sorted.clear();
+    sorted.extend_from_slice(g.deps_of(u));
+    if sorted.len() > 1 {
+        sorted.sort_unstable_by(|&a, &b| {
+            let (a, b) = (a as usize, b as usize);
+            cmp_name_with_hash(
+                names.get(a),
+                &out[16 * a..16 * a + 16],
+                names.get(b),
+                &out[16 * b..16 * b + 16],
+            )
+        });
+    }
+    buf.clear();
+    buf.extend_from_slice(b"{\"deps\":[");
+    for (k, &d) in sorted.iter().enumerate() {
+        let d = d as usize;
+        if k > 0 {
+            buf.push(b',');
+        }
+        // A name-with-hash needs escaping only where its name does.
+        buf.push(b'"');
+        push_json_body(buf, names.get(d));
+        buf.push(b'-');
+        buf.extend_from_slice(&out[16 * d..16 * d + 16]);
+        buf.push(b'"');
+    }
+    buf.extend_from_slice(b"],\"hashAttrs\":");
+    buf.extend_from_slice(attrs);
+    buf.extend_from_slice(b",\"name\":");
+    push_json_string(buf, names.get(u));
+    buf.push(b'}');
+    write_hex(xxh64(buf, 0), &mut out[16 * u..16 * u + 16]);
+}
+
 /// Hashes every node of `order` (a dependencies-first order of `g`) into `out`
 /// (16 ASCII hex digits per node, node `i` at `[16i, 16i + 16)`).
 pub fn fingerprint_into(g: &Csr, names: &ByteTable, attrs: &ByteTable, order: &[u32], out: &mut [u8]) {
-    let mut buf: Vec<u8> = Vec::with_capacity(256);
-    let mut sorted: Vec<u32> = Vec::new();
+    let mut s = Scratch::default();
     for &u in order {
-        let u = u as usize;
-        sorted.clear();
-        sorted.extend_from_slice(g.deps_of(u));
-        if sorted.len() > 1 {
-            sorted.sort_unstable_by(|&a, &b| {
-                let (a, b) = (a as usize, b as usize);
-                cmp_name_with_hash(
-                    names.get(a),
-                    &out[16 * a..16 * a + 16],
-                    names.get(b),
-                    &out[16 * b..16 * b + 16],
-                )
-            });
+        hash_node(g, names, u as usize, attrs.get(u as usize), out, &mut s);
+    }
+}
+
+/// One lowering's steps (`apply` handles), numbered dependencies first: every dependency
+/// index is below its dependent's. What docs/identity.md hashes for a lowered step is
+/// derived here instead of being built as text by the caller.
+#[derive(Debug, Clone, Copy)]
+pub struct Lowered<'a> {
+    /// Node `i` depends on `graph.deps_of(i)`, each `< i`, in the handle's first-seen order.
+    pub graph: Csr<'a>,
+    /// Step names.
+    pub names: ByteTable<'a>,
+    /// Node `i`'s version is `versions.get(version_of[i])`.
+    pub version_of: &'a [u32],
+    /// The distinct versions.
+    pub versions: ByteTable<'a>,
+    /// Config fingerprints (XXH64 of each step's canonical inputs text), 16 hex digits per node.
+    pub fingerprints: &'a [u8],
+    /// Canonical members placed after `"deps"` in `hashAttrs` (e.g. `,"expectedFingerprint":"…"`); usually empty.
+    pub extras: ByteTable<'a>,
+}
+
+impl<'a> Lowered<'a> {
+    /// Checks what the tables cannot check themselves: dependencies first, versions in range.
+    pub fn check(self) -> Result<Self, InputError> {
+        let n = self.graph.len();
+        if self.version_of.len() != n {
+            return Err(InputError(format!(
+                "versionOf must have n = {n} entries (n from offsets), got {}",
+                self.version_of.len()
+            )));
         }
-        buf.clear();
-        buf.extend_from_slice(b"{\"deps\":[");
-        for (k, &d) in sorted.iter().enumerate() {
-            let d = d as usize;
-            if k > 0 {
-                buf.push(b',');
+        if self.fingerprints.len() != 16 * n {
+            return Err(InputError(format!(
+                "fingerprints must have 16 * n = {} bytes (n from offsets), got {}",
+                16 * n,
+                self.fingerprints.len()
+            )));
+        }
+        let m = self.versions.len();
+        if let Some(i) = self.version_of.iter().position(|&v| v as usize >= m) {
+            return Err(InputError(format!(
+                "versionOf[{i}] = {} is out of range for {m} versions",
+                self.version_of[i]
+            )));
+        }
+        for i in 0..n {
+            if let Some(&d) = self.graph.deps_of(i).iter().find(|&&d| d as usize >= i) {
+                return Err(InputError(format!(
+                    "node {i} depends on node {d}: lowered steps must be numbered dependencies first"
+                )));
             }
-            // A name-with-hash needs escaping only where its name does.
-            let start = buf.len();
-            push_json_string(&mut buf, names.get(d));
-            buf.pop();
-            debug_assert!(buf.len() > start);
-            buf.push(b'-');
-            buf.extend_from_slice(&out[16 * d..16 * d + 16]);
-            buf.push(b'"');
         }
-        buf.extend_from_slice(b"],\"hashAttrs\":");
-        buf.extend_from_slice(attrs.get(u));
-        buf.extend_from_slice(b",\"name\":");
-        push_json_string(&mut buf, names.get(u));
-        buf.push(b'}');
-        write_hex(xxh64(&buf, 0), &mut out[16 * u..16 * u + 16]);
+        Ok(self)
+    }
+
+    fn ident(&self, i: usize, out: &mut Vec<u8>) {
+        out.push(b'"');
+        push_json_body(out, self.names.get(i));
+        out.push(b'@');
+        push_json_body(out, self.versions.get(self.version_of[i] as usize));
+        out.push(b'"');
+    }
+}
+
+/// Writes XXH64 of every entry of `table` as 16 hex digits into `out` (entry `i` at `[16i, 16i + 16)`).
+pub fn xxh64_hex_many(table: &ByteTable, out: &mut [u8]) {
+    for i in 0..table.len() {
+        write_hex(xxh64(table.get(i), 0), &mut out[16 * i..16 * i + 16]);
+    }
+}
+
+/// Every lowered step's step hash, as 16 hex digits per node. `hashAttrs` is
+/// `{"deps":["name@version",…]<extra>,"fingerprint":"…","version":"…"}` with the
+/// dependencies in listed order, exactly what `StepSpec.hashAttrs` holds.
+pub fn lowered_identities(l: &Lowered, hashes: &mut [u8]) {
+    let mut s = Scratch::default();
+    let mut attrs: Vec<u8> = Vec::with_capacity(256);
+    for i in 0..l.graph.len() {
+        let fp = &l.fingerprints[16 * i..16 * i + 16];
+        attrs.clear();
+        attrs.extend_from_slice(b"{\"deps\":[");
+        for (k, &d) in l.graph.deps_of(i).iter().enumerate() {
+            if k > 0 {
+                attrs.push(b',');
+            }
+            l.ident(d as usize, &mut attrs);
+        }
+        attrs.push(b']');
+        attrs.extend_from_slice(l.extras.get(i));
+        attrs.extend_from_slice(b",\"fingerprint\":\"");
+        attrs.extend_from_slice(fp);
+        attrs.extend_from_slice(b"\",\"version\":");
+        push_json_string(&mut attrs, l.versions.get(l.version_of[i] as usize));
+        attrs.push(b'}');
+        hash_node(&l.graph, &l.names, i, &attrs, hashes, &mut s);
     }
 }
 
@@ -186,6 +297,111 @@ mod tests {
             };
             assert_eq!(run(&tables(&refs)), want, "{}", c.at("name").as_str());
         }
+    }
+
+    #[test]
+    fn golden_lowered_identities() {
+        let g = read_golden("lowered.json");
+        let cases = g.at("cases").as_array();
+        assert!(cases.len() >= 8);
+        for c in cases {
+            let nodes = c.at("nodes").as_array();
+            let mut t = (
+                vec![0u32],
+                vec![],
+                vec![0u32],
+                vec![],
+                vec![],
+                vec![0u32],
+                vec![],
+                vec![0u32],
+                vec![],
+                vec![0u32],
+                vec![],
+            );
+            let mut distinct: Vec<String> = Vec::new();
+            for n in nodes {
+                t.1.extend(n.at("deps").as_u32s());
+                t.0.push(t.1.len() as u32);
+                t.3.extend_from_slice(n.at("name").as_str().as_bytes());
+                t.2.push(t.3.len() as u32);
+                let v = n.at("version").as_str();
+                let vi = distinct.iter().position(|x| x == v).unwrap_or_else(|| {
+                    distinct.push(v.to_owned());
+                    t.6.extend_from_slice(v.as_bytes());
+                    t.5.push(t.6.len() as u32);
+                    distinct.len() - 1
+                });
+                t.4.push(vi as u32);
+                t.8.extend_from_slice(n.at("payload").as_str().as_bytes());
+                t.7.push(t.8.len() as u32);
+                if let Some(e) = n.get("expected") {
+                    t.10.extend_from_slice(b",\"expectedFingerprint\":");
+                    push_json_string(&mut t.10, e.as_str().as_bytes());
+                }
+                t.9.push(t.10.len() as u32);
+            }
+            let n = nodes.len();
+            let mut fps = vec![0u8; 16 * n];
+            xxh64_hex_many(&ByteTable::new(&t.7, &t.8, n, "p", "p").unwrap(), &mut fps);
+            let l = Lowered {
+                graph: Csr::new(&t.0, &t.1).unwrap(),
+                names: ByteTable::new(&t.2, &t.3, n, "n", "n").unwrap(),
+                version_of: &t.4,
+                versions: ByteTable::any(&t.5, &t.6, "v", "v").unwrap(),
+                fingerprints: &fps,
+                extras: ByteTable::new(&t.9, &t.10, n, "e", "e").unwrap(),
+            }
+            .check()
+            .unwrap();
+            let mut hashes = vec![0u8; 16 * n];
+            lowered_identities(&l, &mut hashes);
+            let want = |k: &str| -> Vec<u8> { c.at(k).as_array().iter().flat_map(|x| x.as_str().bytes()).collect() };
+            assert_eq!(fps, want("fingerprints"), "{}", c.at("name").as_str());
+            assert_eq!(hashes, want("hashes"), "{}", c.at("name").as_str());
+        }
+    }
+
+    #[test]
+    fn lowered_input_checks_name_the_argument() {
+        let l = |offsets: &'static [u32], deps: &'static [u32], version_of: &'static [u32]| {
+            let graph = Csr::new(offsets, deps).unwrap();
+            let names = ByteTable::new(&[0, 1, 2], b"ab", 2, "n", "n").unwrap();
+            let empty = ByteTable::new(&[0, 0, 0], b"", 2, "p", "p").unwrap();
+            let versions = ByteTable::any(&[0, 2], b"v1", "v", "v").unwrap();
+            let fingerprints = &[b'0'; 32];
+            Lowered {
+                graph,
+                names,
+                version_of,
+                versions,
+                fingerprints,
+                extras: empty,
+            }
+            .check()
+            .map(|_| ())
+        };
+        assert!(l(&[0, 0, 1], &[0], &[0, 0]).is_ok());
+        assert!(
+            l(&[0, 1, 1], &[1], &[0, 0])
+                .unwrap_err()
+                .0
+                .contains("dependencies first")
+        );
+        assert!(l(&[0, 0, 1], &[0], &[0]).unwrap_err().0.contains("versionOf must have"));
+        assert!(l(&[0, 0, 1], &[0], &[0, 1]).unwrap_err().0.contains("versionOf[1] = 1"));
+        assert!(
+            l(&[0, 0, 1, 1], &[0], &[0, 0, 0])
+                .unwrap_err()
+                .0
+                .contains("fingerprints must have 16 * n = 48")
+        );
+        assert!(
+            l(&[0, 0, 1, 1], &[0], &[0, 0, 0])
+                .unwrap_err()
+                .0
+                .contains("fingerprints must have 16 * n = 48")
+        );
     }
 
     #[test]

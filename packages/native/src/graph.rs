@@ -159,6 +159,24 @@ impl<'a> ByteTable<'a> {
         Ok(ByteTable { offsets, bytes })
     }
 
+    /// Validates a table whose entry count is whatever its offsets say.
+    pub fn any(offsets: &'a [u32], bytes: &'a [u8], name: &str, bytes_name: &str) -> Result<Self, InputError> {
+        check_offsets(offsets, bytes.len(), name, bytes_name)?;
+        Ok(ByteTable { offsets, bytes })
+    }
+
+    /// Number of entries.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// True for a table with no entries.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// Entry `i`.
     #[inline]
     pub fn get(&self, i: usize) -> &'a [u8] {

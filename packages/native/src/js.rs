@@ -5,15 +5,16 @@
 use std::ffi::{CString, c_char, c_void};
 use std::ptr::null_mut;
 
+use crate::duplicates::duplicate_steps;
 use crate::expand::expand;
-use crate::fingerprint::fingerprint_into;
+use crate::fingerprint::{Lowered, fingerprint_into, lowered_identities, xxh64_hex_many};
 use crate::graph::{ByteTable, Csr, InputError, Order};
 use crate::sys::*;
 use crate::toposort::toposort;
 use crate::xxh64::{STATE_BYTES, Xxh64State, write_hex, xxh64};
 
 /// Bumped whenever the JS-facing surface changes; index.js refuses a stale build.
-const ABI_VERSION: u32 = 1;
+const ABI_VERSION: u32 = 2;
 const BAD_INPUT: &str = "CAIRN_NATIVE_BAD_INPUT";
 const INTERNAL: &str = "CAIRN_NATIVE_INTERNAL";
 
@@ -61,7 +62,7 @@ unsafe fn throw(env: napi_env, t: Thrown) {
     }
 }
 
-const MAX_ARGS: usize = 6;
+const MAX_ARGS: usize = 10;
 
 unsafe fn args(env: napi_env, info: napi_callback_info) -> R<[napi_value; MAX_ARGS]> {
     let mut argv: [napi_value; MAX_ARGS] = [null_mut(); MAX_ARGS];
@@ -399,6 +400,86 @@ unsafe fn js_fingerprint_all(env: napi_env, info: napi_callback_info) -> R<napi_
     }
 }
 
+unsafe fn js_lowered_identities(env: napi_env, info: napi_callback_info) -> R<napi_value> {
+    unsafe {
+        let a = args(env, info)?;
+        let (_, _, graph) = graph_args(env, &a)?;
+        let n = graph.len();
+        let table = |i: usize, off: &str, bytes: &str| -> R<ByteTable<'_>> {
+            let o = typed(env, a[i], NAPI_UINT32_ARRAY, off)?;
+            let b = typed(env, a[i + 1], NAPI_UINT8_ARRAY, bytes)?;
+            Ok(ByteTable::new(o.u32s(), b.u8s(), n, off, bytes)?)
+        };
+        let names = table(2, "nameOffsets", "names")?;
+        let version_of = typed(env, a[4], NAPI_UINT32_ARRAY, "versionOf")?.u32s();
+        let v_off = typed(env, a[5], NAPI_UINT32_ARRAY, "versionOffsets")?;
+        let v_bytes = typed(env, a[6], NAPI_UINT8_ARRAY, "versions")?;
+        let versions = ByteTable::any(v_off.u32s(), v_bytes.u8s(), "versionOffsets", "versions")?;
+        let fingerprints = typed(env, a[7], NAPI_UINT8_ARRAY, "fingerprints")?.u8s();
+        let extras = table(8, "extraOffsets", "extras")?;
+        let l = Lowered {
+            graph,
+            names,
+            version_of,
+            versions,
+            fingerprints,
+            extras,
+        }
+        .check()?;
+        new_typed(env, NAPI_UINT8_ARRAY, 16 * n, |out| lowered_identities(&l, out))
+    }
+}
+
+unsafe fn js_duplicate_steps(env: napi_env, info: napi_callback_info) -> R<napi_value> {
+    unsafe {
+        let a = args(env, info)?;
+        let off = typed(env, a[0], NAPI_UINT32_ARRAY, "nameOffsets")?;
+        let bytes = typed(env, a[1], NAPI_UINT8_ARRAY, "names")?;
+        let version_of = typed(env, a[2], NAPI_UINT32_ARRAY, "versionOf")?.u32s();
+        let names = ByteTable::any(off.u32s(), bytes.u8s(), "nameOffsets", "names")?;
+        u32_array(env, &duplicate_steps(&names, version_of)?)
+    }
+}
+
+unsafe fn js_xxh64_hex_many(env: napi_env, info: napi_callback_info) -> R<napi_value> {
+    unsafe {
+        let a = args(env, info)?;
+        let off = typed(env, a[0], NAPI_UINT32_ARRAY, "offsets")?;
+        let bytes = typed(env, a[1], NAPI_UINT8_ARRAY, "bytes")?;
+        let out = typed(env, a[2], NAPI_UINT8_ARRAY, "out")?;
+        let at = at_arg(env, a[3])?;
+        let table = ByteTable::any(off.u32s(), bytes.u8s(), "offsets", "bytes")?;
+        let need = 16 * table.len();
+        if at > out.bytes || out.bytes - at < need {
+            return Err(bad(format!(
+                "out has {} bytes; {} entries need {need} from byte {at}",
+                out.bytes,
+                table.len()
+            )));
+        }
+        for (other, name) in [(off, "offsets"), (bytes, "bytes")] {
+            if out.overlaps(other) {
+                return Err(bad(format!("out must not share memory with {name}")));
+            }
+        }
+        xxh64_hex_many(&table, &mut out.u8s_mut()[at..at + need]);
+        undefined(env)
+    }
+}
+
+/// A non-negative integer index argument.
+unsafe fn at_arg(env: napi_env, v: napi_value) -> R<usize> {
+    if unsafe { type_of(env, v)? } != NAPI_NUMBER {
+        return Err(bad("at must be a non-negative integer"));
+    }
+    let mut x = 0f64;
+    ok(unsafe { napi_get_value_double(env, v, &mut x) }, "get_value_double")?;
+    if !(x >= 0.0 && x.fract() == 0.0 && x <= u32::MAX as f64) {
+        return Err(bad(format!("at must be a non-negative integer, got {x}")));
+    }
+    Ok(x as usize)
+}
+
 // ---- registration -------------------------------------------------------------------
 
 macro_rules! callbacks {
@@ -428,6 +509,9 @@ unsafe fn register(env: napi_env, exports: napi_value) -> R<()> {
         c"toposort" => js_toposort,
         c"expand" => js_expand,
         c"fingerprintAll" => js_fingerprint_all,
+        c"loweredIdentities" => js_lowered_identities,
+        c"xxh64HexMany" => js_xxh64_hex_many,
+        c"duplicateSteps" => js_duplicate_steps,
     ];
     unsafe {
         for (name, cb) in fns {

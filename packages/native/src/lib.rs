@@ -1,6 +1,7 @@
 //! Cairn's native acceleration: XXH64, toposort, expansion and Merkle fingerprints as pure
 //! functions, exposed to Node through a thin hand-written N-API shim (no dependencies).
 
+pub mod duplicates;
 pub mod expand;
 pub mod fingerprint;
 pub mod graph;

@@ -34,6 +34,7 @@ pub const NAPI_UINT32_ARRAY: napi_typedarray_type = 6;
 /// `napi_valuetype`.
 pub type napi_valuetype = i32;
 pub const NAPI_UNDEFINED: napi_valuetype = 0;
+pub const NAPI_NUMBER: napi_valuetype = 3;
 pub const NAPI_STRING: napi_valuetype = 4;
 pub const NAPI_BIGINT: napi_valuetype = 9;
 
@@ -88,6 +89,7 @@ unsafe extern "C" {
     pub fn napi_create_object(env: napi_env, result: *mut napi_value) -> napi_status;
     pub fn napi_get_boolean(env: napi_env, value: bool, result: *mut napi_value) -> napi_status;
     pub fn napi_get_undefined(env: napi_env, result: *mut napi_value) -> napi_status;
+    pub fn napi_get_value_double(env: napi_env, value: napi_value, result: *mut f64) -> napi_status;
     pub fn napi_create_uint32(env: napi_env, value: u32, result: *mut napi_value) -> napi_status;
     pub fn napi_create_string_latin1(
         env: napi_env,

@@ -86,6 +86,26 @@ describe.runIf(b)('native binding', () => {
     }
   });
 
+  it('lowered-step golden vectors: xxh64HexMany, then loweredIdentities', () => {
+    for (const c of golden('lowered.json').cases) {
+      type Node = { name: string; version: string; payload: string; deps: number[]; expected?: string };
+      const nodes: Node[] = c.nodes;
+      const g = csr(nodes.map((x) => x.deps));
+      const names = table(nodes.map((x) => x.name));
+      const versionList = [...new Set(nodes.map((x) => x.version))];
+      const versions = table(versionList);
+      const versionOf = Uint32Array.from(nodes, (x) => versionList.indexOf(x.version));
+      const payloads = table(nodes.map((x) => x.payload));
+      const extras = table(nodes.map((x) => (x.expected === undefined ? '' : `,"expectedFingerprint":${JSON.stringify(x.expected)}`)));
+      const fingerprints = new Uint8Array(16 * nodes.length);
+      n.xxh64HexMany(payloads.offsets, payloads.bytes, fingerprints, 0);
+      expect(Buffer.from(fingerprints).toString(), c.name).toBe(c.fingerprints.join(''));
+      const hashes = n.loweredIdentities(g.offsets, g.deps, names.offsets, names.bytes, versionOf, versions.offsets, versions.bytes, fingerprints, extras.offsets, extras.bytes);
+      expect(Buffer.from(hashes).toString(), c.name).toBe(c.hashes.join(''));
+      expect(n.duplicateSteps(names.offsets, names.bytes, versionOf).length, c.name).toBe(0);
+    }
+  });
+
   it('bad input throws CAIRN_NATIVE_BAD_INPUT naming the argument', () => {
     const cases: [() => unknown, RegExp][] = [
       [() => n.toposort(new Uint32Array(), new Uint32Array()), /^offsets must have/],
@@ -97,6 +117,13 @@ describe.runIf(b)('native binding', () => {
       [() => n.xxh64(123 as unknown as string), /^data must be a Uint8Array/],
       [() => n.xxh64('x', 1 as unknown as bigint), /^seed must be a bigint/],
       [() => n.xxh64Digest(new Uint8Array(4)), /^state must have/],
+      [() => n.xxh64HexMany(Uint32Array.of(0, 1), Uint8Array.of(1), new Uint8Array(8), 0), /^out has 8 bytes/],
+      [() => n.xxh64HexMany(Uint32Array.of(0), new Uint8Array(), new Uint8Array(8), -1), /^at must be a non-negative integer/],
+      [() => n.duplicateSteps(Uint32Array.of(0, 0), new Uint8Array(), new Uint32Array()), /^versionOf must have n = 1/],
+      [
+        () => n.loweredIdentities(Uint32Array.of(0, 1), Uint32Array.of(0), Uint32Array.of(0, 0), new Uint8Array(), Uint32Array.of(0), Uint32Array.of(0, 0), new Uint8Array(), new Uint8Array(16), Uint32Array.of(0, 0), new Uint8Array()),
+        /dependencies first/,
+      ],
     ];
     for (const [f, msg] of cases) expect(f).toThrow(expect.objectContaining({ code: 'CAIRN_NATIVE_BAD_INPUT', message: expect.stringMatching(msg) }));
   });

@@ -1,0 +1,163 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { apply, ArtifactStep, canonicalize, fingerprintPayload, isArtifactStep, isOut, lower, OUT, StepSpec } from '../src/index.js';
+import { getBackend, jsBackend, nativeBackend } from '../src/backend.js';
+import { csrFromLists } from '../src/graph/csr.js';
+
+// Lowering writes payloads with its own fast encoder and lets the backend derive hashAttrs
+// and step hashes from packed tables. These tests hold both to the definitions: the general
+// canonical encoder, and identities computed the long way through plain StepSpecs.
+
+const noop = () => undefined;
+
+function general(h: ArtifactStep<unknown>): string {
+  return canonicalize(h.inputs, {
+    path: 'inputs',
+    step: h.name,
+    replace: (v) => (isArtifactStep(v) ? `<dep:${v.ident}>` : isOut(v) ? '<OUT>' : undefined),
+  });
+}
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => ((s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x6d2b79f5) >>> 0) / 2 ** 32);
+}
+
+const STRINGS = ['', 'a', 'plain text', 'q"uote', 'back\\slash', 'tab\t', 'nl\n', '\u0001', 'é', '日本', '😀', '\uE000', '\uFF5E', 'x'.repeat(100)];
+const KEYS = ['a', 'b', 'z', 'A', '10', '9', '', 'é', '\uE000', '\u{1F600}', 'ab', '__x', '__cairnOut', '_'];
+const NUMBERS = [0, -0, 1, -1, 7, 42, 1e21, 1e-7, 1.5, -2.25, 2 ** 53, 2 ** 53 + 2, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 123456789];
+
+function randomValue(r: () => number, deps: ArtifactStep<unknown>[], depth: number): unknown {
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;
+  const k = Math.floor(r() * (depth > 3 ? 7 : 10));
+  switch (k) {
+    case 0: return pick(STRINGS);
+    case 1: return pick(NUMBERS);
+    case 2: return r() < 0.5;
+    case 3: return null;
+    case 4: return deps.length ? pick(deps) : OUT;
+    case 5: return OUT;
+    case 6: return r() < 0.1 ? undefined : Math.floor(r() * 1000);
+    case 7:
+    case 8: {
+      const o: Record<string, unknown> = {};
+      const n = Math.floor(r() * 5);
+      for (let i = 0; i < n; i++) o[pick(KEYS)] = randomValue(r, deps, depth + 1);
+      return o;
+    }
+    default:
+      return Array.from({ length: Math.floor(r() * 4) }, () => randomValue(r, deps, depth + 1));
+  }
+}
+
+describe('lowered fingerprints and identities', () => {
+  it('the fast payload encoder writes what the general canonical encoder writes (2,000 random inputs)', () => {
+    const r = rng(7);
+    const deps = [apply({ name: 'd0', fn: noop, version: 'v1', inputs: {} }), apply({ name: 'd"1', fn: noop, version: 'v\\2', inputs: {} })];
+    for (let i = 0; i < 2000; i++) {
+      const inputs = { v: randomValue(r, deps, 0) };
+      const h = apply({ name: `s${i}`, fn: noop as never, version: 'v1', inputs: inputs as never });
+      expect(fingerprintPayload(h), JSON.stringify(inputs)).toBe(general(h));
+      expect(h.lower().fingerprint).toBe(getBackend().xxh64Hex(general(h)));
+    }
+  });
+
+  it('a plain object with a true __cairnOut key counts as OUT, as canonicalize says', () => {
+    const h = apply({ name: 'o', fn: noop as never, version: 'v1', inputs: { x: { __cairnOut: true } } as never });
+    expect(fingerprintPayload(h)).toBe('{"x":"<OUT>"}');
+  });
+
+  it('step hashes equal those of plain StepSpecs built from hashAttrs, on every backend', () => {
+    const r = rng(11);
+    const handles: ArtifactStep<unknown>[] = [];
+    for (let i = 0; i < 300; i++) {
+      const deps = Array.from({ length: Math.floor(r() * 4) }, () => handles[Math.floor(r() * handles.length)]).filter((d): d is ArtifactStep<unknown> => d !== undefined);
+      const expected = r() < 0.05;
+      const h = apply({
+        name: i % 7 === 0 ? `s"${i}é` : `s${i}`,
+        fn: noop as never,
+        version: i % 5 === 0 ? `v\\${i % 3}` : 'v1',
+        inputs: { deps, n: i, tag: randomValue(r, [], 2) } as never,
+      });
+      handles.push(
+        expected
+          ? apply({ name: h.name, fn: noop as never, version: h.version, inputs: h.inputs as never, expectedFingerprint: h.lower().fingerprint as string })
+          : h,
+      );
+    }
+    const specs = lower(handles);
+    // The long way: every spec rebuilt as a plain StepSpec from its own hashAttrs.
+    const plain = new Map<StepSpec, StepSpec>();
+    const rebuild = (s: StepSpec): StepSpec => {
+      let p = plain.get(s);
+      if (!p) {
+        p = new StepSpec({ name: s.name, hashAttrs: s.hashAttrs, deps: s.deps.map(rebuild) });
+        plain.set(s, p);
+      }
+      return p;
+    };
+    for (const s of specs) {
+      expect(s.hash).toBe(rebuild(s).hash);
+      expect(s.fingerprint).toBe(getBackend().xxh64Hex(s.fingerprintPayload as string));
+    }
+  });
+
+  it('merges equal steps from different handles at any depth, and dependents share the merged spec', () => {
+    const make = () => {
+      const a = apply({ name: 'a', fn: noop, version: 'v1', inputs: { n: 1 } });
+      return apply({ name: 'b', fn: noop as never, version: 'v1', inputs: { a } as never });
+    };
+    const b1 = make();
+    const b2 = make();
+    const top = apply({ name: 'top', fn: noop as never, version: 'v1', inputs: { x: b1, y: b2 } as never });
+    const spec = top.lower();
+    expect(spec.deps.length).toBe(2);
+    expect(spec.deps[0]).toBe(spec.deps[1]);
+    expect(spec.deps[0]?.deps[0]?.name).toBe('a');
+    const plainA = new StepSpec({ name: 'a', hashAttrs: spec.deps[0]?.deps[0]?.hashAttrs });
+    const plainB = new StepSpec({ name: 'b', hashAttrs: spec.deps[0]?.hashAttrs, deps: [plainA] });
+    const plainTop = new StepSpec({ name: 'top', hashAttrs: spec.hashAttrs, deps: [plainB, plainB] });
+    expect(spec.hash).toBe(plainTop.hash);
+  });
+
+  it('golden lowered-step vectors, on every backend', () => {
+    const golden = JSON.parse(readFileSync(new URL('../../../fixtures/golden/lowered.json', import.meta.url), 'utf8'));
+    type Node = { name: string; version: string; payload: string; deps: number[]; expected?: string };
+    for (const b of [jsBackend, nativeBackend]) {
+      if (!b) continue;
+      for (const c of golden.cases as { name: string; nodes: Node[]; fingerprints: string[]; hashes: string[] }[]) {
+        const nodes = c.nodes;
+        const versionList = [...new Set(nodes.map((x) => x.version))];
+        const fingerprints = new Uint8Array(16 * nodes.length);
+        b.xxh64HexMany(table(nodes.map((x) => x.payload)), fingerprints, 0);
+        expect(Buffer.from(fingerprints).toString(), `${b.kind}: ${c.name}`).toBe(c.fingerprints.join(''));
+        const hashes = b.loweredIdentities({
+          graph: csrFromLists(nodes.map((x) => x.deps)),
+          names: table(nodes.map((x) => x.name)),
+          versionOf: Uint32Array.from(nodes, (x) => versionList.indexOf(x.version)),
+          versions: table(versionList),
+          fingerprints,
+          extras: table(nodes.map((x) => (x.expected === undefined ? '' : `,"expectedFingerprint":${JSON.stringify(x.expected)}`))),
+        });
+        expect(Buffer.from(hashes).toString(), `${b.kind}: ${c.name}`).toBe(c.hashes.join(''));
+      }
+    }
+  });
+
+  it('duplicateSteps: both backends report each repeat with its first occurrence', () => {
+    const names = ['a', 'b', 'a', 'c', 'a', 'b', 'é', 'é'];
+    const versionOf = new Uint32Array([0, 0, 0, 0, 1, 0, 0, 0]);
+    for (const b of [jsBackend, nativeBackend]) {
+      if (!b) continue;
+      expect([...b.duplicateSteps(table(names), versionOf)]).toEqual([2, 0, 5, 1, 7, 6]);
+      expect(() => b.duplicateSteps(table(names), new Uint32Array(2))).toThrow(expect.objectContaining({ code: 'CAIRN_GRAPH_INPUT' }));
+    }
+  });
+});
+
+function table(strings: readonly string[]): { offsets: Uint32Array; bytes: Uint8Array } {
+  const parts = strings.map((s) => Buffer.from(s, 'utf8'));
+  const offsets = new Uint32Array(strings.length + 1);
+  parts.forEach((p, i) => (offsets[i + 1] = (offsets[i] as number) + p.length));
+  return { offsets, bytes: Buffer.concat(parts) };
+}
