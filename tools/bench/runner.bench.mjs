@@ -2,7 +2,8 @@
 // StepRunner throughput: scheduler overhead (in-memory store), cold and warm runs on local
 // disk next to the raw file-operation floor measured by hand in the same process, and chains.
 //
-//   npx tsup (in packages/core and packages/runner) && node tools/bench/runner.bench.mjs [--nodes 100000] [--width 1000] [--chain 10000]
+//   npx tsup (in packages/core and packages/runner) && node tools/bench/runner.bench.mjs [--nodes 100000] [--width 1000] [--chain 10000] [--memory-only]
+//   From sources, no build: node --conditions=@cairn/source --import tsx tools/bench/runner.bench.mjs --memory-only
 import * as fs from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -61,6 +62,7 @@ console.log(`layered DAG: ${N} steps, ${WIDTH} per layer, 2 deps each; chain: ${
 }
 
 // 2. Local disk.
+if (process.argv.includes('--memory-only')) process.exit(0);
 const base = fs.mkdtempSync(join(tmpdir(), 'cairn-bench-'));
 try {
   // The floor: the same file operations per step, by hand, synchronously, no scheduler.

@@ -26,7 +26,7 @@ export type { StepEvent, RunEvent, RunnerEvent, RunnerListener, StepState, Final
 export type { Store, StoredState, AttemptFiles, SyncStoreOps } from './store/store.js';
 export type { LocalStoreOptions } from './store/local.js';
 export type { StatusToken, ParsedStatus } from './store/status.js';
-export type { ArtifactRecord, AttemptRecord, ErrorData, JobRecord } from './store/records.js';
+export type { ArtifactRecord, AttemptRecord, DeferredRecord, ErrorData, JobRecord } from './store/records.js';
 export type { LeaseHolder, LeaseInfo, LeaseOptions } from './store/leases.js';
 export type { ExecutorsOption } from './registry.js';
 export type {

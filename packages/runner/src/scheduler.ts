@@ -29,7 +29,7 @@ import type { Executor, JobHandle, JobRequest, JobStatus } from './executor.js';
 import type { RunnerEvent, StepState } from './events.js';
 import type { ExecutorRegistry } from './registry.js';
 import { isStale, type LeaseHolder, makeHolder, thisHost } from './store/leases.js';
-import { type ArtifactRecord, type AttemptRecord, errorData, type JobRecord } from './store/records.js';
+import { type ArtifactRecord, type AttemptRecord, type DeferredRecord, errorData, type JobRecord } from './store/records.js';
 import type { StatusToken } from './store/status.js';
 import type { AttemptFiles, Store, StoredState, SyncStoreOps } from './store/store.js';
 
@@ -102,47 +102,145 @@ interface DepInputs {
 const SETTLED_OK: ReadonlySet<StepState> = new Set(['succeeded', 'cached', 'skipped']);
 const INFRA_RETRIES = 3;
 
+/**
+ * Bits of `Node.flags`: a run keeps one Node per step until it ends, so its eight booleans share
+ * one small integer (each is also readable by name through the accessors below).
+ */
+const SETTLED = 1;
+const BUILT = 2;
+const HAS_RESULT = 4;
+const ACTIVE = 8;
+const HAS_SLOT = 16;
+const FAST = 32;
+const SAW_FOREIGN_LEASE = 64;
+const TOOK_OVER = 128;
+
+function withFlag(flags: number, bit: number, on: boolean): number {
+  return on ? flags | bit : flags & ~bit;
+}
+
+/** Fields only steps on the general path use (a job file, a lease refresh): allocated on first write. */
+interface NodeRare {
+  refreshing: Promise<void> | null;
+  jobFile: Promise<void> | null;
+}
+
 class Node implements StepOutcome {
   readonly spec: StepSpec;
   readonly path: string;
-  /** `nameWithHash`, computed once. */
-  readonly key: string;
   state: StepState = 'pending';
-  settled = false;
+  /** The booleans below, packed: {@link SETTLED}, {@link BUILT}, … */
+  flags = 0;
   /** Unfinished dependencies. */
   waiting = 0;
   dependents: Node[] | null = null;
+  /** The nodes of `spec.deps`, in order: resolved during expansion and wiring (null for a built step, which never runs). */
+  deps: Node[] | null = null;
   /** The state read while expanding. */
-  prior: StoredState | undefined;
-  built = false;
+  prior: StoredState | undefined = undefined;
   result: unknown = undefined;
-  hasResult = false;
   executor = '';
   demand: Map<string, number> | null = null;
-  /** A launch is in progress (lease, attempts, commit). */
-  active = false;
-  hasSlot = false;
   /** Aborts the running attempt (an AbortController, or a synchronous job's lazily created one). */
   controller: { abort(reason?: unknown): void } | null = null;
   holder: LeaseHolder | null = null;
-  sawForeignLease = false;
-  /** An in-flight lease refresh, awaited before the lease is released. */
-  refreshing: Promise<void> | null = null;
-  /** This run took the lease over from a dead runner: a job it recorded may still run. */
-  tookOver = false;
-  /** The step has a `.cairn/job.json` (the write, when in flight): removed before the commit. */
-  jobFile: Promise<void> | null = null;
-  /** Its executor can run it on the runner's stack (`runSync`) and it has no timeout. */
-  fast = false;
+  /** Behind `refreshing` and `jobFile`. */
+  rare: NodeRare | null = null;
 
   constructor(spec: StepSpec, path: string) {
     this.spec = spec;
     this.path = path;
-    this.key = spec.nameWithHash;
   }
 
   get name(): string {
     return this.spec.name;
+  }
+
+  /** The spec's `nameWithHash` (made when asked: it is a new string each time, and few steps need it). */
+  get key(): string {
+    return this.spec.nameWithHash;
+  }
+
+  /** Reached its final state. */
+  get settled(): boolean {
+    return (this.flags & SETTLED) !== 0;
+  }
+  set settled(on: boolean) {
+    this.flags = withFlag(this.flags, SETTLED, on);
+  }
+
+  /** Recorded SUCCESS when expanded (cached, unless drift makes it fail). */
+  get built(): boolean {
+    return (this.flags & BUILT) !== 0;
+  }
+  set built(on: boolean) {
+    this.flags = withFlag(this.flags, BUILT, on);
+  }
+
+  /** Whether `result` is known. */
+  get hasResult(): boolean {
+    return (this.flags & HAS_RESULT) !== 0;
+  }
+  set hasResult(on: boolean) {
+    this.flags = withFlag(this.flags, HAS_RESULT, on);
+  }
+
+  /** A launch is in progress (lease, attempts, commit). */
+  get active(): boolean {
+    return (this.flags & ACTIVE) !== 0;
+  }
+  set active(on: boolean) {
+    this.flags = withFlag(this.flags, ACTIVE, on);
+  }
+
+  /** Holds one of the run's `maxConcurrent` slots (and its pool resources). */
+  get hasSlot(): boolean {
+    return (this.flags & HAS_SLOT) !== 0;
+  }
+  set hasSlot(on: boolean) {
+    this.flags = withFlag(this.flags, HAS_SLOT, on);
+  }
+
+  /** Its executor can run it on the runner's stack (`runSync`) and it has no timeout. */
+  get fast(): boolean {
+    return (this.flags & FAST) !== 0;
+  }
+  set fast(on: boolean) {
+    this.flags = withFlag(this.flags, FAST, on);
+  }
+
+  /** Another runner held its lease at some point in this run. */
+  get sawForeignLease(): boolean {
+    return (this.flags & SAW_FOREIGN_LEASE) !== 0;
+  }
+  set sawForeignLease(on: boolean) {
+    this.flags = withFlag(this.flags, SAW_FOREIGN_LEASE, on);
+  }
+
+  /** This run took the lease over from a dead runner: a job it recorded may still run. */
+  get tookOver(): boolean {
+    return (this.flags & TOOK_OVER) !== 0;
+  }
+  set tookOver(on: boolean) {
+    this.flags = withFlag(this.flags, TOOK_OVER, on);
+  }
+
+  /** An in-flight lease refresh, awaited before the lease is released. */
+  get refreshing(): Promise<void> | null {
+    return this.rare === null ? null : this.rare.refreshing;
+  }
+  set refreshing(p: Promise<void> | null) {
+    if (this.rare !== null) this.rare.refreshing = p;
+    else if (p !== null) this.rare = { refreshing: p, jobFile: null };
+  }
+
+  /** The step has a `.cairn/job.json` (the write, when in flight): removed before the commit. */
+  get jobFile(): Promise<void> | null {
+    return this.rare === null ? null : this.rare.jobFile;
+  }
+  set jobFile(p: Promise<void> | null) {
+    if (this.rare !== null) this.rare.jobFile = p;
+    else if (p !== null) this.rare = { refreshing: null, jobFile: p };
   }
 }
 
@@ -175,14 +273,14 @@ const FAST_BATCH = 1024;
 const SLICE_MS = 20;
 
 /** Dependencies' output paths and recorded results (every dependency's result must be known). */
-function depInputsOf(spec: StepSpec, bySpec: ReadonlyMap<StepSpec, Node>): DepInputs {
+function depInputsOf(node: Node): DepInputs {
   // Null-prototype objects start in dictionary mode: keys are step hashes, unique per step, and
   // literal objects would grow one hidden class per key.
   const depPaths = Object.create(null) as Record<string, string>;
   const depResults = Object.create(null) as Record<string, unknown>;
-  const deps = spec.deps;
+  const deps = node.deps as Node[];
   for (let i = 0; i < deps.length; i++) {
-    const d = bySpec.get(deps[i] as StepSpec) as Node;
+    const d = deps[i] as Node;
     depPaths[d.key] = d.path;
     if (d.result !== undefined) depResults[d.key] = d.result;
   }
@@ -190,11 +288,11 @@ function depInputsOf(spec: StepSpec, bySpec: ReadonlyMap<StepSpec, Node>): DepIn
 }
 
 /** The task payload of one attempt. */
-function taskOf(node: Node, inputs: DepInputs, attempt: number, bySpec: ReadonlyMap<StepSpec, Node>): TaskPayload {
+function taskOf(node: Node, inputs: DepInputs, attempt: number): TaskPayload {
   const spec = node.spec;
-  const deps = spec.deps;
+  const deps = node.deps as Node[];
   const depKeys = new Array<string>(deps.length);
-  for (let i = 0; i < deps.length; i++) depKeys[i] = (bySpec.get(deps[i] as StepSpec) as Node).key;
+  for (let i = 0; i < deps.length; i++) depKeys[i] = (deps[i] as Node).key;
   return {
     v: 1,
     name: spec.name,
@@ -220,13 +318,11 @@ const NO_RESOURCES: Resources = Object.freeze({});
  * steps never do. `abort` records the reason either way.
  */
 class FastJob implements JobRequest {
-  readonly jobKey: string;
   readonly spec: StepSpec;
   readonly outputPath: string;
   readonly prefix: string;
   readonly resources: Resources;
   readonly #node: Node;
-  readonly #bySpec: ReadonlyMap<StepSpec, Node>;
   readonly #store: Store;
   #inputs: DepInputs | undefined = undefined;
   #task: TaskPayload | undefined = undefined;
@@ -236,23 +332,25 @@ class FastJob implements JobRequest {
   aborted = false;
   reason: unknown = undefined;
 
-  constructor(node: Node, prefix: string, bySpec: ReadonlyMap<StepSpec, Node>, store: Store) {
-    this.jobKey = `${node.key}.1`;
+  constructor(node: Node, prefix: string, store: Store) {
     this.spec = node.spec;
     this.outputPath = node.path;
     this.prefix = prefix;
     this.resources = node.spec.resources ?? NO_RESOURCES;
     this.#node = node;
-    this.#bySpec = bySpec;
     this.#store = store;
   }
 
+  get jobKey(): string {
+    return `${this.#node.key}.1`;
+  }
+
   get inputs(): DepInputs {
-    return (this.#inputs ??= depInputsOf(this.spec, this.#bySpec));
+    return (this.#inputs ??= depInputsOf(this.#node));
   }
 
   get task(): TaskPayload {
-    return (this.#task ??= taskOf(this.#node, this.inputs, 1, this.#bySpec));
+    return (this.#task ??= taskOf(this.#node, this.inputs, 1));
   }
 
   get logPaths(): { readonly stdout: string; readonly stderr: string } {
@@ -284,6 +382,94 @@ class FastJob implements JobRequest {
     this.reason = reason;
     this.#ac?.abort(reason);
   }
+}
+
+/**
+ * What one step's artifact record is made of, kept until the record is needed. A store that
+ * writes records (LocalStore) gets the record object at once ({@link recordOf}); one that keeps
+ * them in memory (MemoryStore, `commitDeferredSync`) keeps this and builds the record when it is
+ * first read: most records of a run in memory are never read, and building ~20 fields and four
+ * arrays per step was a large share of the scheduler's own time and garbage.
+ *
+ * Everything it reads is fixed once the step is committed: the node's spec, path, key, executor
+ * and resolved dependencies, and the values passed here.
+ */
+class StepRecord implements DeferredRecord {
+  constructor(
+    readonly runId: string,
+    readonly node: Node,
+    readonly status: StatusToken,
+    readonly state: 'succeeded' | 'failed' | 'cancelled',
+    /** Every attempt, or null for one attempt run on the synchronous path (described by the fields below). */
+    readonly attempts: readonly AttemptRecord[] | null,
+    /** The job handle of the last attempt; with `attempts` null, the name of the executor that ran it. */
+    readonly handle: JobHandle | string | undefined,
+    readonly error: unknown,
+    /** The recorded (JSON) value. */
+    readonly value: unknown,
+    readonly start: number,
+    readonly end: number,
+  ) {}
+
+  /** False when only the status is written (a lazy step writes its own record when it succeeds). */
+  get written(): boolean {
+    return !(this.node.spec.writesRecord && this.state === 'succeeded');
+  }
+
+  build(): ArtifactRecord {
+    const node = this.node;
+    const spec = node.spec;
+    const deps = spec.deps;
+    const depNodes = node.deps as Node[];
+    const depPaths = new Array<string>(deps.length);
+    const depIdents = new Array<string>(deps.length);
+    for (let i = 0; i < deps.length; i++) {
+      const d = deps[i] as StepSpec;
+      const dn = depNodes[i] as Node;
+      depPaths[i] = dn.path;
+      depIdents[i] = d.version !== undefined ? d.ident : dn.key;
+    }
+    let config: unknown = spec.hashAttrs;
+    if (spec.kind === 'apply') {
+      const byKey: Record<string, string> = {};
+      for (let i = 0; i < deps.length; i++) byKey[(deps[i] as StepSpec).nameWithHash] = depPaths[i] as string;
+      const resolved = jsonSafe(resolveInputs(spec, node.path, byKey));
+      config = resolved.ok ? resolved.value : null;
+    }
+    const { start, end } = this;
+    let attempts = this.attempts;
+    let handle = this.handle;
+    if (attempts === null) {
+      // The one attempt of the synchronous path: job `<key>.1`, as its FastJob was keyed.
+      const jobId = `${node.key}.1`;
+      handle = { jobId, executor: handle as string, info: NO_INFO };
+      attempts = [{ attempt: 1, start, end, state: 'succeeded', executor: node.executor, jobId, host: thisHost() }];
+    }
+    // Built field by field (no spreads), in the order of the record format.
+    const record: Record<string, unknown> = { cairn: 1, name: spec.name, nameWithHash: node.key };
+    if (spec.version !== undefined) record.version = spec.version;
+    if (spec.fingerprint !== undefined) record.fingerprint = spec.fingerprint;
+    if (spec.fingerprintPayload !== undefined) record.fingerprintPayload = spec.fingerprintPayload;
+    record.outputPath = node.path;
+    record.config = config;
+    record.deps = depIdents;
+    record.depPaths = depPaths;
+    record.status = this.status;
+    if (this.value !== undefined) record.result = this.value;
+    if (this.error !== undefined) record.error = errorData(this.error);
+    if (spec.provenance !== undefined) record.provenance = spec.provenance;
+    record.attempts = attempts;
+    record.timings = { start, end, durationMs: end - start };
+    record.executor = node.executor;
+    if (handle !== undefined) record.job = handle;
+    record.runId = this.runId;
+    return record as unknown as ArtifactRecord;
+  }
+}
+
+/** The record to commit now, or undefined when only the status is written. */
+function recordOf(r: StepRecord): ArtifactRecord | undefined {
+  return r.written ? r.build() : undefined;
 }
 
 function jsonSafe(value: unknown): { ok: true; value: unknown } | { ok: false } {
@@ -535,8 +721,14 @@ export class Run {
       for (let i = start; i < fresh.length; i++) {
         const node = fresh[i] as Node;
         if (node.built) continue;
-        const deps = node.spec.deps;
-        for (let j = 0; j < deps.length; j++) if (!bySpec.has(deps[j] as StepSpec)) next.push(deps[j] as StepSpec);
+        // Dependencies already known are resolved now (one lookup each); #wire fills in the rest.
+        const specDeps = node.spec.deps;
+        const deps = (node.deps = new Array<Node>(specDeps.length));
+        for (let j = 0; j < specDeps.length; j++) {
+          const d = bySpec.get(specDeps[j] as StepSpec);
+          if (d === undefined) next.push(specDeps[j] as StepSpec);
+          else deps[j] = d;
+        }
       }
       frontier = next;
     }
@@ -604,17 +796,18 @@ export class Run {
   }
 
   #demandOf(node: Node, name: string, ex: Executor): Map<string, number> | null {
+    const r = node.spec.resources;
+    const max = ex.capabilities.maxConcurrency;
+    if (r === undefined && max === undefined) return null;
     let demand: Map<string, number> | null = null;
     const add = (k: string, v: number) => {
       if (v > 0 && this.#poolCap.has(k)) (demand ??= new Map()).set(k, v);
     };
-    const r = node.spec.resources;
     if (r) {
       add('gpu', gpuCount(r.gpus));
       add('memoryGb', r.memoryGb ?? 0);
       add('cpu', r.cpu ?? 0);
     }
-    const max = ex.capabilities.maxConcurrency;
     if (max !== undefined) {
       const key = `executor:${name}`;
       if (!this.#poolCap.has(key)) {
@@ -640,8 +833,11 @@ export class Run {
       return;
     }
     let failedDep: Node | undefined;
-    for (const dep of spec.deps) {
-      const d = this.#bySpec.get(dep) as Node;
+    const specDeps = spec.deps;
+    const deps = node.deps as Node[];
+    for (let i = 0; i < specDeps.length; i++) {
+      let d = deps[i];
+      if (d === undefined) d = deps[i] = this.#bySpec.get(specDeps[i] as StepSpec) as Node;
       if (d === node) continue;
       if (d.settled) {
         if (!SETTLED_OK.has(d.state)) failedDep ??= d;
@@ -840,7 +1036,7 @@ export class Run {
       const start = now;
       if (this.#emit) this.#event(node, 'running', { attempt: 1 });
       const executor = c.registry.get(node.executor);
-      const job = new FastJob(node, c.prefix, this.#bySpec, c.store);
+      const job = new FastJob(node, c.prefix, c.store);
       node.controller = job;
       const runSync = executor.runSync as NonNullable<Executor['runSync']>;
       const status = clientStorage.getStore() === c.client ? runSync.call(executor, job) : clientStorage.run(c.client, () => runSync.call(executor, job));
@@ -856,10 +1052,7 @@ export class Run {
         return true;
       }
       node.controller = null;
-      const end = Date.now();
-      const handle: JobHandle = { jobId: job.jobKey, executor: executor.name, info: NO_INFO };
-      const attempts: AttemptRecord[] = [{ attempt: 1, start, end, state: 'succeeded', executor: node.executor, jobId: handle.jobId, host: thisHost() }];
-      this.#finishSync(node, s, 'SUCCESS', 'succeeded', attempts, handle, undefined, status.result, start, end);
+      this.#finishSync(node, s, 'SUCCESS', 'succeeded', null, executor.name, undefined, status.result, start, Date.now());
     } catch (err) {
       // A store failure: record FAILED (or at least give the lease back) on the general path.
       if (node.settled) return true;
@@ -1053,8 +1246,8 @@ export class Run {
    */
   #depInputs(node: Node, sync?: SyncStoreOps): DepInputs | Promise<DepInputs> {
     const checked = this.#checkDeps(node, sync);
-    if (checked === undefined) return depInputsOf(node.spec, this.#bySpec);
-    return checked.then(() => depInputsOf(node.spec, this.#bySpec));
+    if (checked === undefined) return depInputsOf(node);
+    return checked.then(() => depInputsOf(node));
   }
 
   /**
@@ -1062,10 +1255,10 @@ export class Run {
    * dependency's output vanished. A promise only when records must be read without `sync`.
    */
   #checkDeps(node: Node, sync?: SyncStoreOps): Promise<void> | undefined {
-    const deps = node.spec.deps;
+    const deps = node.deps as Node[];
     let unknown: Node[] | undefined;
     for (let i = 0; i < deps.length; i++) {
-      const d = this.#bySpec.get(deps[i] as StepSpec) as Node;
+      const d = deps[i] as Node;
       if (!d.hasResult) (unknown ??= []).push(d);
     }
     if (unknown === undefined) return undefined;
@@ -1102,7 +1295,7 @@ export class Run {
     return {
       jobKey: `${node.key}.${attempt}`,
       spec,
-      task: taskOf(node, inputs, attempt, this.#bySpec),
+      task: taskOf(node, inputs, attempt),
       outputPath: node.path,
       prefix: c.prefix,
       resources: spec.resources ?? {},
@@ -1356,47 +1549,6 @@ export class Run {
     return value;
   }
 
-  /** The record to commit, or undefined when only the status is written (a lazy step's own record). */
-  #record(node: Node, status: StatusToken, state: 'succeeded' | 'failed' | 'cancelled', attempts: AttemptRecord[], handle: JobHandle | undefined, error: unknown, value: unknown, start: number, end = Date.now()): ArtifactRecord | undefined {
-    const spec = node.spec;
-    if (spec.writesRecord && state === 'succeeded') return undefined;
-    const deps = spec.deps;
-    const depPaths = new Array<string>(deps.length);
-    const depIdents = new Array<string>(deps.length);
-    for (let i = 0; i < deps.length; i++) {
-      const d = deps[i] as StepSpec;
-      const dn = this.#bySpec.get(d) as Node;
-      depPaths[i] = dn.path;
-      depIdents[i] = d.version !== undefined ? d.ident : dn.key;
-    }
-    let config: unknown = spec.hashAttrs;
-    if (spec.kind === 'apply') {
-      const byKey: Record<string, string> = {};
-      for (let i = 0; i < deps.length; i++) byKey[(deps[i] as StepSpec).nameWithHash] = depPaths[i] as string;
-      const resolved = jsonSafe(resolveInputs(spec, node.path, byKey));
-      config = resolved.ok ? resolved.value : null;
-    }
-    // Built field by field (no spreads): this runs once per step.
-    const record: Record<string, unknown> = { cairn: 1, name: spec.name, nameWithHash: node.key };
-    if (spec.version !== undefined) record.version = spec.version;
-    if (spec.fingerprint !== undefined) record.fingerprint = spec.fingerprint;
-    if (spec.fingerprintPayload !== undefined) record.fingerprintPayload = spec.fingerprintPayload;
-    record.outputPath = node.path;
-    record.config = config;
-    record.deps = depIdents;
-    record.depPaths = depPaths;
-    record.status = status;
-    if (value !== undefined) record.result = value;
-    if (error !== undefined) record.error = errorData(error);
-    if (spec.provenance !== undefined) record.provenance = spec.provenance;
-    record.attempts = attempts;
-    record.timings = { start, end, durationMs: end - start };
-    record.executor = node.executor;
-    if (handle !== undefined) record.job = handle;
-    record.runId = this.#c.runId;
-    return record as unknown as ArtifactRecord;
-  }
-
   /** After the commit: releases the slot and settles. */
   #settleFinished(node: Node, state: 'succeeded' | 'failed' | 'cancelled', error: unknown, pump: boolean): void {
     node.active = false;
@@ -1424,26 +1576,32 @@ export class Run {
       node.jobFile = null;
       await c.store.removeJob(node.path);
     }
-    await c.store.commit(node.path, status, this.#record(node, status, state, attempts, handle, error, value, start));
+    await c.store.commit(node.path, status, recordOf(new StepRecord(c.runId, node, status, state, attempts, handle, error, value, start, Date.now())));
     await this.#dropLease(node);
     this.#settleFinished(node, state, error, true);
   }
 
-  /** {@link #finish} on the synchronous path (no job file, no heartbeat registration, called from the pump). */
+  /**
+   * {@link #finish} on the synchronous path (no job file, no heartbeat registration, called from
+   * the pump). `attempts` null: the step's one attempt ran synchronously on the executor named
+   * `executorName` (see {@link StepRecord}).
+   */
   #finishSync(
     node: Node,
     s: SyncStoreOps,
     status: StatusToken,
     state: 'succeeded' | 'failed' | 'cancelled',
-    attempts: AttemptRecord[],
-    handle: JobHandle | undefined,
+    attempts: AttemptRecord[] | null,
+    executorName: string | undefined,
     error: unknown,
     result: unknown,
     start: number,
     end: number,
   ): void {
     const value = this.#recordedValue(node, state, result);
-    s.commitSync(node.path, status, this.#record(node, status, state, attempts, handle, error, value, start, end));
+    const record = new StepRecord(this.#c.runId, node, status, state, attempts, executorName, error, value, start, end);
+    if (s.commitDeferredSync !== undefined && record.written) s.commitDeferredSync(node.path, status, record);
+    else s.commitSync(node.path, status, recordOf(record));
     node.holder = null;
     s.removeLeaseSync(node.path);
     this.#settleFinished(node, state, error, false);

@@ -3,18 +3,89 @@
  * measuring the scheduler without the filesystem. Nothing is shared between processes.
  */
 import { type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
-import type { ArtifactRecord, JobRecord } from './records.js';
+import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { StatusToken } from './status.js';
 import { type AttemptFiles, mirrorsAsync, type Store, type StoredState, type SyncStoreOps } from './store.js';
 
-interface Entry {
-  status?: StatusToken;
-  record?: ArtifactRecord;
+/** What the store holds for one step (every field undefined until written). */
+class Entry {
+  status: StatusToken | undefined = undefined;
   /** The holder object itself (never its JSON: the text is made only when a lease is read). */
-  lease?: LeaseHolder | undefined;
-  /** When the lease was created or last written, epoch ms. */
-  leaseMtimeMs?: number;
-  job?: JobRecord;
+  lease: LeaseHolder | undefined = undefined;
+  /**
+   * When the lease was last written, epoch ms; undefined while it is the holder's own creation
+   * time (`timestamp`, epoch s): no clock read and no number kept per lease.
+   */
+  leaseMtimeMs: number | undefined = undefined;
+  job: JobRecord | undefined = undefined;
+  #record: ArtifactRecord | undefined = undefined;
+  /** A record committed deferred, not built yet (then `#record` is undefined). */
+  #deferred: DeferredRecord | undefined = undefined;
+
+  /** The record (built now when it was committed deferred and this is its first read). */
+  get record(): ArtifactRecord | undefined {
+    const d = this.#deferred;
+    if (d !== undefined) {
+      this.#record = d.build();
+      this.#deferred = undefined;
+    }
+    return this.#record;
+  }
+
+  set record(record: ArtifactRecord | undefined) {
+    this.#record = record;
+    this.#deferred = undefined;
+  }
+
+  /** Whether a record was committed (without building a deferred one). */
+  get hasRecord(): boolean {
+    return this.#deferred !== undefined || this.#record !== undefined;
+  }
+
+  /** Keeps `record` to build when first read. */
+  defer(record: DeferredRecord): void {
+    this.#deferred = record;
+    this.#record = undefined;
+  }
+}
+
+/**
+ * The entries by path, remembering the last entry found: the runner touches one step's entry
+ * several times in a row (prepare → lease → commit → release), and on a large map each lookup
+ * by a path string costs a cache miss or two. Every change to the map forgets it.
+ */
+class Entries extends Map<string, Entry> {
+  #lastPath: string | undefined = undefined;
+  #lastEntry: Entry | undefined = undefined;
+
+  /** `get`, answered from the last hit when `path` is the same. */
+  find(path: string): Entry | undefined {
+    if (path === this.#lastPath) return this.#lastEntry;
+    const e = super.get(path);
+    if (e !== undefined) {
+      this.#lastPath = path;
+      this.#lastEntry = e;
+    }
+    return e;
+  }
+
+  override set(path: string, entry: Entry): this {
+    super.set(path, entry);
+    // Set right after a lookup: the step's next operation will ask for it.
+    this.#lastPath = path;
+    this.#lastEntry = entry;
+    return this;
+  }
+
+  override delete(path: string): boolean {
+    if (path === this.#lastPath) this.#lastPath = this.#lastEntry = undefined;
+    return super.delete(path);
+  }
+
+  override clear(): void {
+    this.#lastPath = this.#lastEntry = undefined;
+    super.clear();
+  }
 }
 
 /** The state of a step with no status (shared: most reads of a cold run find nothing). */
@@ -26,13 +97,14 @@ export class MemoryStore implements Store, SyncStoreOps {
   readonly kind = 'memory';
   /** Every operation is synchronous underneath (not offered to a subclass that overrides the async ones). */
   readonly sync: SyncStoreOps | undefined = mirrorsAsync(this, MemoryStore) ? this : undefined;
+  readonly #map = new Entries();
   /** Entries by output path (inspect in tests). */
-  readonly entries = new Map<string, Entry>();
+  readonly entries: Map<string, Entry> = this.#map;
 
   #entry(path: string): Entry {
-    let e = this.entries.get(path);
+    let e = this.#map.find(path);
     if (e === undefined) {
-      e = {};
+      e = new Entry();
       this.entries.set(path, e);
     }
     return e;
@@ -48,7 +120,7 @@ export class MemoryStore implements Store, SyncStoreOps {
       const e = this.entries.get(paths[i] as string);
       const status = e?.status ?? null;
       const want = typeof withRecord === 'boolean' ? withRecord : withRecord[i] === true;
-      if (status === null && (e?.record === undefined || !want)) out[i] = want ? ABSENT_WITH_RECORD : ABSENT;
+      if (status === null && (e === undefined || !e.hasRecord || !want)) out[i] = want ? ABSENT_WITH_RECORD : ABSENT;
       else out[i] = want ? { status, record: e?.record ?? null } : { status };
     }
     return out;
@@ -59,8 +131,8 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   prepareSync(path: string): boolean {
-    if (this.entries.has(path)) return false;
-    this.entries.set(path, {});
+    if (this.#map.find(path) !== undefined) return false;
+    this.#map.set(path, new Entry());
     return true;
   }
 
@@ -74,6 +146,17 @@ export class MemoryStore implements Store, SyncStoreOps {
     e.status = status;
   }
 
+  commitDeferredSync(path: string, status: StatusToken, record: DeferredRecord): void {
+    // A subclass that overrides commitSync (to observe or alter commits) sees every record.
+    if (this.commitSync !== MemoryStore.prototype.commitSync) {
+      this.commitSync(path, status, record.build());
+      return;
+    }
+    const e = this.#entry(path);
+    e.defer(record);
+    e.status = status;
+  }
+
   async createLease(path: string, holder: LeaseHolder): Promise<boolean> {
     return this.createLeaseSync(path, holder);
   }
@@ -82,16 +165,15 @@ export class MemoryStore implements Store, SyncStoreOps {
     const e = this.#entry(path);
     if (e.lease !== undefined) return false;
     e.lease = holder;
-    // A fresh holder's timestamp is its creation time (epoch s): no clock read per lease.
-    e.leaseMtimeMs = typeof holder.timestamp === 'number' ? holder.timestamp * 1000 : Date.now();
+    e.leaseMtimeMs = typeof holder.timestamp === 'number' ? undefined : Date.now();
     return true;
   }
 
   async readLease(path: string): Promise<LeaseInfo | null> {
-    const e = this.entries.get(path);
+    const e = this.#map.find(path);
     if (e?.lease === undefined) return null;
     const raw = JSON.stringify(e.lease);
-    return { holder: parseHolder(raw), raw, mtimeMs: e.leaseMtimeMs ?? 0 };
+    return { holder: parseHolder(raw), raw, mtimeMs: e.leaseMtimeMs ?? e.lease.timestamp * 1000 };
   }
 
   async writeLease(path: string, holder: LeaseHolder): Promise<void> {
@@ -106,12 +188,12 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   removeLeaseSync(path: string): void {
-    const e = this.entries.get(path);
+    const e = this.#map.find(path);
     if (e !== undefined) e.lease = undefined;
   }
 
   async breakLease(path: string, observed: LeaseInfo): Promise<boolean> {
-    const e = this.entries.get(path);
+    const e = this.#map.find(path);
     if (e?.lease === undefined || JSON.stringify(e.lease) !== observed.raw) return false;
     e.lease = undefined;
     return true;
@@ -126,8 +208,8 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   async removeJob(path: string): Promise<void> {
-    const e = this.entries.get(path);
-    if (e) delete e.job;
+    const e = this.#map.find(path);
+    if (e) e.job = undefined;
   }
 
   attemptFiles(path: string, attempt: number): AttemptFiles {

@@ -114,6 +114,16 @@ export interface ArtifactRecord {
   readonly runId: string;
 }
 
+/**
+ * A record described by what it is made of and built on demand: a store that keeps records in
+ * memory may hold this and call `build()` when the record is first read (see
+ * `SyncStoreOps.commitDeferredSync`). `build()` returns equal records every call.
+ */
+export interface DeferredRecord {
+  /** Builds the record. */
+  build(): ArtifactRecord;
+}
+
 /** An error as plain data (never throws). */
 export function errorData(error: unknown): ErrorData {
   if (error instanceof Error) {

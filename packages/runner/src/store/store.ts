@@ -2,7 +2,7 @@
  * The artifact store contract. Everything is keyed by a step's output path. Implementations:
  * {@link LocalStore} (filesystem, the default) and {@link MemoryStore} (tests, benchmarks).
  */
-import type { ArtifactRecord, JobRecord } from './records.js';
+import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { LeaseHolder, LeaseInfo } from './leases.js';
 import type { StatusToken } from './status.js';
 
@@ -43,6 +43,13 @@ export interface SyncStoreOps {
   commitSync(path: string, status: StatusToken, record?: ArtifactRecord): void;
   /** {@link Store.removeLease}, synchronously. */
   removeLeaseSync(path: string): void;
+  /**
+   * Optional: {@link commitSync} for a store that keeps record objects in memory. It may keep
+   * `record` and build it only when the record is read; reads must return what `record.build()`
+   * returns. The runner calls it instead of `commitSync` whenever it writes a record on the
+   * synchronous path. A store that serialises records should not offer it.
+   */
+  commitDeferredSync?(path: string, status: StatusToken, record: DeferredRecord): void;
 }
 
 /** An artifact store. */
