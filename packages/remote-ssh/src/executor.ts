@@ -4,11 +4,14 @@ import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CairnError, encodeTask, type TaskPayload } from '@cairn/core';
 import { decodeResult, rebuildError, type Executor, type ExecutorCapabilities, type ExecutorHost, type JobHandle, type JobRequest, type JobStatus } from '@cairn/runner';
 import { HostConnection } from './connection.js';
 import { Bundler, CodeUploader, type CodeBundle } from './deploy.js';
+import type { FromWorker, OutputListing } from './runtime/protocol.js';
+import { WorkerLink } from './worker-link.js';
+import { checkWorkerMode, chooseRunsIn, type RunsIn, type WorkerMode } from './worker-policy.js';
 import { demandOf, HostSlots, type Demand } from './placement.js';
 import { shScript } from './quote.js';
 import {
@@ -20,6 +23,7 @@ import {
   SIGNAL_SCRIPT,
   STATUS_SCRIPT,
   TAIL_SCRIPT,
+  WORKER_CANCEL_SCRIPT,
   WRAPPER_SCRIPT,
   type RemoteJobState,
 } from './remote-script.js';
@@ -72,6 +76,17 @@ export interface SshExecutorOptions {
   readonly maxChannels?: number;
   /** The worker entry to deploy. @default @cairn/runner's `dist/worker-entry.js` */
   readonly workerEntry?: string;
+  /**
+   * Where steps run on a host: `auto` runs small steps in the host's persistent worker (one
+   * long-lived Node process per host, no process start per step) and gives steps that ask for
+   * GPUs or declare `timeLimit` ≥ 600 s their own detached process; `always` runs every step in
+   * the worker; `never` gives every step its own detached process. A step overrides `auto` and
+   * `always` with `resources.hints.sshWorker: true | false`. See the README.
+   * @default 'auto'
+   */
+  readonly worker?: WorkerMode;
+  /** A persistent worker with no connected executor and no running step exits after this long. @default 60000 */
+  readonly workerIdleMs?: number;
 }
 
 /** What a job handle records (`JobHandle.info`), so a restarted runner can adopt the job. */
@@ -80,8 +95,12 @@ export interface SshJobInfo {
   host?: string;
   /** Remote job directory. */
   jobDir?: string;
-  /** Wrapper pid = process group of the job. */
+  /** Wrapper pid = process group of the job; for a worker step, the worker's pid. */
   pid?: number;
+  /** Where the step runs (absent in records of older versions: `detached`). */
+  runsIn?: RunsIn;
+  /** For a worker step: the worker's directory on the host (its `worker.log` is there). */
+  workerDir?: string;
   /** Job dir name under `<workDir>/jobs/` (known from submission on). */
   jobDirName: string;
   /** Step name. */
@@ -113,6 +132,27 @@ interface Job {
   cancelRequested: boolean;
   handedOut: boolean;
   pending: JobStatus[];
+  /** Where it runs (decided at submit). */
+  runsIn: RunsIn;
+  /** The worker channel that will report its completion; while it is up the job is not polled. */
+  link: WorkerLink | undefined;
+  /** Called once when the job ends. */
+  onEnd: (() => void)[];
+}
+
+/** What a worker's `done` message carried, sparing SFTP reads and the hashing exec. */
+interface Inline {
+  readonly result: Uint8Array | null;
+  readonly stdout?: Buffer | undefined;
+  readonly stderr?: Buffer | undefined;
+  readonly out?: OutputListing | undefined;
+}
+
+/** A job declared lost while its host was away: stopped when the host answers again. */
+interface Orphan {
+  readonly pid: number;
+  readonly jobDir: string | undefined;
+  readonly runsIn: RunsIn;
 }
 
 interface HostState {
@@ -124,17 +164,29 @@ interface HostState {
   /** First failed contact since the last success. */
   downSince: number | undefined;
   checking: boolean;
-  /** Process groups of jobs declared lost here: killed when the host comes back. */
-  orphans: number[];
+  /** Jobs declared lost here: killed when the host comes back. */
+  orphans: Orphan[];
   /** Remote dirs to remove, piggybacked on the next status check. */
   cleanup: string[];
+  /** The channel to this host's persistent worker (opened on first use). */
+  link: WorkerLink | undefined;
+  linking: Promise<WorkerLink> | undefined;
 }
 
 const LOG_TAIL_BYTES = 4000;
+/** After a worker step's cancel grace, how long its worker has to record the end before it is killed. */
+const WORKER_CANCEL_SLACK_MS = 5000;
 
 function jobDirName(jobKey: string): string {
   const safe = jobKey.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 80);
   return `${safe}-${createHash('sha256').update(jobKey).digest('hex').slice(0, 10)}`;
+}
+
+/** The persistent worker's entry: `dist/ssh-worker.js` next to the built package, else the TypeScript source (tests). */
+function sshWorkerEntry(): string {
+  const dir = dirname(fileURLToPath(import.meta.url));
+  const built = join(dir, 'ssh-worker.js');
+  return existsSync(built) ? built : join(dir, 'runtime', 'ssh-worker.ts');
 }
 
 function defaultWorkerEntry(): string {
@@ -149,7 +201,9 @@ function defaultWorkerEntry(): string {
  * module and the worker entry are bundled with esbuild and uploaded once per content hash. Jobs
  * run detached (`setsid`): an exit-code file is the truth about completion, checked by ONE
  * batched exec per host per poll interval; a dropped SSH connection does not stop them, and a
- * new executor can `adopt` them.
+ * new executor can `adopt` them. Small steps (`worker`, see `chooseRunsIn`) run instead in the
+ * host's persistent worker, which writes the same job dir and pushes completions back on its
+ * channel.
  */
 export function createSshExecutor(options: SshExecutorOptions): Executor {
   return new SshExecutor(options);
@@ -167,6 +221,8 @@ class SshExecutor implements Executor {
   /** Re-runs placement when every host is down, so queued jobs fail instead of waiting forever. */
   #downTimer: NodeJS.Timeout | undefined;
   readonly #workerEntry: string;
+  readonly #workerMode: WorkerMode;
+  readonly #workerIdleMs: number;
   #host: ExecutorHost | undefined;
   #timer: NodeJS.Timeout | undefined;
   #started: Promise<void> | undefined;
@@ -186,6 +242,11 @@ class SshExecutor implements Executor {
     };
     this.capabilities = Object.freeze({ remote: true, sharedFs: this.#opts.sharedFs, deploysCode: true, inProcess: false, cancel: 'reliable', logs: true, resumable: true });
     this.#workerEntry = options.workerEntry ?? defaultWorkerEntry();
+    this.#workerMode = checkWorkerMode(options.worker);
+    this.#workerIdleMs = options.workerIdleMs ?? 60_000;
+    if (!Number.isFinite(this.#workerIdleMs) || this.#workerIdleMs <= 0) {
+      throw new CairnError('CAIRN_CONFIG', `createSshExecutor: \`workerIdleMs\` must be a positive number of milliseconds (got ${JSON.stringify(options.workerIdleMs)}).`);
+    }
     const names = new Set<string>();
     this.#hosts = options.hosts.map((h) => {
       if (!h.name || names.has(h.name)) throw new CairnError('CAIRN_CONFIG', `createSshExecutor: every host needs a unique name (got ${JSON.stringify(h.name)}).`);
@@ -210,6 +271,8 @@ class SshExecutor implements Executor {
         checking: false,
         orphans: [],
         cleanup: [],
+        link: undefined,
+        linking: undefined,
       };
       conn.onConnect = () => this.#onReconnect(state);
       return state;
@@ -262,8 +325,9 @@ class SshExecutor implements Executor {
       throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}" needs ${demand.cpus} cpus, ${demand.memoryGb} GiB and ${demand.gpus} GPUs; no host of executor "${this.name}" is that large (${caps}). Lower its resources or add a host.`, { step: job.spec.name });
     }
     if (this.#jobs.has(job.jobKey)) throw new CairnError('CAIRN_EXECUTOR', `Executor "${this.name}": job ${job.jobKey} was already submitted.`, { step: job.spec.name });
+    const { runsIn } = chooseRunsIn(job.spec.name, job.resources, this.#workerMode);
     const stepBundle = await this.#bundler.bundle(job.task.ref.module, 'step.mjs');
-    await this.#bundler.bundle(pathToFileURL(this.#workerEntry).href, 'worker-entry.mjs');
+    await (runsIn === 'worker' ? this.#sshWorkerBundle() : this.#bundler.bundle(pathToFileURL(this.#workerEntry).href, 'worker-entry.mjs'));
     const info: SshJobInfo = {
       jobDirName: jobDirName(job.jobKey),
       step: job.spec.name,
@@ -272,6 +336,7 @@ class SshExecutor implements Executor {
       cpus: demand.cpus,
       memoryGb: demand.memoryGb,
       gpuIndices: [],
+      runsIn,
     };
     const j: Job = {
       id: job.jobKey,
@@ -286,6 +351,9 @@ class SshExecutor implements Executor {
       cancelRequested: false,
       handedOut: false,
       pending: [],
+      runsIn,
+      link: undefined,
+      onEnd: [],
     };
     this.#jobs.set(j.id, j);
     this.#queue.push(j);
@@ -331,7 +399,7 @@ class SshExecutor implements Executor {
       j.info.gpuIndices = gpus;
       j.info.host = h.options.name;
       j.info.jobDir = `${h.workDir}/jobs/${j.info.jobDirName}`;
-      started.set(j, this.#launch(j, h));
+      started.set(j, j.runsIn === 'worker' ? this.#launchInWorker(j, h) : this.#launch(j, h));
     }
     if (this.#queue.length > 0) this.#checkAllDown();
     return started;
@@ -387,22 +455,109 @@ class SshExecutor implements Executor {
       this.#report(j, { state: 'running' });
       if (j.cancelRequested) await this.#kill([j]);
     } catch (err) {
-      h.slots.release(j.demand, j.info.gpuIndices);
-      j.info.gpuIndices = [];
-      const unreachable = err instanceof CairnError && err.code === 'CAIRN_REMOTE' && err.retryable && !h.conn.connected;
-      if (unreachable) h.downSince ??= Date.now();
-      j.triedHosts.add(h.options.name);
-      // Another host may take it; otherwise it is lost (an infrastructure failure the runner retries).
-      if (!j.cancelRequested && this.#hosts.some((o) => !o.conn.fatal && !j.triedHosts.has(o.options.name) && o.slots.canEverFit(j.demand))) {
-        this.#logger.warn(`[${this.name}] ${(err as Error).message} Trying another host for "${j.info.step}".`);
-        j.phase = 'queued';
-        j.host = undefined;
-        this.#queue.unshift(j);
-        this.#pump();
-        return;
-      }
-      this.#end(j, j.cancelRequested ? { state: 'cancelled' } : { state: 'lost', infrastructure: true, reason: (err as Error).message, error: err });
+      this.#launchFailed(j, h, err);
     }
+  }
+
+  /** The bundle of the persistent worker (`ssh-worker.mjs`). */
+  #sshWorkerBundle(): Promise<CodeBundle> {
+    return this.#bundler.bundle(pathToFileURL(sshWorkerEntry()).href, 'ssh-worker.mjs');
+  }
+
+  /** The channel to the host's worker, starting the worker when none answers. */
+  #linkFor(h: HostState): Promise<WorkerLink> {
+    if (h.link?.up) return Promise.resolve(h.link);
+    h.linking ??= (async () => {
+      const bundle = await this.#sshWorkerBundle();
+      const entry = await this.#uploader.ensure(h.conn, h.workDir, bundle);
+      const target = { dir: `${h.workDir}/workers/${bundle.hash}`, nodePath: h.nodePath, entry, idleMs: this.#workerIdleMs };
+      // A worker that exits (idle) between the start script's check and the relay's connect
+      // closes the channel before hello: the next attempt starts a new one.
+      let link: WorkerLink | undefined;
+      for (let attempt = 1; !link; attempt++) {
+        try {
+          link = await WorkerLink.open(h.conn, target);
+        } catch (err) {
+          if (attempt >= 3 || !(err as { workerVanished?: boolean }).workerVanished) throw err;
+        }
+      }
+      const opened = link;
+      opened.onMessage = (msg) => this.#onWorkerMessage(h, msg);
+      opened.onClose = () => this.#onWorkerClosed(h, opened);
+      h.link = opened;
+      return opened;
+    })().finally(() => {
+      h.linking = undefined;
+    });
+    return h.linking;
+  }
+
+  /**
+   * Starts a step in the host's persistent worker: one line down the worker channel (no exec,
+   * no SFTP for the task). The worker writes the job dir as the wrapper would; the handle's pid
+   * is the worker's.
+   */
+  async #launchInWorker(j: Job, h: HostState): Promise<void> {
+    const req = j.request as JobRequest;
+    const jobDir = j.info.jobDir as string;
+    try {
+      const [stepPath, link] = await Promise.all([this.#uploader.ensure(h.conn, h.workDir, j.stepBundle as CodeBundle), this.#linkFor(h)]);
+      const task = await this.#remoteTask(j, h, req.task, jobDir, stepPath);
+      const stage = !this.#opts.sharedFs;
+      const sent = link.send({ t: 'run', dir: jobDir, step: j.info.step, task: Buffer.from(encodeTask(task)).toString('base64'), cuda: j.info.gpuIndices.join(','), manifest: stage });
+      if (!sent) throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": the channel to the persistent worker closed before step "${j.info.step}" was sent.`, { step: j.info.step, retryable: true });
+      j.info.pid = link.pid;
+      j.info.workerDir = link.target.dir;
+      j.link = link;
+      j.phase = 'running';
+      h.downSince = undefined;
+      this.#report(j, { state: 'running' });
+      if (j.cancelRequested) await this.#kill([j]);
+    } catch (err) {
+      this.#launchFailed(j, h, err);
+    }
+  }
+
+  #onWorkerMessage(h: HostState, msg: FromWorker): void {
+    if (msg.t !== 'done' && msg.t !== 'rejected') return;
+    let j: Job | undefined;
+    for (const c of this.#jobs.values()) if (c.host === h && c.phase === 'running' && c.info.jobDir === msg.dir) j = c;
+    if (!j) return; // another executor's job, or already ended by a status check
+    if (msg.t === 'rejected') {
+      const error = new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": the persistent worker could not start step "${j.info.step}": ${msg.message}. Check that workDir (${h.workDir}) is writable.`, { step: j.info.step, retryable: true });
+      this.#end(j, { state: 'lost', infrastructure: true, reason: error.message, error });
+      return;
+    }
+    const b64 = (v: string | undefined) => (v === undefined ? undefined : Buffer.from(v, 'base64'));
+    void this.#finish(j, h, msg.code, { result: b64(msg.result) ?? null, stdout: b64(msg.stdout), stderr: b64(msg.stderr), out: msg.out });
+  }
+
+  /** The worker died or the connection dropped: its jobs fall back to the status check, now. */
+  #onWorkerClosed(h: HostState, link: WorkerLink): void {
+    if (h.link === link) h.link = undefined;
+    const waiting = [...this.#jobs.values()].filter((j) => j.link === link);
+    for (const j of waiting) j.link = undefined;
+    const running = waiting.filter((j) => j.phase === 'running');
+    if (running.length > 0 && !h.checking) void this.#check(h, running);
+  }
+
+  /** A launch failed: another host may take the job; otherwise it is lost (an infrastructure failure the runner retries). */
+  #launchFailed(j: Job, h: HostState, err: unknown): void {
+    h.slots.release(j.demand, j.info.gpuIndices);
+    j.info.gpuIndices = [];
+    const unreachable = err instanceof CairnError && err.code === 'CAIRN_REMOTE' && err.retryable && !h.conn.connected;
+    if (unreachable) h.downSince ??= Date.now();
+    j.triedHosts.add(h.options.name);
+    // Another host may take it; otherwise it is lost (an infrastructure failure the runner retries).
+    if (!j.cancelRequested && this.#hosts.some((o) => !o.conn.fatal && !j.triedHosts.has(o.options.name) && o.slots.canEverFit(j.demand))) {
+      this.#logger.warn(`[${this.name}] ${(err as Error).message} Trying another host for "${j.info.step}".`);
+      j.phase = 'queued';
+      j.host = undefined;
+      this.#queue.unshift(j);
+      this.#pump();
+      return;
+    }
+    this.#end(j, j.cancelRequested ? { state: 'cancelled' } : { state: 'lost', infrastructure: true, reason: (err as Error).message, error: err });
   }
 
   /** The task as the host sees it: the uploaded bundle, remote output and dependency paths, assigned GPUs. */
@@ -431,7 +586,8 @@ class SshExecutor implements Executor {
   #tick(): void {
     for (const h of this.#hosts) {
       if (h.checking) continue;
-      const jobs = [...this.#jobs.values()].filter((j) => j.host === h && j.phase === 'running');
+      // A worker step's completion arrives on the worker channel while it is up: no poll needed.
+      const jobs = [...this.#jobs.values()].filter((j) => j.host === h && j.phase === 'running' && !j.link?.up);
       if (jobs.length > 0) void this.#check(h, jobs);
     }
     if (this.#queue.length > 0) this.#pump();
@@ -461,7 +617,11 @@ class SshExecutor implements Executor {
         if (j.phase !== 'running') return;
         if (s.kind === 'exited') void this.#finish(j, h, s.code);
         else if (s.kind === 'gone' || s.kind === 'missing') {
-          this.#end(j, j.cancelRequested ? { state: 'cancelled', exitCode: null } : { state: 'lost', infrastructure: true, reason: `job vanished on ${h.options.name} (killed or the host rebooted)` });
+          if (j.cancelRequested) this.#end(j, { state: 'cancelled', exitCode: null });
+          else if (j.runsIn === 'worker') {
+            const error = this.#workerLostError(j, h, s.kind);
+            this.#end(j, { state: 'lost', infrastructure: true, reason: error.message, error });
+          } else this.#end(j, { state: 'lost', infrastructure: true, reason: `job vanished on ${h.options.name} (killed or the host rebooted)` });
         }
       });
     } catch (err) {
@@ -472,10 +632,22 @@ class SshExecutor implements Executor {
     }
   }
 
+  /** A worker step whose worker ended before it: says which step, which worker, and where its log is. */
+  #workerLostError(j: Job, h: HostState, kind: 'gone' | 'missing'): CairnError {
+    const where = `the persistent worker on SSH host "${h.options.name}" (pid ${j.info.pid ?? '?'})`;
+    const what = kind === 'gone' ? `Step "${j.info.step}" was running in ${where}, which ended before the step did` : `Step "${j.info.step}" was sent to ${where} but never started there (the worker ended, or the connection dropped before the step reached it)`;
+    const cause = kind === 'gone' ? ' (killed, out of memory, or the host rebooted; see' : ' (see';
+    return new CairnError(
+      'CAIRN_REMOTE',
+      `${what}${cause} ${j.info.workerDir ?? `${h.workDir}/workers`}/worker.log). The step is retried; a new worker starts on demand. To keep a step out of the worker, give it resources.hints.sshWorker: false.`,
+      { step: j.info.step, retryable: true },
+    );
+  }
+
   #loseHost(h: HostState, err: Error): void {
     for (const j of this.#jobs.values()) {
       if (j.host !== h || (j.phase !== 'running' && j.phase !== 'finishing')) continue;
-      if (j.info.pid) h.orphans.push(j.info.pid);
+      if (j.info.pid) h.orphans.push({ pid: j.info.pid, jobDir: j.info.jobDir, runsIn: j.runsIn });
       this.#end(j, { state: 'lost', infrastructure: true, reason: `host unreachable: ${h.options.name}`, error: err });
     }
     this.#logger.warn(`[${this.name}] SSH host "${h.options.name}" unreachable for ${this.#opts.hostTimeoutMs} ms: its jobs are lost and will be retried; new steps go to other hosts.`);
@@ -483,26 +655,32 @@ class SshExecutor implements Executor {
 
   /** Kills the process groups of jobs declared lost while the host was away, so they cannot race their retries. */
   #onReconnect(h: HostState): void {
-    const pgids = h.orphans.splice(0);
-    if (pgids.length === 0) return;
-    h.conn.exec(shScript(SIGNAL_SCRIPT, ['KILL', ...pgids.map(String)])).catch(() => h.orphans.push(...pgids));
+    const orphans = h.orphans.splice(0);
+    if (orphans.length === 0) return;
+    const retry = () => void h.orphans.push(...orphans);
+    // A detached job is its own process group; a worker step is stopped by its worker (grace 0).
+    const pgids = orphans.filter((o) => o.runsIn === 'detached').map((o) => String(o.pid));
+    const dirs = orphans.filter((o) => o.runsIn === 'worker' && o.jobDir).map((o) => o.jobDir as string);
+    if (pgids.length > 0) h.conn.exec(shScript(SIGNAL_SCRIPT, ['KILL', ...pgids])).catch(retry);
+    if (dirs.length > 0) h.conn.exec(shScript(WORKER_CANCEL_SCRIPT, ['0', ...dirs])).catch(retry);
   }
 
-  async #finish(j: Job, h: HostState, code: number): Promise<void> {
+  /** Collects an ended job: logs, result, staged outputs. `inline` is what a worker's `done` carried. */
+  async #finish(j: Job, h: HostState, code: number, inline?: Inline): Promise<void> {
     j.phase = 'finishing';
     const jobDir = j.info.jobDir as string;
     try {
-      const sftp = promisify(await h.conn.sftp());
       const staging = code === 0 && !this.#opts.sharedFs && j.info.remoteOutputPath !== undefined;
+      const readResult = async () => promisify(await h.conn.sftp()).readFile(`${jobDir}/result.msgpack`).catch(() => null);
       // Logs, result and outputs in parallel: one round trip's latency, not three.
       const [, bytes, staged] = await Promise.all([
-        this.#copyLogs(j, h),
-        sftp.readFile(`${jobDir}/result.msgpack`).catch(() => null),
-        staging ? downloadDir(h.conn, j.info.remoteOutputPath as string, j.info.outputPath).then(() => true) : Promise.resolve(false),
+        inline?.stdout && inline.stderr ? this.#appendLogs(j, inline.stdout, inline.stderr) : this.#copyLogs(j, h),
+        inline ? inline.result : readResult(),
+        staging ? downloadDir(h.conn, j.info.remoteOutputPath as string, j.info.outputPath, inline?.out).then(() => true) : Promise.resolve(false),
       ]);
       const result = bytes ? decodeResult(bytes) : null;
       if (code === 0 && result?.ok) {
-        if (staged) h.cleanup.push(`${jobDir}/out`, `${jobDir}/deps`);
+        if (staged) this.#removeLater(h, [`${jobDir}/out`, `${jobDir}/deps`]);
         this.#end(j, { state: 'succeeded', result: result.result, exitCode: 0 });
         return;
       }
@@ -540,15 +718,27 @@ class SshExecutor implements Executor {
   /** Copies the remote logs to the job's local log files. */
   async #copyLogs(j: Job, h: HostState): Promise<void> {
     const sftp = promisify(await h.conn.sftp());
+    const read = (k: 'stdout' | 'stderr') => sftp.readFile(`${j.info.jobDir}/${k}.log`).catch(() => Buffer.alloc(0));
+    const [stdout, stderr] = await Promise.all([read('stdout'), read('stderr')]);
+    await this.#appendLogs(j, stdout, stderr);
+  }
+
+  /** Appends a job's log contents to its local log files (creating them when empty). */
+  async #appendLogs(j: Job, stdout: Buffer, stderr: Buffer): Promise<void> {
     await Promise.all(
-      (['stdout', 'stderr'] as const).map(async (k) => {
+      ([['stdout', stdout], ['stderr', stderr]] as const).map(async ([k, data]) => {
         const local = j.info.logPaths[k];
-        const data = await sftp.readFile(`${j.info.jobDir}/${k}.log`).catch(() => Buffer.alloc(0));
         await mkdir(dirname(local), { recursive: true });
         if (data.length > 0) await appendFile(local, data);
         else if (!existsSync(local)) await writeFile(local, '');
       }),
     );
+  }
+
+  /** Removes remote dirs: by the worker when its channel is up (no exec), else with the next status check. */
+  #removeLater(h: HostState, dirs: string[]): void {
+    if (h.link?.send({ t: 'cleanup', dirs })) return;
+    h.cleanup.push(...dirs);
   }
 
   /** Ends a job: frees its slots, reports its terminal status, places waiting jobs. */
@@ -560,6 +750,7 @@ class SshExecutor implements Executor {
     const qi = this.#queue.indexOf(j);
     if (qi >= 0) this.#queue.splice(qi, 1);
     this.#jobs.delete(j.id);
+    for (const f of j.onEnd.splice(0)) f();
     this.#report(j, status);
     if (this.#queue.length > 0) this.#pump();
   }
@@ -642,28 +833,76 @@ class SshExecutor implements Executor {
     await this.#kill(toKill);
   }
 
-  /** TERM to each job's process group (one exec per host), then KILL after the grace; reports once gone. */
+  /** Stops jobs, batched per host: detached jobs by process group, worker steps through their worker. */
   async #kill(jobs: Job[]): Promise<void> {
-    const byHost = new Map<HostState, Job[]>();
-    for (const j of jobs) if (j.host && j.info.pid) byHost.set(j.host, [...(byHost.get(j.host) ?? []), j]);
-    await Promise.all(
-      [...byHost].map(async ([h, list]) => {
-        const pgids = list.map((j) => String(j.info.pid));
-        try {
-          let alive = await this.#signal(h, SIGNAL_SCRIPT, ['TERM', ...pgids]);
-          const deadline = Date.now() + this.#opts.cancelGraceMs;
-          while (alive.length > 0 && Date.now() < deadline) {
-            await new Promise((r) => setTimeout(r, 100));
-            alive = await this.#signal(h, ALIVE_SCRIPT, alive);
-          }
-          if (alive.length > 0) await this.#signal(h, SIGNAL_SCRIPT, ['KILL', ...alive]);
-        } catch (err) {
-          this.#logger.warn(`[${this.name}] cancel on SSH host "${h.options.name}": ${(err as Error).message}`);
-          return;
-        }
-        if (!h.checking) await this.#check(h, list);
-      }),
-    );
+    const detached = new Map<HostState, Job[]>();
+    const inWorker = new Map<HostState, Job[]>();
+    for (const j of jobs) {
+      const to = j.runsIn === 'worker' ? inWorker : detached;
+      if (j.host && j.info.pid) to.set(j.host, [...(to.get(j.host) ?? []), j]);
+    }
+    await Promise.all([...[...detached].map(([h, list]) => this.#killDetached(h, list)), ...[...inWorker].map(([h, list]) => this.#killInWorker(h, list))]);
+  }
+
+  /** TERM to each job's process group (one exec per host), then KILL after the grace; reports once gone. */
+  async #killDetached(h: HostState, list: Job[]): Promise<void> {
+    const pgids = list.map((j) => String(j.info.pid));
+    try {
+      let alive = await this.#signal(h, SIGNAL_SCRIPT, ['TERM', ...pgids]);
+      const deadline = Date.now() + this.#opts.cancelGraceMs;
+      while (alive.length > 0 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+        alive = await this.#signal(h, ALIVE_SCRIPT, alive);
+      }
+      if (alive.length > 0) await this.#signal(h, SIGNAL_SCRIPT, ['KILL', ...alive]);
+    } catch (err) {
+      this.#logger.warn(`[${this.name}] cancel on SSH host "${h.options.name}": ${(err as Error).message}`);
+      return;
+    }
+    if (!h.checking) await this.#check(h, list);
+  }
+
+  /**
+   * Cancels worker steps: a `cancel` message on the worker channel or, for adopted steps, one
+   * exec that writes each job's `cancel` file and signals its worker. The worker aborts the step's
+   * `ctx.signal` and TERMs its subprocesses, then after the grace stops the
+   * step's thread and KILLs what is left, and records exit 143. The job ends when that is seen
+   * (pushed on the worker channel, or by the status check). A worker that has not done so
+   * `WORKER_CANCEL_SLACK_MS` after the grace is broken: its process group is killed (its other
+   * steps become lost and are retried), so cancel stays reliable.
+   */
+  async #killInWorker(h: HostState, list: Job[]): Promise<void> {
+    const grace = this.#opts.cancelGraceMs;
+    // On the channel that sent the step when it is up (ordered after the `run`), else by exec.
+    const byLink = new Map<WorkerLink, string[]>();
+    const byExec: string[] = [];
+    for (const j of list) {
+      if (j.link?.up) byLink.set(j.link, [...(byLink.get(j.link) ?? []), j.info.jobDir as string]);
+      else byExec.push(j.info.jobDir as string);
+    }
+    for (const [link, dirs] of byLink) if (!link.send({ t: 'cancel', dirs, graceMs: grace })) byExec.push(...dirs);
+    try {
+      if (byExec.length > 0) {
+        const r = await h.conn.exec(shScript(WORKER_CANCEL_SCRIPT, [String(grace), ...byExec]), { timeoutMs: this.#opts.hostTimeoutMs });
+        if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stderr.trim()}`);
+      }
+    } catch (err) {
+      this.#logger.warn(`[${this.name}] cancel on SSH host "${h.options.name}": ${(err as Error).message}`);
+      return;
+    }
+    const ended = (j: Job) => new Promise<void>((resolve) => (j.phase === 'done' ? resolve() : j.onEnd.push(resolve)));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, grace + WORKER_CANCEL_SLACK_MS);
+    });
+    await Promise.race([Promise.all(list.map(ended)), late]);
+    clearTimeout(timer);
+    const stuck = list.filter((j) => j.phase !== 'done');
+    if (stuck.length === 0) return;
+    const pids = [...new Set(stuck.map((j) => String(j.info.pid)))];
+    this.#logger.warn(`[${this.name}] the persistent worker on SSH host "${h.options.name}" (pid ${pids.join(', ')}) did not stop ${stuck.map((j) => `"${j.info.step}"`).join(', ')} within ${grace + WORKER_CANCEL_SLACK_MS} ms: killing the worker; its other steps are retried.`);
+    await h.conn.exec(shScript(SIGNAL_SCRIPT, ['KILL', ...pids]), { timeoutMs: this.#opts.hostTimeoutMs }).catch(() => {});
+    if (!h.checking) await this.#check(h, stuck);
   }
 
   async #signal(h: HostState, script: string, args: string[]): Promise<string[]> {
@@ -684,7 +923,7 @@ class SshExecutor implements Executor {
       for (const line of r.stdout.toString('utf8').split('\n')) if (line !== '') yield line;
       return;
     }
-    const { channel, release } = await h.conn.stream(shScript(FOLLOW_SCRIPT, [String(info.pid ?? 0), ...files]));
+    const { channel, release } = await h.conn.stream(shScript(FOLLOW_SCRIPT, [String(info.pid ?? 0), ...files, `${info.jobDir}/exit`]));
     channel.stderr.resume();
     const onAbort = () => channel.close();
     options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -726,12 +965,19 @@ class SshExecutor implements Executor {
     }
     const [state] = await this.#statusOf(h, [info.jobDir]);
     if (!state || state.kind === 'missing' || state.kind === 'gone') return null;
+    const sftp = promisify(await h.conn.sftp());
     if (!info.pid) {
-      const pid = await promisify(await h.conn.sftp())
+      const pid = await sftp
         .readFile(`${info.jobDir}/pid`)
         .then((b) => Number.parseInt(b.toString('utf8'), 10))
         .catch(() => 0);
       info.pid = pid || undefined;
+    }
+    if (!info.runsIn) {
+      // Recorded before launch (or by an older version): the worker leaves a marker in the job dir.
+      const workerDir = await sftp.readFile(`${info.jobDir}/worker`).then((b) => b.toString('utf8').trim(), () => undefined);
+      info.runsIn = workerDir ? 'worker' : 'detached';
+      if (workerDir) info.workerDir = workerDir;
     }
     const demand: Demand = { cpus: info.cpus ?? 1, memoryGb: info.memoryGb ?? 0, gpus: info.gpuIndices?.length ?? 0 };
     h.slots.reserve(demand, info.gpuIndices ?? []);
@@ -748,6 +994,10 @@ class SshExecutor implements Executor {
       cancelRequested: false,
       handedOut: false,
       pending: [],
+      runsIn: info.runsIn,
+      // Polled: its completion may have been pushed to the runner that is gone.
+      link: undefined,
+      onEnd: [],
     };
     this.#jobs.set(j.id, j);
     if (state.kind === 'exited') void this.#finish(j, h, state.code);
@@ -764,6 +1014,12 @@ class SshExecutor implements Executor {
     if (this.#downTimer) clearTimeout(this.#downTimer);
     this.#downTimer = undefined;
     for (const j of this.#queue.splice(0)) this.#end(j, { state: 'cancelled', reason: 'executor stopped' });
-    for (const h of this.#hosts) h.conn.close();
+    for (const h of this.#hosts) {
+      // The worker keeps running its steps (adoptable) and exits once idle.
+      if (h.link) h.link.onClose = () => {};
+      h.link?.close();
+      h.link = undefined;
+      h.conn.close();
+    }
   }
 }

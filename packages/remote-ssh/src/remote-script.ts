@@ -9,6 +9,9 @@
  *   stdout.log, stderr.log
  *   result.msgpack  written by the worker entry
  *   exit            the exit code, written atomically (tmp + mv): the truth about completion
+ *   worker          only for steps run by the persistent worker: its directory. `pid` is
+ *                   then the worker's pid (alive while the step may still finish)
+ *   cancel          only for worker steps being cancelled: the grace in ms
  */
 
 /**
@@ -84,8 +87,65 @@ export const MANIFEST_SCRIPT = [
 /** Last bytes of a file: `$1` byte count, `$2` file. */
 export const TAIL_SCRIPT = '[ -f "$2" ] && tail -c "$1" "$2" || true';
 
-/** Streams the job's logs until its wrapper (`$1` pid) exits: `$2` stdout log, `$3` stderr log. */
-export const FOLLOW_SCRIPT = 'exec tail -n +1 -q -F -s 0.2 --pid="$1" "$2" "$3" 2>/dev/null';
+/**
+ * Streams the job's logs until it ends: `$1` pid, `$2` stdout log, `$3` stderr log, `$4` exit
+ * file. The job has ended when its exit file exists or the pid is gone (a worker step's pid is
+ * the long-lived worker's, so the exit file is what ends it). tail then gets half a second to
+ * print the last lines (it polls every 0.2 s).
+ */
+export const FOLLOW_SCRIPT = [
+  'alive() { kill -0 "$1" 2>/dev/null || return 1; s=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); [ "$s" != Z ]; }',
+  'tail -n +1 -q -F -s 0.2 "$2" "$3" 2>/dev/null &',
+  't=$!',
+  'while [ ! -f "$4" ] && alive "$1"; do sleep 0.2; done',
+  'sleep 0.5',
+  'kill "$t" 2>/dev/null',
+  'wait',
+].join('\n');
+
+/**
+ * Ensures the persistent worker runs and connects to it: `$1` worker dir, `$2` node, `$3` worker
+ * bundle, `$4` idle ms. Under a lock (so two executors never start two workers), starts
+ * `node bundle serve` with `setsid` in a subshell (re-parented to init, outside the SSH session)
+ * unless a live one answers, waits for its socket, then becomes the relay (`node bundle
+ * connect`) between this channel and the worker. Exit 4: the worker did not start or exited at
+ * once (its log follows on stderr).
+ */
+export const WORKER_SCRIPT = [
+  'd="$1"; node="$2"; entry="$3"; idle="$4"',
+  'mkdir -p "$d" && cd "$d" || exit 3',
+  'running() { kill -0 "$1" 2>/dev/null || return 1; s=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); [ "$s" != Z ]; }',
+  'alive() { [ -s pid ] && [ -S sock ] && running "$(cat pid)"; }',
+  'exec 9>>lock',
+  'flock -w 30 9 || { echo "cannot lock $d/lock" >&2; exit 3; }',
+  'if ! alive; then',
+  '  rm -f pid starting',
+  '  ( setsid "$node" "$entry" serve "$idle" </dev/null >>worker.log 2>&1 9>&- & echo $! > starting )',
+  '  i=0',
+  '  while ! alive; do',
+  '    i=$((i+1))',
+  '    if [ "$i" -gt 1500 ] || ! running "$(cat starting)"; then echo "the worker did not start; the end of $d/worker.log:" >&2; tail -n 20 worker.log >&2; exit 4; fi',
+  '    sleep 0.01',
+  '  done',
+  'fi',
+  'exec 9>&-',
+  'exec "$node" "$entry" connect',
+].join('\n');
+
+/**
+ * Cancels worker steps: `$1` grace in ms, then job dirs. Writes each job's `cancel` file and
+ * sends SIGUSR2 to its worker, only when the job has not ended and that pid still is a worker
+ * (a recycled pid never gets the signal).
+ */
+export const WORKER_CANCEL_SCRIPT = [
+  'g="$1"; shift',
+  'for d in "$@"; do',
+  '  [ -f "$d/exit" ] && continue',
+  '  printf \'%s\\n\' "$g" > "$d/cancel.tmp" && mv -f "$d/cancel.tmp" "$d/cancel" || continue',
+  '  p=$(cat "$d/pid" 2>/dev/null) || continue',
+  '  if tr "\\0" " " < "/proc/$p/cmdline" 2>/dev/null | grep -q "ssh-worker.mjs serve"; then kill -USR2 "$p" 2>/dev/null; fi',
+  'done',
+].join('\n');
 
 /** Prints both logs once. */
 export const CAT_LOGS_SCRIPT = 'cat "$1" "$2" 2>/dev/null || true';

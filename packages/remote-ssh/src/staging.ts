@@ -6,6 +6,7 @@ import { CairnError } from '@cairn/core';
 import type { HostConnection } from './connection.js';
 import { shScript } from './quote.js';
 import { MANIFEST_SCRIPT } from './remote-script.js';
+import type { OutputListing } from './runtime/protocol.js';
 import { promisify, type Sftp } from './sftp.js';
 
 /** Size and SHA-256 of one file. */
@@ -117,13 +118,24 @@ export async function uploadDir(conn: HostConnection, localDir: string, remoteDi
   return { files: files.length, bytes };
 }
 
-/** Copies a remote directory tree into a local one by SFTP and verifies every file's size and SHA-256. */
-export async function downloadDir(conn: HostConnection, remoteDir: string, localDir: string): Promise<StagingReport> {
+/** A relative path that stays inside its root: no empty, `.` or `..` segment. */
+function isInside(rel: string): boolean {
+  return typeof rel === 'string' && rel.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..');
+}
+
+/**
+ * Copies a remote directory tree into a local one by SFTP and verifies every file's size and
+ * SHA-256. With `listing` (made on the host by the persistent worker) the remote walk and the
+ * hashing exec are skipped; the downloaded files are still checked against it. A listing with a
+ * path escaping the directory is ignored.
+ */
+export async function downloadDir(conn: HostConnection, remoteDir: string, localDir: string, given?: OutputListing): Promise<StagingReport> {
+  const listing = given && given.dirs.every(isInside) && given.files.every((f) => isInside(f.path)) ? given : undefined;
   const sftp = promisify(await conn.sftp());
-  const { dirs, files } = await walkRemote(sftp, remoteDir);
+  const { dirs, files } = listing ? { dirs: listing.dirs, files: listing.files.map((f) => f.path) } : await walkRemote(sftp, remoteDir);
   await mkdir(localDir, { recursive: true });
   for (const d of dirs) await mkdir(join(localDir, d), { recursive: true });
-  const remote = await remoteFingerprints(conn, files.map((f) => `${remoteDir}/${f}`));
+  const remote: (Fingerprint | null)[] = listing ? listing.files.map((f) => ({ size: f.size, sha256: f.sha256 })) : await remoteFingerprints(conn, files.map((f) => `${remoteDir}/${f}`));
   let bytes = 0;
   await inBatches(
     files.map((f, i) => [f, i] as const),

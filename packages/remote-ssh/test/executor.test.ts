@@ -5,26 +5,10 @@ import { hasCode } from '@cairn/core';
 import type { JobHandle } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshExecutor, type SshExecutorOptions, type SshJobInfo } from '../src/index.js';
-import { hostOf, jobFor, Recorder, scratch, removeScratch, sshdOrSkip, startSshd, type SshdInstance } from './helpers.js';
+import { alive, hostOf, jobFor, Recorder, scratch, removeScratch, sshdOrSkip, startSshd, until, type SshdInstance } from './helpers.js';
 
 const run = sshdOrSkip();
 const info = (h: JobHandle) => h.info as unknown as SshJobInfo;
-/** Running (a zombie, left unreaped by a container's init, counts as dead). */
-const alive = (pid: number) => {
-  try {
-    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^\d+ \(.*\) /s, '')[0];
-    return state !== 'Z';
-  } catch {
-    return false;
-  }
-};
-async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 const pidsOf = (h: JobHandle) => join(info(h).remoteOutputPath as string, 'pids.json');
 
 describe.runIf(run)('SSH executor against real sshd (two hosts)', () => {
@@ -117,7 +101,8 @@ describe.runIf(run)('SSH executor against real sshd (two hosts)', () => {
   });
 
   it('cancel kills the remote process group (TERM, then KILL after the grace)', async () => {
-    const { ex, rec, prefix } = await executor();
+    // The detached per-step process (the persistent worker's cancel is in worker.test.ts).
+    const { ex, rec, prefix } = await executor({ worker: 'never' });
     const h = await ex.submit(jobFor(prefix, 'sleeper'));
     await until('the sleeper to start', () => existsSync(pidsOf(h)));
     const pids = JSON.parse(readFileSync(pidsOf(h), 'utf8')) as { pid: number; child: number };
@@ -169,6 +154,7 @@ describe.runIf(run)('SSH executor against real sshd (two hosts)', () => {
     const h = await ex.submit(jobFor(prefix, 'sleeper', { resources: { cpu: 4, hints: { sleepMs: 3000 } } }));
     expect(info(h).host).toBe('c');
     stray.push(info(h).pid as number);
+    await until('the sleeper to start', () => existsSync(pidsOf(h)));
     await c.stop();
     const st = await rec.done(h.jobId);
     expect(st).toMatchObject({ state: 'lost', infrastructure: true });

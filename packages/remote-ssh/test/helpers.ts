@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -18,6 +18,25 @@ export function hostOf(s: SshdInstance, name: string, extra: Partial<SshHostOpti
 }
 
 export { startSshd, type SshdInstance };
+
+/** Running (a zombie, left unreaped by a container's init, counts as dead). */
+export function alive(pid: number): boolean {
+  try {
+    const state = readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^\d+ \(.*\) /s, '')[0];
+    return state !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until `cond` holds (polling every 25 ms). */
+export async function until(what: string, cond: () => boolean, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
 
 const scratchDirs: string[] = [];
 

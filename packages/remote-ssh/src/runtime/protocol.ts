@@ -1,0 +1,75 @@
+/**
+ * Messages of the persistent worker, as tagged unions. Types only: imported by the executor
+ * (runner side) and by the worker (host side) without pulling either in.
+ *
+ * Executor ⇄ worker: one JSON object per line over the worker channel (an SSH exec channel
+ * whose remote end is the relay, `ssh-worker.mjs connect`, piped to the worker's unix socket).
+ * Worker main ⇄ step thread: `worker_threads` messages.
+ */
+
+/** Version of the line protocol; the worker says it in `hello`. */
+export const WORKER_PROTOCOL = 1;
+
+/** Executor → worker. */
+export type ToWorker =
+  /** Runs one step: the worker writes the job dir (task, pid, logs, result, exit) as the detached wrapper does. */
+  | {
+      readonly t: 'run';
+      /** Absolute job dir on the host. */
+      readonly dir: string;
+      /** Step name, for messages. */
+      readonly step: string;
+      /** `encodeTask` bytes, base64. */
+      readonly task: string;
+      /** `CUDA_VISIBLE_DEVICES` for the step (empty for none). */
+      readonly cuda: string;
+      /** Outputs are staged back: list and hash `<dir>/out` in `done` after success. */
+      readonly manifest: boolean;
+    }
+  /**
+   * Cancels running steps (no-op for ended ones). On the channel that sent the `run`, so it can
+   * never overtake it; adopted steps are cancelled with a `cancel` file and SIGUSR2 instead.
+   */
+  | { readonly t: 'cancel'; readonly dirs: readonly string[]; readonly graceMs: number }
+  /** Removes directories (staged copies of finished jobs). */
+  | { readonly t: 'cleanup'; readonly dirs: readonly string[] };
+
+/** Worker → executor. Completions go to every connected executor; each ignores job dirs it does not track. */
+export type FromWorker =
+  /** First line on a connection. */
+  | { readonly t: 'hello'; readonly pid: number; readonly protocol: number }
+  /** A step ended; its `exit` file is written. */
+  | {
+      readonly t: 'done';
+      readonly dir: string;
+      /** The exit code also in the `exit` file (0 ok, 1 failed, 143 cancelled, else the step's `process.exit` code). */
+      readonly code: number;
+      /** `result.msgpack` bytes, base64 (absent when the step left no result). */
+      readonly result?: string;
+      /** The logs, base64, when each is small (else the executor reads the files). */
+      readonly stdout?: string;
+      readonly stderr?: string;
+      /** With `manifest`, after exit 0: the output dir's listing (absent when too large). */
+      readonly out?: OutputListing;
+    }
+  /** A `run` that could not start (bad job dir, unwritable work dir). Nothing runs. */
+  | { readonly t: 'rejected'; readonly dir: string; readonly message: string };
+
+/** A directory tree as relative paths, with each regular file's size and SHA-256 (what staging verifies). */
+export interface OutputListing {
+  readonly dirs: readonly string[];
+  readonly files: readonly { readonly path: string; readonly size: number; readonly sha256: string }[];
+}
+
+/** Worker main → step thread. */
+export type ToThread =
+  /** Runs one step; the thread appends its output to the log files. */
+  | { readonly t: 'run'; readonly dir: string; readonly task: Uint8Array; readonly cuda: string; readonly stdout: string; readonly stderr: string }
+  /** Aborts the running step's `ctx.signal` (cancel). */
+  | { readonly t: 'abort'; readonly message: string };
+
+/** Step thread → worker main. */
+export type FromThread = { readonly t: 'done'; readonly result: Uint8Array; readonly ok: boolean };
+
+/** Exit code of the relay when the worker's socket does not answer (it exited, idle, meanwhile): connect again. */
+export const RELAY_NO_WORKER = 75;

@@ -1,0 +1,77 @@
+/**
+ * A step thread of the persistent worker. Runs one step at a time and is reused for the next
+ * one (so a module imported by an earlier step stays cached). Its `process.env` is its own copy:
+ * each step sets `CUDA_VISIBLE_DEVICES` and `CAIRN_JOB_DIR` (the marker by which cancel finds
+ * the step's subprocesses). `console` and `process.stdout/stderr` writes are appended to the
+ * step's log files; `process.exit(n)` ends only this thread (the worker records exit code n).
+ */
+import { appendFileSync } from 'node:fs';
+import { parentPort } from 'node:worker_threads';
+import { CairnError, decodeTask } from '@cairn/core';
+import { runTask } from '@cairn/runner';
+import type { FromThread, ToThread } from './protocol.js';
+import { encodeOutcome } from './result.js';
+
+type Write = (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;
+
+/** Where writes go while a step runs; `undefined` between steps (stray output goes to the worker log). */
+let logs: { stdout: string; stderr: string } | undefined;
+
+function redirect(stream: NodeJS.WriteStream, which: 'stdout' | 'stderr'): void {
+  const original = stream.write.bind(stream) as Write;
+  (stream as unknown as { write: Write }).write = (chunk, encoding, cb) => {
+    const done = typeof encoding === 'function' ? encoding : cb;
+    if (!logs) return original(chunk, encoding, cb);
+    try {
+      appendFileSync(logs[which], typeof chunk === 'string' ? chunk : (chunk as Uint8Array));
+    } catch {
+      // The job dir is gone (cleaned up); the line is dropped.
+    }
+    if (typeof done === 'function') (done as () => void)();
+    return true;
+  };
+}
+
+function line(step: string, level: 'info' | 'warn' | 'error', which: 'stdout' | 'stderr') {
+  return (message: string) => {
+    const tag = `[${step}] ${level.toUpperCase()} `;
+    process[which].write(`${String(message).split('\n').map((l) => tag + l).join('\n')}\n`);
+  };
+}
+
+/** Entry of a step thread. */
+export function runThread(): void {
+  const port = parentPort;
+  if (!port) throw new Error('ssh-worker thread: no parent port');
+  redirect(process.stdout, 'stdout');
+  redirect(process.stderr, 'stderr');
+  let controller: AbortController | undefined;
+  port.on('message', (msg: ToThread) => {
+    if (msg.t === 'abort') {
+      controller?.abort(new CairnError('CAIRN_CANCELLED', msg.message));
+      return;
+    }
+    controller = new AbortController();
+    const signal = controller.signal;
+    logs = { stdout: msg.stdout, stderr: msg.stderr };
+    process.env.CUDA_VISIBLE_DEVICES = msg.cuda;
+    process.env.CAIRN_JOB_DIR = msg.dir;
+    void (async () => {
+      let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
+      try {
+        const task = decodeTask(msg.task);
+        const log = { info: line(task.name, 'info', 'stdout'), warn: line(task.name, 'warn', 'stderr'), error: line(task.name, 'error', 'stderr') };
+        outcome = { ok: true, result: await runTask(task, { signal, log }) };
+      } catch (error) {
+        outcome = { ok: false, error };
+      }
+      // A step that returned after its signal aborted was cancelled: report it as such.
+      if (signal.aborted) outcome = { ok: false, error: signal.reason };
+      logs = undefined;
+      delete process.env.CAIRN_JOB_DIR;
+      const { bytes, ok } = encodeOutcome(outcome);
+      const reply: FromThread = { t: 'done', result: bytes, ok };
+      port.postMessage(reply);
+    })();
+  });
+}
