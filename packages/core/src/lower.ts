@@ -5,7 +5,7 @@ import { computeIdentities } from './identity.js';
 import { growU32, TableWriter } from './pack.js';
 import { fingerprintPayload, writePayload } from './payload.js';
 import { captureProvenance } from './provenance.js';
-import { type LoweredGraph, setLazyHooks, StepSpec } from './spec.js';
+import { type LoweredGraph, setLazyHooks, specOf, StepSpec } from './spec.js';
 import { getBackend } from './backend.js';
 import type { Provenance } from './types.js';
 import { isMutableVersion } from './validate.js';
@@ -262,7 +262,7 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
   // fingerprint and step hash from them in one call, and the specs are views over them.
   const epoch = ++lowerEpoch;
   const sources: ArtifactStep<unknown>[] = [];
-  const specs: StepSpec[] = [];
+  const specs: (StepSpec | undefined)[] = [];
   const graph: LoweredGraph = { sources, specs, offsets: EMPTY_U32, edges: EMPTY_U32, fingerprints: EMPTY_U8, hashes: EMPTY_U8, provenance };
   const backend = getBackend();
   const names = new TableWriter();
@@ -370,10 +370,11 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
       names.add(h.name);
       if (h.expectedFingerprint === undefined) extras.addEmpty();
       else extras.add(`,"expectedFingerprint":${JSON.stringify(h.expectedFingerprint)}`);
-      specs.push(new StepSpec({ name: h.name, source: h, lowering: graph, index: n }));
+      specs.push(undefined); // made on first use (specOf): upstream specs are reached through their dependents
+
       if (payloads.pos > 48 * 1024) flush();
     }
-    out.push(specs[root._index(epoch)] as StepSpec);
+    out.push(specOf(graph, root._index(epoch)));
   }
   const n = sources.length;
   if (n > 0) {

@@ -132,12 +132,13 @@ function checkResources(name: string, r: Resources | undefined): Resources | und
 
 /**
  * @internal The packed result of one `lower()` call, shared by every spec it made: node `i`
- * is `specs[i]`, made from `sources[i]`; dependencies are CSR arrays; fingerprints and step
- * hashes are 16 ASCII hex digits per node. Strings and arrays are derived on first read.
+ * is made from `sources[i]`; dependencies are CSR arrays; fingerprints and step hashes are
+ * 16 ASCII hex digits per node. Spec objects, strings and arrays are derived on first read.
  */
 export interface LoweredGraph {
   readonly sources: readonly LazySource[];
-  readonly specs: readonly StepSpec[];
+  /** Node `i`'s spec once made ({@link specOf}); `undefined` before. */
+  readonly specs: (StepSpec | undefined)[];
   /** Node `i` depends on `edges[offsets[i] .. offsets[i+1])`, in the handle's first-seen order. */
   offsets: Uint32Array;
   edges: Uint32Array;
@@ -145,6 +146,11 @@ export interface LoweredGraph {
   fingerprints: Uint8Array;
   hashes: Uint8Array;
   readonly provenance: Provenance | undefined;
+}
+
+/** @internal Node `i`'s spec: made on first use, the same object every time after. */
+export function specOf(g: LoweredGraph, i: number): StepSpec {
+  return g.specs[i] ?? (g.specs[i] = new StepSpec({ name: '', source: g.sources[i], lowering: g, index: i }));
 }
 
 /** The fields of a spec built with `new StepSpec(init)`. */
@@ -285,7 +291,7 @@ export class StepSpec {
       const g = this.#g as LoweredGraph;
       const a = g.offsets[this.#i] as number, b = g.offsets[this.#i + 1] as number;
       const out = new Array<StepSpec>(b - a);
-      for (let k = a; k < b; k++) out[k - a] = g.specs[g.edges[k] as number] as StepSpec;
+      for (let k = a; k < b; k++) out[k - a] = specOf(g, g.edges[k] as number);
       deps = this.#deps = Object.freeze(out);
     }
     return deps;

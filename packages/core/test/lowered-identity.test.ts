@@ -120,6 +120,18 @@ describe('lowered fingerprints and identities', () => {
     expect(spec.hash).toBe(plainTop.hash);
   });
 
+  it('upstream specs are made on first use, once: the same objects from every path', () => {
+    const a = apply({ name: 'a', fn: noop, version: 'v1', inputs: {} });
+    const b = apply({ name: 'b', fn: noop as never, version: 'v1', inputs: { a } as never });
+    const c = apply({ name: 'c', fn: noop as never, version: 'v1', inputs: { a, b } as never });
+    const [sb, sc] = lower([b, c]);
+    expect(sc?.deps[1]).toBe(sb);
+    expect(sc?.deps[0]).toBe(sb?.deps[0]);
+    expect(sc?.deps).toBe(sc?.deps);
+    expect(Object.isFrozen(sc?.deps[0])).toBe(true);
+    expect(sc?.deps[0]?.nameWithHash).toBe(new StepSpec({ name: 'a', hashAttrs: sc?.deps[0]?.hashAttrs }).nameWithHash);
+  });
+
   it('golden lowered-step vectors, on every backend', () => {
     const golden = JSON.parse(readFileSync(new URL('../../../fixtures/golden/lowered.json', import.meta.url), 'utf8'));
     type Node = { name: string; version: string; payload: string; deps: number[]; expected?: string };
