@@ -31,7 +31,11 @@ export interface NativeBinding {
   toposort(offsets: Uint32Array, deps: Uint32Array): NativeOrder;
   /** Post-order expansion from `roots`; mutates `seen` (see `CoreBackend.expand` in @cairn/core). */
   expand(offsets: Uint32Array, deps: Uint32Array, roots: Uint32Array, built: Uint8Array, seen: Uint8Array): NativeOrder;
-  /** Every node's Merkle step hash per docs/identity.md. */
+  /**
+   * Every node's Merkle step hash per docs/identity.md. `known` (optional, `16 * n` bytes) gives
+   * hashes in advance: a node whose 16 bytes are hex digits is taken as hashed (its dependencies
+   * and attrs are not read); all-zero bytes mean "compute".
+   */
   fingerprintAll(
     offsets: Uint32Array,
     deps: Uint32Array,
@@ -39,6 +43,7 @@ export interface NativeBinding {
     names: Uint8Array,
     attrOffsets: Uint32Array,
     attrs: Uint8Array,
+    known?: Uint8Array,
   ): NativeFingerprints;
   /**
    * Steps of one lowering sharing a name (bytes of the `names` table) and a version id:

@@ -79,8 +79,12 @@ export interface CoreBackend {
    * a node with `built[i] !== 0` is emitted but not descended. Marks emitted nodes in `seen` (mutated).
    */
   expand(graph: CsrGraph, roots: Uint32Array, built: Uint8Array, seen: Uint8Array): OrderResult;
-  /** Every node's Merkle step hash as defined in docs/identity.md, in one call. */
-  fingerprintAll(graph: CsrGraph, names: ByteTable, attrs: ByteTable): FingerprintResult;
+  /**
+   * Every node's Merkle step hash as defined in docs/identity.md, in one call. `known`
+   * (`16 * n` bytes) gives some hashes in advance: a node whose 16 bytes are lowercase hex
+   * digits is taken as hashed (its attrs and dependencies are not read); all-zero means compute.
+   */
+  fingerprintAll(graph: CsrGraph, names: ByteTable, attrs: ByteTable, known?: Uint8Array): FingerprintResult;
   /**
    * Nodes sharing a name (bytes) and a version id with an earlier node: flattened pairs
    * `(i, j)` ordered by `i`, `j` the lowest-index node equal to `i`. Empty when all are unique.

@@ -108,9 +108,9 @@ export function adaptNative(b: NativeBinding): CoreBackend {
         throw mapNativeError(err);
       }
     },
-    fingerprintAll(g: CsrGraph, names: ByteTable, attrs: ByteTable) {
+    fingerprintAll(g: CsrGraph, names: ByteTable, attrs: ByteTable, known?: Uint8Array) {
       try {
-        return b.fingerprintAll(g.offsets, g.deps, names.offsets, names.bytes, attrs.offsets, attrs.bytes);
+        return b.fingerprintAll(g.offsets, g.deps, names.offsets, names.bytes, attrs.offsets, attrs.bytes, known);
       } catch (err) {
         throw mapNativeError(err);
       }

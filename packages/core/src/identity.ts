@@ -1,5 +1,4 @@
 import { getBackend } from './backend.js';
-import type { FingerprintResult } from './backend-types.js';
 import { compareCodePoints } from './canonical.js';
 import { CairnError } from './errors.js';
 import { TableWriter } from './pack.js';
@@ -22,13 +21,13 @@ export function identityText(spec: StepSpec): string {
 }
 
 /**
- * Unhashed specs reachable from `roots`, dependencies first (iterative; stops at hashed specs).
- * Returns the nodes and whether any of them depends on an already-hashed spec.
+ * Unhashed specs reachable from `roots`, dependencies first (iterative; stops at hashed
+ * specs), and the hashed specs they depend on (`boundary`, each once).
  */
-function collectUnhashed(roots: readonly StepSpec[]): { order: StepSpec[]; open: boolean } {
+function collectUnhashed(roots: readonly StepSpec[]): { order: StepSpec[]; boundary: StepSpec[] } {
   const order: StepSpec[] = [];
-  const epoch = nextWalkEpoch(); // marks: 1 = on stack, 2 = done
-  let open = false;
+  const boundary: StepSpec[] = [];
+  const epoch = nextWalkEpoch(); // marks: 1 = on stack, 2 = done (or a boundary spec seen)
   const stack: StepSpec[] = [];
   const next: number[] = [];
   for (const root of roots) {
@@ -43,12 +42,13 @@ function collectUnhashed(roots: readonly StepSpec[]): { order: StepSpec[]; open:
       if (i < node.deps.length) {
         next[top] = i + 1;
         const dep = node.deps[i] as StepSpec;
-        if (dep._peekHash() !== undefined) {
-          open = true;
-          continue;
-        }
         const s = dep._visitState(epoch);
         if (s === 2) continue;
+        if (dep._peekHash() !== undefined) {
+          dep._setVisit(epoch, 2);
+          boundary.push(dep);
+          continue;
+        }
         if (s === 1) {
           const from = stack.indexOf(dep);
           const cycle = [...stack.slice(from), dep].map((n) => n.name).join(' -> ');
@@ -65,52 +65,61 @@ function collectUnhashed(roots: readonly StepSpec[]): { order: StepSpec[]; open:
       }
     }
   }
-  return { order, open };
+  return { order, boundary };
 }
 
 /**
- * Computes and caches the identity of every spec reachable from `roots`. A closed,
- * never-hashed graph goes to the backend's `fingerprintAll` in one call (native when
- * available); otherwise steps are hashed one by one, dependencies first.
+ * Computes and caches the identity of every spec reachable from `roots`. Unhashed specs go to
+ * the backend's `fingerprintAll` in one call (native when available), with the already-hashed
+ * specs they depend on passed as known hashes; a handful are hashed one by one.
  */
 export function computeIdentities(roots: readonly StepSpec[]): void {
-  const { order, open } = collectUnhashed(roots);
+  const { order, boundary } = collectUnhashed(roots);
   const n = order.length;
   if (n === 0) return;
   const backend = getBackend();
-  if (open || n < 64) {
+  if (n < 16) {
     for (const spec of order) spec._setHash(backend.xxh64Hex(identityText(spec)));
     return;
   }
-  // Node indices ride on the specs' traversal slots: no million-entry map.
+  // Node indices ride on the specs' traversal slots: no million-entry map. Boundary specs
+  // come first, with their hashes given and no dependencies of their own.
+  const b = boundary.length;
+  const total = b + n;
   const epoch = nextWalkEpoch();
-  for (let i = 0; i < n; i++) (order[i] as StepSpec)._setSlot(epoch, i);
-  const offsets = new Uint32Array(n + 1);
+  for (let k = 0; k < b; k++) (boundary[k] as StepSpec)._setSlot(epoch, k);
+  for (let i = 0; i < n; i++) (order[i] as StepSpec)._setSlot(epoch, b + i);
+  const offsets = new Uint32Array(total + 1);
   let edges = 0;
   for (let i = 0; i < n; i++) {
     edges += (order[i] as StepSpec).deps.length;
-    offsets[i + 1] = edges;
+    offsets[b + i + 1] = edges;
   }
   const deps = new Uint32Array(edges);
   let e = 0;
   for (let i = 0; i < n; i++) for (const d of (order[i] as StepSpec).deps) deps[e++] = d._slot(epoch);
   const names = new TableWriter();
   const attrs = new TableWriter();
+  const known = b > 0 ? Buffer.alloc(16 * total) : undefined;
+  for (let k = 0; k < b; k++) {
+    const spec = boundary[k] as StepSpec;
+    names.add(spec.name);
+    attrs.addEmpty();
+    (known as Buffer).write(spec._peekHash() as string, 16 * k, 'latin1');
+  }
   for (const spec of order) {
     names.add(spec.name);
     attrs.add(spec.attrsCanonical);
   }
-  applyHashes(order, backend.fingerprintAll({ offsets, deps }, names.table(), attrs.table()));
-}
-
-/** Stores a `fingerprintAll` answer on `specs` (node `i` is `specs[i]`), or throws the cycle by name. */
-export function applyHashes(specs: readonly StepSpec[], result: FingerprintResult): void {
+  const result = backend.fingerprintAll({ offsets, deps }, names.table(), attrs.table(), known);
   if (!result.ok) {
-    const cycle = [...result.cycle].map((i) => (specs[i] as StepSpec).name);
+    const all = [...boundary, ...order];
+    const cycle = [...result.cycle].map((i) => (all[i] as StepSpec).name);
     throw new CairnError('CAIRN_GRAPH_CYCLE', `Step graph has a cycle: ${[...cycle, cycle[0]].join(' -> ')}. Break the cycle.`, { step: cycle[0] });
   }
-  const hex = Buffer.from(result.hex.buffer, result.hex.byteOffset, result.hex.byteLength);
-  for (let i = 0; i < specs.length; i++) (specs[i] as StepSpec)._setHash(hex.toString('latin1', 16 * i, 16 * i + 16));
+  // The specs keep the hex table; each hash string is made when first read.
+  const batch = { hashes: result.hex.subarray(16 * b) };
+  for (let i = 0; i < n; i++) (order[i] as StepSpec)._setHashes(batch, i);
 }
 
 /** The hash of one spec, computing whatever upstream identities are missing. */

@@ -130,12 +130,17 @@ function checkResources(name: string, r: Resources | undefined): Resources | und
   return deepFreezeCopy(r);
 }
 
+/** @internal Step hashes computed in one batch: 16 ASCII hex digits per spec, decoded when first read. */
+export interface HashBatch {
+  hashes: Uint8Array;
+}
+
 /**
  * @internal The packed result of one `lower()` call, shared by every spec it made: node `i`
  * is made from `sources[i]`; dependencies are CSR arrays; fingerprints and step hashes are
  * 16 ASCII hex digits per node. Spec objects, strings and arrays are derived on first read.
  */
-export interface LoweredGraph {
+export interface LoweredGraph extends HashBatch {
   readonly sources: readonly LazySource[];
   /** Node `i`'s spec once made ({@link specOf}); `undefined` before. */
   readonly specs: (StepSpec | undefined)[];
@@ -186,7 +191,8 @@ interface LazyCache {
   payload?: string;
 }
 
-const hexText = (bytes: Uint8Array, i: number): string => String.fromCharCode.apply(null, bytes.subarray(16 * i, 16 * i + 16) as unknown as number[]);
+/** Entry `i` of a table of 16-byte hex digests, as a string. */
+const hexText = (bytes: Uint8Array, i: number): string => Buffer.prototype.latin1Slice.call(bytes, 16 * i, 16 * i + 16) as string;
 
 /**
  * An immutable, lowered step: name, identity attributes, dependencies and how to run it.
@@ -201,16 +207,18 @@ const hexText = (bytes: Uint8Array, i: number): string => String.fromCharCode.ap
 export class StepSpec {
   /** @internal fields of a spec built with `new StepSpec(init)`. */
   #p: PlainFields | undefined;
-  /** @internal lowered: the packed graph, this node's index and its handle. */
-  #g: LoweredGraph | undefined;
+  /** @internal lowered: the packed graph, this node's index and its handle; plain: a batch its hash is in (at `#i`). */
+  #g: LoweredGraph | HashBatch | undefined;
   #i = 0;
   #src: LazySource | undefined;
   /** @internal upstream specs (lowered: built on first read). */
   #deps: readonly StepSpec[] | undefined;
   /** @internal lowered: derived fields cached on first use. */
   #lazy: LazyCache | undefined;
-  /** @internal the Merkle hash, computed (or, lowered, decoded) on first use. */
+  /** @internal the Merkle hash, computed (or decoded from its batch) on first use. */
   #hash: string | undefined;
+  /** @internal `nameWithHash`, made on first use. */
+  #nameWithHash: string | undefined;
   /** @internal traversal scratch (epoch * 4 + state), so large walks need no side maps. */
   #visit = 0;
   /** @internal traversal scratch: a node index valid while `#visit` is state 3 of the current walk. */
@@ -426,6 +434,14 @@ export class StepSpec {
     return this.#p?.attrsCanon ?? canonicalize(this.hashAttrs, { path: 'hashAttrs', step: this.name });
   }
 
+  /** @internal Sets the hash to entry `i` of a batch (decoded when first read). */
+  _setHashes(batch: HashBatch, i: number): void {
+    this.#g = batch;
+    this.#i = i;
+    // Identity is fixed now; the canonical text is only needed again for diagnostics.
+    if (this.#p !== undefined) this.#p.attrsCanon = undefined;
+  }
+
   /** @internal Sets the hash computed by a batch pass. */
   _setHash(hash: string): void {
     this.#hash = hash;
@@ -458,7 +474,8 @@ export class StepSpec {
   _peekHash(): string | undefined {
     if (this.#hash !== undefined) return this.#hash;
     const g = this.#g;
-    // A lowered spec's hash sits in its graph once lower() has hashed the lowering.
+    // A lowered spec's hash sits in its graph once lower() has hashed the lowering; a
+    // batch-hashed plain spec's in its batch.
     if (g === undefined || g.hashes.length === 0) return undefined;
     return (this.#hash = hexText(g.hashes, this.#i));
   }
@@ -470,7 +487,7 @@ export class StepSpec {
 
   /** `${name}-${hash}`: the step's identity. */
   get nameWithHash(): string {
-    return `${this.name}-${this.hash}`;
+    return (this.#nameWithHash ??= `${this.name}-${this.hash}`);
   }
 
   /** The location of this step's output under `prefix` (exactly one `/` between parts). */

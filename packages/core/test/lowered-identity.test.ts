@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { apply, ArtifactStep, canonicalize, fingerprintPayload, isArtifactStep, isOut, lower, OUT, StepSpec } from '../src/index.js';
 import { getBackend, jsBackend, nativeBackend } from '../src/backend.js';
 import { csrFromLists } from '../src/graph/csr.js';
+import { computeIdentities, identityText } from '../src/identity.js';
 
 // Lowering writes payloads with its own fast encoder and lets the backend derive hashAttrs
 // and step hashes from packed tables. These tests hold both to the definitions: the general
@@ -130,6 +131,26 @@ describe('lowered fingerprints and identities', () => {
     expect(sc?.deps).toBe(sc?.deps);
     expect(Object.isFrozen(sc?.deps[0])).toBe(true);
     expect(sc?.deps[0]?.nameWithHash).toBe(new StepSpec({ name: 'a', hashAttrs: sc?.deps[0]?.hashAttrs }).nameWithHash);
+  });
+
+  it('computeIdentities hashes on top of already-hashed specs exactly as in one pass', () => {
+    const build = () => {
+      const specs: StepSpec[] = [];
+      for (let i = 0; i < 120; i++) {
+        const deps = i === 0 ? [] : [specs[i - 1] as StepSpec, specs[(i * 7) % i] as StepSpec];
+        specs.push(new StepSpec({ name: i % 3 ? `p${i}` : `p"${i}`, hashAttrs: { i }, deps: [...new Set(deps)] }));
+      }
+      return specs;
+    };
+    const once = build();
+    computeIdentities([once[119] as StepSpec]);
+    const staged = build();
+    computeIdentities([staged[10] as StepSpec]); // one by one (few)
+    computeIdentities([staged[70] as StepSpec]); // a batch resting on hashed specs
+    computeIdentities([staged[119] as StepSpec]);
+    expect(staged.map((s) => s.nameWithHash)).toEqual(once.map((s) => s.nameWithHash));
+    // And against the definition, spec by spec.
+    for (const s of once) expect(s.hash).toBe(getBackend().xxh64Hex(identityText(s)));
   });
 
   it('golden lowered-step vectors, on every backend', () => {

@@ -103,12 +103,41 @@ fn hash_node(g: &Csr, names: &ByteTable, u: usize, attrs: &[u8], out: &mut [u8],
 }
 
 /// Hashes every node of `order` (a dependencies-first order of `g`) into `out`
-/// (16 ASCII hex digits per node, node `i` at `[16i, 16i + 16)`).
+/// (16 ASCII hex digits per node, node `i` at `[16i, 16i + 16)`). A node whose 16 bytes in
+/// `out` are already non-zero is taken as hashed (see [`check_known`]) and left as it is.
 pub fn fingerprint_into(g: &Csr, names: &ByteTable, attrs: &ByteTable, order: &[u32], out: &mut [u8]) {
     let mut s = Scratch::default();
     for &u in order {
-        hash_node(g, names, u as usize, attrs.get(u as usize), out, &mut s);
+        let u = u as usize;
+        if out[16 * u] != 0 {
+            continue;
+        }
+        hash_node(g, names, u, attrs.get(u), out, &mut s);
     }
+}
+
+/// Checks hashes given in advance: `16 * n` bytes where each node's 16 are either all zero
+/// (to be computed) or 16 lowercase hex digits (already known).
+pub fn check_known(known: &[u8], n: usize) -> Result<(), InputError> {
+    if known.len() != 16 * n {
+        return Err(InputError(format!(
+            "known must have 16 * n = {} bytes (n from offsets), got {}",
+            16 * n,
+            known.len()
+        )));
+    }
+    for (i, h) in known.chunks_exact(16).enumerate() {
+        let zero = h.iter().all(|&b| b == 0);
+        let hex = h.iter().all(|&b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if !zero && !hex {
+            return Err(InputError(format!(
+                "known[{}..{}] must be 16 lowercase hex digits or all zero",
+                16 * i,
+                16 * i + 16
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// One lowering's steps (`apply` handles), numbered dependencies first: every dependency
@@ -218,10 +247,18 @@ pub enum Fingerprints {
 
 /// Every node's step hash. Tables must already be validated against `g`.
 pub fn fingerprint_all(g: &Csr, names: &ByteTable, attrs: &ByteTable) -> Fingerprints {
+    fingerprint_all_known(g, names, attrs, None)
+}
+
+/// [`fingerprint_all`], with some hashes known in advance (checked by [`check_known`]).
+pub fn fingerprint_all_known(g: &Csr, names: &ByteTable, attrs: &ByteTable, known: Option<&[u8]>) -> Fingerprints {
     match toposort(g) {
         Order::Cycle(c) => Fingerprints::Cycle(c),
         Order::Done(order) => {
-            let mut out = vec![0u8; 16 * g.len()];
+            let mut out = match known {
+                Some(k) => k.to_vec(),
+                None => vec![0u8; 16 * g.len()],
+            };
             fingerprint_into(g, names, attrs, &order, &mut out);
             Fingerprints::Hex(out)
         }
@@ -402,6 +439,35 @@ mod tests {
                 .0
                 .contains("fingerprints must have 16 * n = 48")
         );
+    }
+
+    #[test]
+    fn known_hashes_are_kept_and_used_by_dependents() {
+        let t = tables(&[("x", "1", &[]), ("y", "2", &[0])]);
+        let g = Csr::new(&t.offsets, &t.deps).unwrap();
+        let names = ByteTable::new(&t.name_off, &t.names, 2, "n", "n").unwrap();
+        let attrs = ByteTable::new(&t.attr_off, &t.attrs, 2, "a", "a").unwrap();
+        let Fingerprints::Hex(full) = fingerprint_all(&g, &names, &attrs) else {
+            panic!()
+        };
+        // x's hash given: y comes out the same.
+        let mut known = vec![0u8; 32];
+        known[..16].copy_from_slice(&full[..16]);
+        assert!(check_known(&known, 2).is_ok());
+        assert_eq!(
+            fingerprint_all_known(&g, &names, &attrs, Some(&known)),
+            Fingerprints::Hex(full.clone())
+        );
+        // A different known hash for x changes y (and is kept as given).
+        known[..16].copy_from_slice(b"0123456789abcdef");
+        let Fingerprints::Hex(other) = fingerprint_all_known(&g, &names, &attrs, Some(&known)) else {
+            panic!()
+        };
+        assert_eq!(&other[..16], b"0123456789abcdef");
+        assert_ne!(&other[16..], &full[16..]);
+        assert!(check_known(&known[..16], 2).unwrap_err().0.contains("16 * n = 32"));
+        known[3] = b'X';
+        assert!(check_known(&known, 2).unwrap_err().0.contains("known[0..16]"));
     }
 
     #[test]

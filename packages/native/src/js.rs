@@ -7,7 +7,7 @@ use std::ptr::null_mut;
 
 use crate::duplicates::duplicate_steps;
 use crate::expand::expand;
-use crate::fingerprint::{Lowered, fingerprint_into, lowered_identities, xxh64_hex_many};
+use crate::fingerprint::{Lowered, check_known, fingerprint_into, lowered_identities, xxh64_hex_many};
 use crate::graph::{ByteTable, Csr, InputError, Order};
 use crate::sys::*;
 use crate::toposort::toposort;
@@ -388,10 +388,21 @@ unsafe fn js_fingerprint_all(env: napi_env, info: napi_callback_info) -> R<napi_
         let attrs = typed(env, a[5], NAPI_UINT8_ARRAY, "attrs")?;
         let names = ByteTable::new(name_off.u32s(), names.u8s(), n, "nameOffsets", "names")?;
         let attrs = ByteTable::new(attr_off.u32s(), attrs.u8s(), n, "attrOffsets", "attrs")?;
+        let known = if type_of(env, a[6])? == NAPI_UNDEFINED {
+            None
+        } else {
+            let k = typed(env, a[6], NAPI_UINT8_ARRAY, "known")?.u8s();
+            check_known(k, n)?;
+            Some(k)
+        };
         match toposort(&g) {
             Order::Cycle(c) => result(env, false, "cycle", u32_array(env, &c)?),
             Order::Done(order) => {
                 let hex = new_typed(env, NAPI_UINT8_ARRAY, 16 * n, |out| {
+                    match known {
+                        Some(k) => out.copy_from_slice(k),
+                        None => out.fill(0),
+                    }
                     fingerprint_into(&g, &names, &attrs, &order, out)
                 })?;
                 result(env, true, "hex", hex)

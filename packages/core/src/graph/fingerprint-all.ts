@@ -1,6 +1,6 @@
 import type { ByteTable, CsrGraph, FingerprintResult } from '../backend-types.js';
 import { xxh64HexInto } from '../hash/xxh64.js';
-import { checkGraph, checkTable } from './csr.js';
+import { checkGraph, checkTable, graphInputError } from './csr.js';
 import { toposortUnchecked } from './toposort.js';
 
 const QUOTE = 0x22, BACKSLASH = 0x5c, DASH = 0x2d, COMMA = 0x2c;
@@ -13,22 +13,39 @@ const NAME_KEY = enc(',"name":');
 const SHORT = new Uint8Array(32);
 SHORT[0x08] = 0x62; SHORT[0x09] = 0x74; SHORT[0x0a] = 0x6e; SHORT[0x0c] = 0x66; SHORT[0x0d] = 0x72;
 
+/** Hashes given in advance: 16 bytes per node, all zero or 16 lowercase hex digits. */
+function checkKnown(known: Uint8Array, n: number): void {
+  if (!(known instanceof Uint8Array) || known.length !== 16 * n) {
+    throw graphInputError(`known must have 16 * n = ${16 * n} bytes (n from offsets), got ${known instanceof Uint8Array ? known.length : typeof known}`);
+  }
+  for (let i = 0; i < n; i++) {
+    let zero = true, hex = true;
+    for (let k = 16 * i; k < 16 * i + 16; k++) {
+      const c = known[k]!;
+      if (c !== 0) zero = false;
+      if (!((c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66))) hex = false;
+    }
+    if (!zero && !hex) throw graphInputError(`known[${16 * i}..${16 * i + 16}] must be 16 lowercase hex digits or all zero`);
+  }
+}
+
 /**
  * Every node's Merkle step hash (docs/identity.md) in one pass over a dependencies-first order.
  * Output: 16 ASCII hex digits per node, node `i` at `[16i, 16i + 16)`. A cycle is reported
  * exactly as {@link toposort} reports it. Malformed input throws `CAIRN_GRAPH_INPUT`.
  */
-export function fingerprintAll(g: CsrGraph, names: ByteTable, attrs: ByteTable): FingerprintResult {
+export function fingerprintAll(g: CsrGraph, names: ByteTable, attrs: ByteTable, known?: Uint8Array): FingerprintResult {
   const n = checkGraph(g);
   checkTable(names, n, 'nameOffsets', 'names');
   checkTable(attrs, n, 'attrOffsets', 'attrs');
+  if (known !== undefined) checkKnown(known, n);
   const topo = toposortUnchecked(g, n);
   if (!topo.ok) return topo;
 
   const { offsets, deps } = g;
   const nOff = names.offsets, nb = names.bytes;
   const aOff = attrs.offsets, ab = attrs.bytes;
-  const hex = new Uint8Array(16 * n);
+  const hex = known === undefined ? new Uint8Array(16 * n) : known.slice();
   let buf = new Uint8Array(1024);
   let len = 0;
   let sorted = new Uint32Array(64);
@@ -79,6 +96,7 @@ export function fingerprintAll(g: CsrGraph, names: ByteTable, attrs: ByteTable):
   const order = topo.order;
   for (let oi = 0; oi < n; oi++) {
     const u = order[oi]!;
+    if (hex[16 * u] !== 0) continue; // given in `known`
     const d0 = offsets[u]!, dn = offsets[u + 1]! - d0;
     if (dn <= 64) {
       // insertion sort: dependency lists are usually short
