@@ -219,6 +219,9 @@ export class StepSpec {
   #hash: string | undefined;
   /** @internal `nameWithHash`, made on first use. */
   #nameWithHash: string | undefined;
+  /** @internal one owner's note on this spec (a runner's node for it): see `_tag`. */
+  #tagOwner: object | undefined;
+  #tagValue: unknown;
   /** @internal traversal scratch (epoch * 4 + state), so large walks need no side maps. */
   #visit = 0;
   /** @internal traversal scratch: a node index valid while `#visit` is state 3 of the current walk. */
@@ -447,6 +450,26 @@ export class StepSpec {
     this.#hash = hash;
     // Identity is fixed now; the canonical text is only needed again for diagnostics.
     if (this.#p !== undefined) this.#p.attrsCanon = undefined;
+  }
+
+  /**
+   * @internal The note `owner` left on this spec, or undefined (none, or another owner's since).
+   * One owner at a time: an owner must be able to find its value another way when it is gone
+   * (a runner looks the node up by output path), and clears its notes when done.
+   */
+  _tag(owner: object): unknown {
+    return this.#tagOwner === owner ? this.#tagValue : undefined;
+  }
+
+  /** @internal Leaves `value` for `owner` (replacing any other owner's note). */
+  _setTag(owner: object, value: unknown): void {
+    this.#tagOwner = owner;
+    this.#tagValue = value;
+  }
+
+  /** @internal Removes `owner`'s note, if it is still there. */
+  _clearTag(owner: object): void {
+    if (this.#tagOwner === owner) this.#tagOwner = this.#tagValue = undefined;
   }
 
   /** @internal Traversal state in walk `epoch` (0 = untouched). */

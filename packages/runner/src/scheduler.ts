@@ -487,8 +487,14 @@ function jsonSafe(value: unknown): { ok: true; value: unknown } | { ok: false } 
 /** @internal */
 export class Run {
   readonly #c: RunConfig;
+  /** Every step of the run by output path (two specs with one path are one step). */
   readonly #nodes = new Map<string, Node>();
-  readonly #bySpec = new Map<StepSpec, Node>();
+  /**
+   * Specs find their node through a tag this run leaves on them (`spec._tag(this)`), not a
+   * spec→node map; a spec whose tag another run has taken since is found by its output path.
+   * Specs that share a node with another spec are listed here, so their tags are cleared too.
+   */
+  readonly #aliases: StepSpec[] = [];
   readonly #ready: Node[] = [];
   #readyHead = 0;
   readonly #blocked: Node[] = [];
@@ -569,6 +575,9 @@ export class Run {
       c.signal?.removeEventListener('abort', onAbort);
       clearInterval(this.#heartbeat);
       clearInterval(this.#leaseTimer);
+      // A finished run leaves no tags behind: specs outlive runs, and would keep their nodes alive.
+      for (const node of this.#nodes.values()) node.spec._clearTag(this);
+      for (const spec of this.#aliases) spec._clearTag(this);
       await Promise.all([...this.#usedExecutors].map((n) => c.registry.release(n).catch((err: unknown) => c.logger.warn(`Stopping executor "${n}" failed: ${String(err)}`))));
     }
     this.#emit?.({ type: 'run-finished', runId: c.runId, prefix: c.prefix, counts: { ...this.#counts }, time: Date.now() });
@@ -583,8 +592,14 @@ export class Run {
       runId: c.runId,
       prefix: c.prefix,
       counts: { ...this.#counts },
-      outcome: (step) => (typeof step === 'string' ? this.#nodes.get(step) : this.#bySpec.get(step)),
+      outcome: (step) => (typeof step === 'string' ? this.#nodes.get(step) : this.#nodeOf(step)),
     };
+  }
+
+  /** The node of `spec` in this run: its tag, else the node at its output path. */
+  #nodeOf(spec: StepSpec): Node | undefined {
+    const tagged = spec._tag(this) as Node | undefined;
+    return tagged !== undefined ? tagged : this.#nodes.get(spec.outputPath(this.#c.prefix));
   }
 
   /** Cancels the run: running steps are aborted and record CANCELLED; the rest never start. */
@@ -676,13 +691,12 @@ export class Run {
     let h = 0;
     for (const item of items) {
       const root = item instanceof StepSpec ? item : (lowered[h++] as StepSpec);
-      if (!this.#bySpec.has(root)) roots.push(root);
+      if (root._tag(this) === undefined) roots.push(root);
     }
     if (roots.length === 0) return;
     const fresh: Node[] = [];
     let frontier: StepSpec[] = roots;
     const prefix = this.#c.prefix;
-    const bySpec = this.#bySpec;
     const nodes = this.#nodes;
     const sync = this.#sync;
     while (frontier.length > 0) {
@@ -692,16 +706,17 @@ export class Run {
       const withRecord: boolean[] = [];
       for (let i = 0; i < frontier.length; i++) {
         const spec = frontier[i] as StepSpec;
-        if (bySpec.has(spec)) continue;
+        if (spec._tag(this) !== undefined) continue;
         const path = spec.outputPath(prefix);
         const existing = nodes.get(path);
         if (existing !== undefined) {
-          bySpec.set(spec, existing);
+          spec._setTag(this, existing);
+          if (existing.spec !== spec) this.#aliases.push(spec);
           continue;
         }
         const node = new Node(spec, path);
         nodes.set(path, node);
-        bySpec.set(spec, node);
+        spec._setTag(this, node);
         fresh.push(node);
         if (!spec.mutable) {
           paths.push(path);
@@ -725,7 +740,7 @@ export class Run {
         const specDeps = node.spec.deps;
         const deps = (node.deps = new Array<Node>(specDeps.length));
         for (let j = 0; j < specDeps.length; j++) {
-          const d = bySpec.get(specDeps[j] as StepSpec);
+          const d = (specDeps[j] as StepSpec)._tag(this) as Node | undefined;
           if (d === undefined) next.push(specDeps[j] as StepSpec);
           else deps[j] = d;
         }
@@ -837,7 +852,7 @@ export class Run {
     const deps = node.deps as Node[];
     for (let i = 0; i < specDeps.length; i++) {
       let d = deps[i];
-      if (d === undefined) d = deps[i] = this.#bySpec.get(specDeps[i] as StepSpec) as Node;
+      if (d === undefined) d = deps[i] = this.#nodeOf(specDeps[i] as StepSpec) as Node;
       if (d === node) continue;
       if (d.settled) {
         if (!SETTLED_OK.has(d.state)) failedDep ??= d;

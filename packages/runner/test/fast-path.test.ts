@@ -160,4 +160,26 @@ describe('synchronous path', () => {
     expect(existsSync(join(bPath, '.executor_status.lock'))).toBe(false);
     expect(readFileSync(join(g.get('c').outputPath(prefix), '.executor_status'), 'utf8')).toBe('SUCCESS');
   });
+
+  it('two runs of the same spec objects at once each find their own steps (and let go of them after)', async () => {
+    // A run finds a spec's node through a tag on the spec; runs sharing specs take each other's
+    // tags and must fall back to the output path.
+    const specs: StepSpec[] = [];
+    let calls = 0;
+    for (let i = 0; i < 300; i++) {
+      const deps = i === 0 ? [] : [specs[i - 1] as StepSpec, specs[Math.floor(i / 2)] as StepSpec];
+      specs.push(new StepSpec({ name: `s${i}`, hashAttrs: { i }, deps: [...new Set(deps)], fn: async () => (await Promise.resolve(), ++calls) }));
+    }
+    const twin = new StepSpec({ name: 's5', hashAttrs: { i: 5 }, deps: specs[5]?.deps, fn: () => 'never' }); // same path as s5
+    const runs = ['/one', '/two'].map((prefix) => new StepRunner({ prefix, store: new MemoryStore(), logger: memoryLogger(), maxConcurrent: 3 }).run([...specs, twin]));
+    const [one, two] = await Promise.all(runs);
+    expect(calls).toBe(600);
+    for (const summary of [one, two]) {
+      expect(summary?.counts.succeeded).toBe(300);
+      for (const s of specs) expect(summary?.outcome(s)?.state).toBe('succeeded');
+      expect(summary?.outcome(twin)).toBe(summary?.outcome(specs[5] as StepSpec));
+    }
+    expect(one?.outcome(specs[299] as StepSpec)?.path).toBe((specs[299] as StepSpec).outputPath('/one'));
+    expect(two?.outcome(specs[299] as StepSpec)?.path).toBe((specs[299] as StepSpec).outputPath('/two'));
+  });
 });
