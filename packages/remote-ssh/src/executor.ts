@@ -170,6 +170,8 @@ interface HostState {
   cleanup: string[];
   /** The channel to this host's persistent worker (opened on first use). */
   link: WorkerLink | undefined;
+  /** When this host's worker steps were last checked by a status exec (see `#tick`). */
+  workerCheckedAt: number;
   linking: Promise<WorkerLink> | undefined;
 }
 
@@ -269,6 +271,7 @@ class SshExecutor implements Executor {
         nodePath: h.nodePath ?? 'node',
         downSince: undefined,
         checking: false,
+        workerCheckedAt: 0,
         orphans: [],
         cleanup: [],
         link: undefined,
@@ -584,11 +587,18 @@ class SshExecutor implements Executor {
   // ---- status ------------------------------------------------------------------------
 
   #tick(): void {
+    const now = Date.now();
     for (const h of this.#hosts) {
       if (h.checking) continue;
-      // A worker step's completion arrives on the worker channel while it is up: no poll needed.
-      const jobs = [...this.#jobs.values()].filter((j) => j.host === h && j.phase === 'running' && !j.link?.up);
-      if (jobs.length > 0) void this.#check(h, jobs);
+      // A worker step's completion arrives on the worker channel while it is up: it needs no
+      // poll for speed. It is still checked now and then (a third of hostTimeoutMs): a host whose
+      // sshd stops taking new channels can keep an old one open, and its steps must then be lost
+      // like any other on an unreachable host.
+      const due = now - h.workerCheckedAt >= Math.max(this.#opts.pollIntervalMs, this.#opts.hostTimeoutMs / 3);
+      const jobs = [...this.#jobs.values()].filter((j) => j.host === h && j.phase === 'running' && (due || !j.link?.up));
+      if (jobs.length === 0) continue;
+      if (jobs.some((j) => j.link?.up)) h.workerCheckedAt = now;
+      void this.#check(h, jobs);
     }
     if (this.#queue.length > 0) this.#pump();
   }
@@ -645,6 +655,10 @@ class SshExecutor implements Executor {
   }
 
   #loseHost(h: HostState, err: Error): void {
+    // New steps must not go down an old worker channel to a host declared unreachable.
+    const link = h.link;
+    h.link = undefined;
+    link?.close();
     for (const j of this.#jobs.values()) {
       if (j.host !== h || (j.phase !== 'running' && j.phase !== 'finishing')) continue;
       if (j.info.pid) h.orphans.push({ pid: j.info.pid, jobDir: j.info.jobDir, runsIn: j.runsIn });

@@ -32,20 +32,25 @@ export class WorkerLink {
   readonly pid: number;
   readonly #channel: ClientChannel;
   #up = true;
+  readonly #conn: HostConnection;
   /** Called for every message after `hello`. */
   onMessage: (msg: FromWorker) => void = () => {};
   /** Called once when the channel closes. */
   onClose: () => void = () => {};
 
-  private constructor(target: WorkerTarget, pid: number, channel: ClientChannel) {
+  private constructor(conn: HostConnection, target: WorkerTarget, pid: number, channel: ClientChannel) {
+    this.#conn = conn;
     this.target = target;
     this.pid = pid;
     this.#channel = channel;
   }
 
-  /** True until the channel closes. */
+  /**
+   * True until the channel closes, and while its connection is up: when a host dies, ssh2 may
+   * drop the connection without closing its channels, and the executor must poll again.
+   */
   get up(): boolean {
-    return this.#up;
+    return this.#up && this.#conn.connected;
   }
 
   /** Starts the worker if needed and connects to it. */
@@ -90,7 +95,7 @@ export class WorkerLink {
               return;
             }
             clearTimeout(timer);
-            link = new WorkerLink(target, msg.pid, channel);
+            link = new WorkerLink(conn, target, msg.pid, channel);
             resolve(link);
           }
         }
