@@ -15,7 +15,9 @@ export { builtinExecutors } from './registry.js';
 export { createInlineExecutor } from './executors/inline.js';
 export { createThreadsExecutor, createProcessExecutor, runTask, workerEntryPath } from './executors/local.js';
 export { tailLogs } from './executors/common.js';
-export { decodeResult, rebuildError } from './worker/result.js';
+// The worker side of the result format and log lines, for executors that run steps in their own workers.
+export { decodeResult, encodeResult, failure, rebuildError } from './worker/result.js';
+export { lineLogger } from './worker/run-task.js';
 
 export type { StepRunnerOptions, RunOptions, Steps } from './runner.js';
 export type { RunSummary, StepOutcome, RunnerLogger, StepInput } from './scheduler.js';

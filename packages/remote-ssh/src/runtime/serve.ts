@@ -26,7 +26,7 @@ import { isAbsolute, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { CairnError } from '@cairn/core';
 import { WORKER_PROTOCOL, type FromThread, type FromWorker, type OutputListing, type ToThread, type ToWorker } from './protocol.js';
-import { encodeFailure } from './result.js';
+import { encodeResult, failure } from '@cairn/runner';
 
 /** Logs up to this size travel inline with `done`. */
 const INLINE_LOG_BYTES = 64 * 1024;
@@ -163,7 +163,7 @@ export function serve(entryUrl: URL, idleMs: number): void {
     return lane;
   };
 
-  const cancelledResult = (job: Running) => encodeFailure(new CairnError('CAIRN_CANCELLED', `Step "${job.name}" was cancelled.`, { step: job.name }));
+  const cancelledResult = (job: Running) => encodeResult(failure(new CairnError('CAIRN_CANCELLED', `Step "${job.name}" was cancelled.`, { step: job.name }))).bytes;
 
   const finish = (job: Running, code: number, result: Uint8Array | undefined) => {
     if (running.get(job.dir) !== job) return;

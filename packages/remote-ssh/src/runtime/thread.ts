@@ -8,9 +8,8 @@
 import { appendFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { CairnError, decodeTask } from '@cairn/core';
-import { runTask } from '@cairn/runner';
+import { encodeResult, failure, lineLogger, runTask } from '@cairn/runner';
 import type { FromThread, ToThread } from './protocol.js';
-import { encodeOutcome } from './result.js';
 
 type Write = (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;
 
@@ -29,13 +28,6 @@ function redirect(stream: NodeJS.WriteStream, which: 'stdout' | 'stderr'): void 
     }
     if (typeof done === 'function') (done as () => void)();
     return true;
-  };
-}
-
-function line(step: string, level: 'info' | 'warn' | 'error', which: 'stdout' | 'stderr') {
-  return (message: string) => {
-    const tag = `[${step}] ${level.toUpperCase()} `;
-    process[which].write(`${String(message).split('\n').map((l) => tag + l).join('\n')}\n`);
   };
 }
 
@@ -60,7 +52,7 @@ export function runThread(): void {
       let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
       try {
         const task = decodeTask(msg.task);
-        const log = { info: line(task.name, 'info', 'stdout'), warn: line(task.name, 'warn', 'stderr'), error: line(task.name, 'error', 'stderr') };
+        const log = lineLogger(task.name, (level, text) => void (level === 'info' ? process.stdout : process.stderr).write(text));
         outcome = { ok: true, result: await runTask(task, { signal, log }) };
       } catch (error) {
         outcome = { ok: false, error };
@@ -69,7 +61,7 @@ export function runThread(): void {
       if (signal.aborted) outcome = { ok: false, error: signal.reason };
       logs = undefined;
       delete process.env.CAIRN_JOB_DIR;
-      const { bytes, ok } = encodeOutcome(outcome);
+      const { bytes, ok } = encodeResult(outcome.ok ? { ok: true, result: outcome.result } : failure(outcome.error));
       const reply: FromThread = { t: 'done', result: bytes, ok };
       port.postMessage(reply);
     })();
