@@ -13,6 +13,11 @@ export interface SlurmRestOptions {
   readonly jobEnvironment?: Readonly<Record<string, string>>;
   /** Per-request timeout. @default 30000 */
   readonly timeoutMs?: number;
+  /**
+   * Requests in flight at once; the rest wait their turn. slurmrestd serves a few connections at
+   * a time and resets the ones beyond what it can take (200 simultaneous submits did here). @default 8
+   */
+  readonly maxInFlight?: number;
 }
 
 /** Status-polling schedule: starts fast, grows while nothing changes. */

@@ -52,8 +52,28 @@ function defaultEnvironment(): Record<string, string> {
 export function restTransport(rest: SlurmRestOptions, stats: SlurmStats, extraJobFields: Readonly<Record<string, unknown>> = {}): SlurmTransport {
   const base = new URL(rest.url);
   const environment = rest.jobEnvironment ?? defaultEnvironment();
+  const maxInFlight = rest.maxInFlight ?? 8;
+  if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
+    throw new CairnError('CAIRN_CONFIG', `Slurm REST: maxInFlight must be a positive integer (got ${String(rest.maxInFlight)}).`);
+  }
+  let inFlight = 0;
+  const waiting: (() => void)[] = [];
 
+  /** One request, at most `maxInFlight` at a time. */
   const call = async (method: 'GET' | 'POST' | 'DELETE', path: string, what: string, body?: unknown): Promise<{ status: number; reply: RestReply }> => {
+    // A finishing request hands its slot straight to the next waiter.
+    if (inFlight < maxInFlight) inFlight++;
+    else await new Promise<void>((resolve) => waiting.push(resolve));
+    try {
+      return await send(method, path, what, body);
+    } finally {
+      const next = waiting.shift();
+      if (next) next();
+      else inFlight--;
+    }
+  };
+
+  const send = async (method: 'GET' | 'POST' | 'DELETE', path: string, what: string, body?: unknown): Promise<{ status: number; reply: RestReply }> => {
     stats.restCalls++;
     const token = typeof rest.token === 'function' ? await rest.token() : rest.token;
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));

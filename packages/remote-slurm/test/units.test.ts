@@ -1,4 +1,7 @@
 /** Pure parts: flags, names, time limits, the wrapper's exit file and the state decision. */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { restTransport } from '../src/rest.js';
 import { describe, expect, test } from 'vitest';
 import { formatMemory, formatTimeLimit, jobName, restJob, sbatchArgs, submitSpec } from '../src/sbatch.js';
 import { parseExitFile, shQuote, wrapperScript, jobFiles } from '../src/script.js';
@@ -68,5 +71,35 @@ describe('state decision', () => {
     expect(decide(o({ slurmState: 'CANCELLED', exit: { code: 143, signal: null } }))).toMatchObject({ state: 'failed', reason: 'CANCELLED', exitCode: 143 });
     expect(decide(o({ slurmState: 'RUNNING', exit: { code: 143, signal: null } }))).toEqual({ kind: 'wait' });
     expect(decide(o({ slurmState: 'FAILED', exit: { code: 1, signal: null } }))).toEqual({ kind: 'result', code: 1 });
+  });
+});
+
+describe('REST transport: requests in flight', () => {
+  test('never more than maxInFlight at once; the rest wait their turn; a bad value is CAIRN_CONFIG', async () => {
+    let now = 0;
+    let peak = 0;
+    const server = createServer((req, res) => {
+      now++;
+      peak = Math.max(peak, now);
+      req.resume();
+      setTimeout(() => {
+        now--;
+        const body = JSON.stringify({ jobs: [], errors: [] });
+        res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) });
+        res.end(body);
+      }, 15);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const stats = { sbatchCalls: 0, squeueCalls: 0, sacctCalls: 0, scancelCalls: 0, restCalls: 0 };
+      const t = restTransport({ url: `http://127.0.0.1:${port}`, user: 'u', token: 't', maxInFlight: 3 }, stats);
+      await Promise.all(Array.from({ length: 20 }, (_, i) => t.query([String(i)])));
+      expect(stats.restCalls).toBe(20);
+      expect(peak).toBe(3);
+      expect(() => restTransport({ url: 'http://127.0.0.1:1', user: 'u', token: 't', maxInFlight: 0 }, stats)).toThrow(expect.objectContaining({ code: 'CAIRN_CONFIG' }));
+    } finally {
+      server.close();
+    }
   });
 });
