@@ -5,7 +5,7 @@ import { computeIdentities } from './identity.js';
 import { growU32, TableWriter } from './pack.js';
 import { fingerprintPayload, writePayload } from './payload.js';
 import { captureProvenance } from './provenance.js';
-import { type LoweredGraph, setLazyHooks, specOf, StepSpec } from './spec.js';
+import { checkSource, type LoweredGraph, setLazyHooks, specOf, StepSpec } from './spec.js';
 import { getBackend } from './backend.js';
 import type { Provenance } from './types.js';
 import { isMutableVersion } from './validate.js';
@@ -133,6 +133,7 @@ function checkHandle(h: ArtifactStep<unknown>, deps: Uint32Array, from: number, 
       );
     }
   }
+  if (h.retries !== undefined || h.timeoutMs !== undefined || h.resources !== undefined) checkSource(h);
   writePayload(payloads, h);
   if (h.expectedFingerprint !== undefined) {
     const fingerprint = getBackend().xxh64Hex(payloads.entry(payloads.count - 1));

@@ -153,6 +153,16 @@ export interface LoweredGraph extends HashBatch {
   readonly provenance: Provenance | undefined;
 }
 
+/**
+ * @internal Checks the fields a lowered spec takes from its handle as they are (retries,
+ * timeout, resources), so `lower()` refuses a bad one up front, not when the spec is first made.
+ */
+export function checkSource(source: LazySource): void {
+  if (source.retries !== undefined) checkRetries(source.name, source.retries);
+  if (source.timeoutMs !== undefined) checkTimeout(source.name, source.timeoutMs);
+  if (source.resources !== undefined) checkResources(source.name, source.resources);
+}
+
 /** @internal Node `i`'s spec: made on first use, the same object every time after. */
 export function specOf(g: LoweredGraph, i: number): StepSpec {
   return g.specs[i] ?? (g.specs[i] = new StepSpec({ name: '', source: g.sources[i], lowering: g, index: i }));
@@ -237,9 +247,8 @@ export class StepSpec {
       this.#g = init.lowering;
       this.#i = init.index ?? 0;
       this.#src = source;
+      // checkSource() ran when it was lowered; the resources are copied (frozen) here.
       if (source.resources !== undefined) this.#lazy = { resources: checkResources(source.name, source.resources) };
-      checkRetries(source.name, source.retries);
-      checkTimeout(source.name, source.timeoutMs);
       Object.freeze(this);
       return;
     }

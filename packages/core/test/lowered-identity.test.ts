@@ -153,6 +153,15 @@ describe('lowered fingerprints and identities', () => {
     for (const s of once) expect(s.hash).toBe(getBackend().xxh64Hex(identityText(s)));
   });
 
+  it('refuses bad retries, timeouts and resources anywhere in the graph at lower() time', () => {
+    const bad = [{ retries: -1 }, { timeoutMs: 0 }, { resources: { cpu: -2 } }];
+    for (const opts of bad) {
+      const inner = apply({ name: 'inner', fn: noop, version: 'v1', inputs: {}, ...(opts as object) });
+      const top = apply({ name: 'top', fn: noop as never, version: 'v1', inputs: { inner } as never });
+      expect(() => top.lower(), JSON.stringify(opts)).toThrow(expect.objectContaining({ code: 'CAIRN_INVALID_SPEC', step: 'inner' }));
+    }
+  });
+
   it('golden lowered-step vectors, on every backend', () => {
     const golden = JSON.parse(readFileSync(new URL('../../../fixtures/golden/lowered.json', import.meta.url), 'utf8'));
     type Node = { name: string; version: string; payload: string; deps: number[]; expected?: string };
