@@ -176,6 +176,7 @@ async function main() {
         if (m.buildMs !== undefined) notes.push(`graph build ${formatMs(m.buildMs)} (untimed)`);
         if (m.handleBuildMs !== undefined) notes.push(`apply() handles built in ${formatMs(m.handleBuildMs)} (untimed)`);
         if (m.concurrency !== undefined) notes.push(`${m.concurrency} in flight`);
+        if (m.pairedRatio !== undefined) notes.push(`floor in the same repetitions ${formatMs(m.pairedFloorMs)}; median ratio ×${m.pairedRatio.toFixed(2)}`);
         if (notes.length) r.metricsNote = notes.join(', ');
       }
     }

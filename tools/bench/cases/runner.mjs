@@ -11,7 +11,8 @@ import * as core from '@cairn/core';
 import { LocalStore, MemoryStore, StepRunner } from '@cairn/runner';
 import { edgeList, generate, sinks, toHandles, toSpecs } from '../generators.mjs';
 import { scratch } from '../lib/tmp.mjs';
-import { check, timeAsync } from '../lib/timing.mjs';
+import { check, median, timeAsync } from '../lib/timing.mjs';
+import { variants as storeVariants } from './store.mjs';
 
 const require = createRequire(import.meta.url);
 process.env.CAIRN_PROVENANCE = '0';
@@ -64,6 +65,41 @@ export const variants = {
         });
         ran(summary, n, 'succeeded');
         return ms;
+      } finally {
+        s.remove();
+      }
+    };
+  },
+
+  /**
+   * The cold disk run paired with the raw-fs floor: each repetition times the floor, then the
+   * runner, back to back on fresh directories of the same disk. A disk whose speed drifts (burst
+   * credits, other tenants) moves both halves of a pair alike, which separate rows minutes
+   * apart do not; the row reports the runner's time and, as metrics, the floor's median and the
+   * median of the per-pair ratios (warm-up pairs excluded).
+   */
+  async 'cold-paired'({ shape, n, maxConcurrent = 8, warmup = 1 }) {
+    const graph = generate(shape, n);
+    const floor = await storeVariants.sync({ n });
+    const floors = [];
+    const ratios = [];
+    let pairs = 0;
+    return async () => {
+      const floorMs = await floor();
+      const { list } = specsFor(graph, 'all');
+      const s = scratch('paired');
+      try {
+        const r = runner(new LocalStore(), s.dir, maxConcurrent);
+        let summary;
+        const ms = await timeAsync(async () => {
+          summary = await r.run(list, { handleSigint: false });
+        });
+        ran(summary, n, 'succeeded');
+        if (pairs++ >= warmup) {
+          floors.push(floorMs);
+          ratios.push(ms / floorMs);
+        }
+        return floors.length > 0 ? { ms, pairedFloorMs: median(floors), pairedRatio: median(ratios) } : ms;
       } finally {
         s.remove();
       }

@@ -82,6 +82,7 @@ export function makePlan({ quick, disk, tmpfs = existsSync('/dev/shm') ? '/dev/s
     add({ group, impl: 'floor: raw fs ops by hand, sync', case: 'store', variant: 'sync', params: p, backend: null, ref: true, tmp });
     add({ group, impl: 'floor: raw fs ops by hand, async ×64', case: 'store', variant: 'async', params: p, backend: null, ref: false, tmp });
     add({ ...cairn(group, 'Cairn StepRunner, LocalStore', 'runner', 'cold-disk', p, { tmp }), ref: false });
+    add({ ...cairn(group, 'Cairn StepRunner, LocalStore, paired with the floor', 'runner', 'cold-paired', p, { tmp }), ref: false });
     add(cairn(`warm rerun, all targets (${where})`, 'Cairn StepRunner, LocalStore', 'runner', 'warm-disk', p, { tmp }));
   }
 

@@ -67,6 +67,11 @@ function derived(results) {
       const pctAsync = floorAsync?.rate ? `, ${((100 * r.rate) / floorAsync.rate).toFixed(0)} % of the async floor (${formatRate(floorAsync.rate)})` : '';
       lines.push(`- ${r.group}, ${formatN(r.params.n)} steps: the runner's cold rate ${formatRate(r.rate)} is **${pct.toFixed(0)} %** of the sync floor (${formatRate(floor.rate)})${pctAsync}.`);
     }
+    const paired = results.find((x) => x.group === r.group && x.variant === 'cold-paired' && x.params.n === r.params.n);
+    const m = paired?.metrics;
+    if (m?.pairedRatio !== undefined) {
+      lines.push(`  Paired with the floor in the same repetitions: the runner takes **×${m.pairedRatio.toFixed(2)}** the floor's time (median of per-pair ratios; floor ${formatMs(m.pairedFloorMs)}, runner ${formatMs(paired.median)}).`);
+    }
   }
   return lines;
 }
