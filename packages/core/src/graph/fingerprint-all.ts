@@ -1,17 +1,14 @@
 import type { ByteTable, CsrGraph, FingerprintResult } from '../backend-types.js';
 import { xxh64HexInto } from '../hash/xxh64.js';
 import { checkGraph, checkTable, graphInputError } from './csr.js';
+import { escapeJsonBytes } from './json-bytes.js';
 import { toposortUnchecked } from './toposort.js';
 
-const QUOTE = 0x22, BACKSLASH = 0x5c, DASH = 0x2d, COMMA = 0x2c;
-const HEX = new Uint8Array([48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 97, 98, 99, 100, 101, 102]);
+const QUOTE = 0x22, DASH = 0x2d, COMMA = 0x2c;
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const DEPS_OPEN = enc('{"deps":[');
 const ATTRS_KEY = enc('],"hashAttrs":');
 const NAME_KEY = enc(',"name":');
-/** JSON short escapes for bytes below 0x20 (0 = use \u00xx). */
-const SHORT = new Uint8Array(32);
-SHORT[0x08] = 0x62; SHORT[0x09] = 0x74; SHORT[0x0a] = 0x6e; SHORT[0x0c] = 0x66; SHORT[0x0d] = 0x72;
 
 /** Hashes given in advance: 16 bytes per node, all zero or 16 lowercase hex digits. */
 function checkKnown(known: Uint8Array, n: number): void {
@@ -60,20 +57,7 @@ export function fingerprintAll(g: CsrGraph, names: ByteTable, attrs: ByteTable, 
   const pushName = (i: number): void => {
     const a = nOff[i]!, b = nOff[i + 1]!;
     reserve(6 * (b - a));
-    for (let k = a; k < b; k++) {
-      const c = nb[k]!;
-      if (c === QUOTE || c === BACKSLASH) {
-        buf[len++] = BACKSLASH;
-        buf[len++] = c;
-      } else if (c < 0x20) {
-        buf[len++] = BACKSLASH;
-        if (SHORT[c]) buf[len++] = SHORT[c]!;
-        else {
-          buf[len++] = 0x75; buf[len++] = 0x30; buf[len++] = 0x30;
-          buf[len++] = HEX[c >> 4]!; buf[len++] = HEX[c & 0xf]!;
-        }
-      } else buf[len++] = c;
-    }
+    len = escapeJsonBytes(buf, len, nb, a, b);
   };
   /** Compares `name(a) + "-" + hash(a)` with the same for `b`, bytewise (= by code point). */
   const cmp = (a: number, b: number): number => {

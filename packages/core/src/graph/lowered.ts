@@ -1,17 +1,15 @@
 import type { ByteTable, LoweredTables } from '../backend-types.js';
 import { xxh64HexInto } from '../hash/xxh64.js';
 import { checkGraph, checkTable, graphInputError } from './csr.js';
+import { TableWriter } from '../pack.js';
 import { fingerprintAll } from './fingerprint-all.js';
+import { escapeJsonBytes } from './json-bytes.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
 const DEPS_OPEN = enc('{"deps":[');
 const FP_KEY = enc(',"fingerprint":"');
 const VERSION_KEY = enc('","version":');
-const QUOTE = 0x22, BACKSLASH = 0x5c, AT = 0x40, COMMA = 0x2c, CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
-const HEX = enc('0123456789abcdef');
-/** JSON short escapes for bytes below 0x20 (0 = use \u00xx). */
-const SHORT = new Uint8Array(32);
-SHORT[0x08] = 0x62; SHORT[0x09] = 0x74; SHORT[0x0a] = 0x6e; SHORT[0x0c] = 0x66; SHORT[0x0d] = 0x72;
+const QUOTE = 0x22, AT = 0x40, COMMA = 0x2c, CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
 
 /** The TypeScript twin of the native `duplicateSteps` (see `CoreBackend.duplicateSteps`). */
 export function duplicateSteps(names: ByteTable, versionOf: Uint32Array): Uint32Array {
@@ -74,37 +72,15 @@ export function loweredIdentities(t: LoweredTables): Uint8Array {
   const { fingerprints } = t;
 
   // hashAttrs texts, then the ordinary Merkle pass.
-  const attrOffsets = new Uint32Array(n + 1);
-  let bytes = new Uint8Array(256 * Math.max(n, 1));
-  let len = 0;
-  const reserve = (extra: number): void => {
-    if (len + extra <= bytes.length) return;
-    const bigger = new Uint8Array(Math.max(2 * bytes.length, len + extra));
-    bigger.set(bytes.subarray(0, len));
-    bytes = bigger;
-  };
+  const attrs = new TableWriter();
   const put = (src: Uint8Array): void => {
-    reserve(src.length);
-    bytes.set(src, len);
-    len += src.length;
+    attrs.reserve(src.length);
+    attrs.bytes.set(src, attrs.pos);
+    attrs.pos += src.length;
   };
-  /** Appends `src[a, b)` JSON-escaped, without quotes (input is UTF-8; only ASCII needs escapes). */
   const escaped = (src: Uint8Array, a: number, b: number): void => {
-    reserve(6 * (b - a));
-    for (let k = a; k < b; k++) {
-      const c = src[k]!;
-      if (c === QUOTE || c === BACKSLASH) {
-        bytes[len++] = BACKSLASH;
-        bytes[len++] = c;
-      } else if (c < 0x20) {
-        bytes[len++] = BACKSLASH;
-        if (SHORT[c]) bytes[len++] = SHORT[c]!;
-        else {
-          bytes[len++] = 0x75; bytes[len++] = 0x30; bytes[len++] = 0x30;
-          bytes[len++] = HEX[c >> 4]!; bytes[len++] = HEX[c & 0xf]!;
-        }
-      } else bytes[len++] = c;
-    }
+    attrs.reserve(6 * (b - a));
+    attrs.pos = escapeJsonBytes(attrs.bytes, attrs.pos, src, a, b);
   };
   const { offsets: nOff, bytes: nb } = t.names;
   const { offsets: vOff, bytes: vb } = t.versions;
@@ -114,31 +90,25 @@ export function loweredIdentities(t: LoweredTables): Uint8Array {
     put(DEPS_OPEN);
     for (let k = offsets[i]!; k < offsets[i + 1]!; k++) {
       const d = deps[k]!;
-      reserve(3);
-      if (k > offsets[i]!) bytes[len++] = COMMA;
-      bytes[len++] = QUOTE;
+      if (k > offsets[i]!) attrs.byte(COMMA);
+      attrs.byte(QUOTE);
       escaped(nb, nOff[d]!, nOff[d + 1]!);
-      reserve(1);
-      bytes[len++] = AT;
+      attrs.byte(AT);
       version(d);
-      reserve(1);
-      bytes[len++] = QUOTE;
+      attrs.byte(QUOTE);
     }
-    reserve(1);
-    bytes[len++] = CLOSE_ARRAY;
+    attrs.byte(CLOSE_ARRAY);
     put(eb.subarray(eOff[i], eOff[i + 1]));
     put(FP_KEY);
     put(fingerprints.subarray(16 * i, 16 * i + 16));
     put(VERSION_KEY);
-    reserve(1);
-    bytes[len++] = QUOTE;
+    attrs.byte(QUOTE);
     version(i);
-    reserve(2);
-    bytes[len++] = QUOTE;
-    bytes[len++] = CLOSE_OBJECT;
-    attrOffsets[i + 1] = len;
+    attrs.byte(QUOTE);
+    attrs.byte(CLOSE_OBJECT);
+    attrs.end();
   }
-  const result = fingerprintAll(t.graph, t.names, { offsets: attrOffsets, bytes: bytes.subarray(0, len) });
+  const result = fingerprintAll(t.graph, t.names, attrs.table());
   if (!result.ok) throw graphInputError('lowered steps must be numbered dependencies first'); // unreachable after the check above
   return result.hex;
 }
