@@ -155,8 +155,7 @@ impl<'a> ByteTable<'a> {
                 offsets.len()
             )));
         }
-        check_offsets(offsets, bytes.len(), name, bytes_name)?;
-        Ok(ByteTable { offsets, bytes })
+        Self::any(offsets, bytes, name, bytes_name)
     }
 
     /// Validates a table whose entry count is whatever its offsets say.
