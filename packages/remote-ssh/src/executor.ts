@@ -341,23 +341,7 @@ class SshExecutor implements Executor {
       gpuIndices: [],
       runsIn,
     };
-    const j: Job = {
-      id: job.jobKey,
-      handle: { jobId: job.jobKey, executor: this.name, info: info as unknown as Record<string, unknown> },
-      info,
-      demand,
-      phase: 'queued',
-      host: undefined,
-      request: job,
-      stepBundle,
-      triedHosts: new Set(),
-      cancelRequested: false,
-      handedOut: false,
-      pending: [],
-      runsIn,
-      link: undefined,
-      onEnd: [],
-    };
+    const j = this.#newJob(job.jobKey, info, demand, { phase: 'queued', host: undefined, request: job, stepBundle, runsIn });
     this.#jobs.set(j.id, j);
     this.#queue.push(j);
     job.signal.addEventListener('abort', () => void this.cancel([j.handle]).catch(() => {}), { once: true });
@@ -542,6 +526,23 @@ class SshExecutor implements Executor {
     for (const j of waiting) j.link = undefined;
     const running = waiting.filter((j) => j.phase === 'running');
     if (running.length > 0 && !h.checking) void this.#check(h, running);
+  }
+
+  /** A job's record, submitted (`queued`) or adopted (`running`): no link, nothing tried, nothing pending yet. */
+  #newJob(id: string, info: SshJobInfo, demand: Demand, start: Pick<Job, 'phase' | 'host' | 'request' | 'stepBundle' | 'runsIn'>): Job {
+    return {
+      id,
+      handle: { jobId: id, executor: this.name, info: info as unknown as Record<string, unknown> },
+      info,
+      demand,
+      ...start,
+      triedHosts: new Set(),
+      cancelRequested: false,
+      handedOut: false,
+      pending: [],
+      link: undefined,
+      onEnd: [],
+    };
   }
 
   /** A launch failed: another host may take the job; otherwise it is lost (an infrastructure failure the runner retries). */
@@ -995,24 +996,8 @@ class SshExecutor implements Executor {
     }
     const demand: Demand = { cpus: info.cpus ?? 1, memoryGb: info.memoryGb ?? 0, gpus: info.gpuIndices?.length ?? 0 };
     h.slots.reserve(demand, info.gpuIndices ?? []);
-    const j: Job = {
-      id: handle.jobId,
-      handle: { jobId: handle.jobId, executor: this.name, info: info as unknown as Record<string, unknown> },
-      info,
-      demand,
-      phase: 'running',
-      host: h,
-      request: undefined,
-      stepBundle: undefined,
-      triedHosts: new Set(),
-      cancelRequested: false,
-      handedOut: false,
-      pending: [],
-      runsIn: info.runsIn,
-      // Polled: its completion may have been pushed to the runner that is gone.
-      link: undefined,
-      onEnd: [],
-    };
+    // No worker link: polled, since its completion may have been pushed to the runner that is gone.
+    const j = this.#newJob(handle.jobId, info, demand, { phase: 'running', host: h, request: undefined, stepBundle: undefined, runsIn: info.runsIn });
     this.#jobs.set(j.id, j);
     if (state.kind === 'exited') void this.#finish(j, h, state.code);
     setImmediate(() => {
