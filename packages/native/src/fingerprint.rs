@@ -103,9 +103,20 @@ fn hash_node(g: &Csr, names: &ByteTable, u: usize, attrs: &[u8], out: &mut [u8],
 }
 
 /// Hashes every node of `order` (a dependencies-first order of `g`) into `out`
-/// (16 ASCII hex digits per node, node `i` at `[16i, 16i + 16)`). A node whose 16 bytes in
-/// `out` are already non-zero is taken as hashed (see [`check_known`]) and left as it is.
-pub fn fingerprint_into(g: &Csr, names: &ByteTable, attrs: &ByteTable, order: &[u32], out: &mut [u8]) {
+/// (16 ASCII hex digits per node, node `i` at `[16i, 16i + 16)`; `out` is overwritten). A node
+/// whose 16 bytes in `known` are non-zero is taken as hashed (see [`check_known`]) and copied.
+pub fn fingerprint_into(
+    g: &Csr,
+    names: &ByteTable,
+    attrs: &ByteTable,
+    order: &[u32],
+    known: Option<&[u8]>,
+    out: &mut [u8],
+) {
+    match known {
+        Some(k) => out.copy_from_slice(k),
+        None => out.fill(0),
+    }
     let mut s = Scratch::default();
     for &u in order {
         let u = u as usize;
@@ -255,11 +266,8 @@ pub fn fingerprint_all_known(g: &Csr, names: &ByteTable, attrs: &ByteTable, know
     match toposort(g) {
         Order::Cycle(c) => Fingerprints::Cycle(c),
         Order::Done(order) => {
-            let mut out = match known {
-                Some(k) => k.to_vec(),
-                None => vec![0u8; 16 * g.len()],
-            };
-            fingerprint_into(g, names, attrs, &order, &mut out);
+            let mut out = vec![0u8; 16 * g.len()];
+            fingerprint_into(g, names, attrs, &order, known, &mut out);
             Fingerprints::Hex(out)
         }
     }

@@ -399,11 +399,7 @@ unsafe fn js_fingerprint_all(env: napi_env, info: napi_callback_info) -> R<napi_
             Order::Cycle(c) => result(env, false, "cycle", u32_array(env, &c)?),
             Order::Done(order) => {
                 let hex = new_typed(env, NAPI_UINT8_ARRAY, 16 * n, |out| {
-                    match known {
-                        Some(k) => out.copy_from_slice(k),
-                        None => out.fill(0),
-                    }
-                    fingerprint_into(&g, &names, &attrs, &order, out)
+                    fingerprint_into(&g, &names, &attrs, &order, known, out)
                 })?;
                 result(env, true, "hex", hex)
             }
