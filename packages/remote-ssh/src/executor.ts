@@ -627,6 +627,10 @@ class SshExecutor implements Executor {
         const j = jobs[i] as Job;
         if (j.phase !== 'running') return;
         if (s.kind === 'exited') void this.#finish(j, h, s.code);
+        // A worker step goes down its channel before the worker makes its job dir: while the
+        // channel is up, a missing dir means "not started yet" (the worker answers `done` or
+        // `rejected` for every step it was sent), never "lost" (which would run it twice).
+        else if (s.kind === 'missing' && j.runsIn === 'worker' && j.link?.up) return;
         else if (s.kind === 'gone' || s.kind === 'missing') {
           if (j.cancelRequested) this.#end(j, { state: 'cancelled', exitCode: null });
           else if (j.runsIn === 'worker') {
