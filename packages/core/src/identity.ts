@@ -28,7 +28,7 @@ function collectUnhashed(roots: readonly StepSpec[]): StepSpec[] {
   const stack: StepSpec[] = [];
   const next: number[] = [];
   for (const root of roots) {
-    if (root._peekHash() !== undefined || root._visitState(epoch) !== 0) continue;
+    if (root._hasHash() || root._visitState(epoch) !== 0) continue;
     stack.push(root);
     next.push(0);
     root._setVisit(epoch, 1);
@@ -40,7 +40,7 @@ function collectUnhashed(roots: readonly StepSpec[]): StepSpec[] {
         next[top] = i + 1;
         const dep = node.deps[i] as StepSpec;
         const s = dep._visitState(epoch);
-        if (s === 2 || dep._peekHash() !== undefined) continue;
+        if (s === 2 || dep._hasHash()) continue;
         if (s === 1) {
           const from = stack.indexOf(dep);
           const cycle = [...stack.slice(from), dep].map((n) => n.name).join(' -> ');
@@ -131,7 +131,7 @@ function hashBatch(backend: CoreBackend, list: readonly StepSpec[]): void {
     const spec = boundary[k] as StepSpec;
     names.add(spec.name);
     attrs.addEmpty();
-    (known as Buffer).write(spec._peekHash() as string, 16 * (m + k), 'latin1');
+    spec._writeHash(known as Buffer, 16 * (m + k));
   }
   const result = backend.fingerprintAll({ offsets, deps }, names.table(), attrs.table(), known);
   if (!result.ok) {

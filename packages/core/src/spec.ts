@@ -512,6 +512,28 @@ export class StepSpec {
     return (this.#hash = hexText(g.hashes, this.#i));
   }
 
+  /** @internal Whether the hash is known (without making its string). */
+  _hasHash(): boolean {
+    if (this.#hash !== undefined) return true;
+    const g = this.#g;
+    return g !== undefined && g.hashes.length > 0;
+  }
+
+  /**
+   * @internal Writes the 16 hex digits of the (known) hash into `out` at `at`, from the batch's
+   * bytes when no string was made: walks over large graphs need the digits, not a string per spec.
+   */
+  _writeHash(out: Uint8Array, at: number): void {
+    const h = this.#hash;
+    if (h !== undefined) {
+      for (let k = 0; k < 16; k++) out[at + k] = h.charCodeAt(k);
+      return;
+    }
+    const bytes = (this.#g as LoweredGraph | HashBatch).hashes;
+    const from = 16 * this.#i;
+    for (let k = 0; k < 16; k++) out[at + k] = bytes[from + k] as number;
+  }
+
   /** 16 lowercase hex digits: XXH64 of the canonical identity bytes. */
   get hash(): string {
     return this.#hash ?? this._peekHash() ?? hashOf(this);
