@@ -24,6 +24,7 @@ import {
   type TaskPayload,
 } from '@cairn/core';
 import { clientStorage, type ExecutorClient } from './context.js';
+import { PathIndex } from './path-index.js';
 import { StepRunError, type StepFailure } from './errors.js';
 import type { Executor, JobHandle, JobRequest, JobStatus } from './executor.js';
 import type { RunnerEvent, StepState } from './events.js';
@@ -102,146 +103,110 @@ interface DepInputs {
 const SETTLED_OK: ReadonlySet<StepState> = new Set(['succeeded', 'cached', 'skipped']);
 const INFRA_RETRIES = 3;
 
+/** What every step's record shares with its run: the run id, and the clock the step times count from. */
+interface RunStamp {
+  readonly runId: string;
+  /** Epoch ms that {@link Node.t0} and {@link Node.t1} count from (small integers, not boxed doubles). */
+  readonly epoch: number;
+}
+
 /**
- * Bits of `Node.flags`: a run keeps one Node per step until it ends, so its eight booleans share
- * one small integer (each is also readable by name through the accessors below).
+ * One step of a run: a plain object made by {@link newNode}. It is also the deferred record of a
+ * step that succeeded on the synchronous path (`build`): a store that keeps records in memory
+ * holds the node, not a copy.
  */
-const SETTLED = 1;
-const BUILT = 2;
-const HAS_RESULT = 4;
-const ACTIVE = 8;
-const HAS_SLOT = 16;
-const FAST = 32;
-const SAW_FOREIGN_LEASE = 64;
-const TOOK_OVER = 128;
-
-function withFlag(flags: number, bit: number, on: boolean): number {
-  return on ? flags | bit : flags & ~bit;
-}
-
-/** Fields only steps on the general path use (a job file, a lease refresh): allocated on first write. */
-interface NodeRare {
-  refreshing: Promise<void> | null;
-  jobFile: Promise<void> | null;
-}
-
-class Node implements StepOutcome {
+interface Node extends StepOutcome, DeferredRecord {
   readonly spec: StepSpec;
   readonly path: string;
-  state: StepState = 'pending';
-  /** The booleans below, packed: {@link SETTLED}, {@link BUILT}, … */
-  flags = 0;
-  /** Unfinished dependencies. */
-  waiting = 0;
-  dependents: Node[] | null = null;
-  /** The nodes of `spec.deps`, in order: resolved during expansion and wiring (null for a built step, which never runs). */
-  deps: Node[] | null = null;
-  /** The state read while expanding. */
-  prior: StoredState | undefined = undefined;
-  result: unknown = undefined;
-  executor = '';
-  demand: Map<string, number> | null = null;
-  /** Aborts the running attempt (an AbortController, or a synchronous job's lazily created one). */
-  controller: { abort(reason?: unknown): void } | null = null;
-  holder: LeaseHolder | null = null;
-  /** Behind `refreshing` and `jobFile`. */
-  rare: NodeRare | null = null;
-
-  constructor(spec: StepSpec, path: string) {
-    this.spec = spec;
-    this.path = path;
-  }
-
-  get name(): string {
-    return this.spec.name;
-  }
-
-  /** The spec's `nameWithHash` (made when asked: it is a new string each time, and few steps need it). */
-  get key(): string {
-    return this.spec.nameWithHash;
-  }
-
+  readonly name: string;
+  readonly stamp: RunStamp;
+  state: StepState;
   /** Reached its final state. */
-  get settled(): boolean {
-    return (this.flags & SETTLED) !== 0;
-  }
-  set settled(on: boolean) {
-    this.flags = withFlag(this.flags, SETTLED, on);
-  }
-
+  settled: boolean;
   /** Recorded SUCCESS when expanded (cached, unless drift makes it fail). */
-  get built(): boolean {
-    return (this.flags & BUILT) !== 0;
-  }
-  set built(on: boolean) {
-    this.flags = withFlag(this.flags, BUILT, on);
-  }
-
+  built: boolean;
   /** Whether `result` is known. */
-  get hasResult(): boolean {
-    return (this.flags & HAS_RESULT) !== 0;
-  }
-  set hasResult(on: boolean) {
-    this.flags = withFlag(this.flags, HAS_RESULT, on);
-  }
-
+  hasResult: boolean;
   /** A launch is in progress (lease, attempts, commit). */
-  get active(): boolean {
-    return (this.flags & ACTIVE) !== 0;
-  }
-  set active(on: boolean) {
-    this.flags = withFlag(this.flags, ACTIVE, on);
-  }
-
+  active: boolean;
   /** Holds one of the run's `maxConcurrent` slots (and its pool resources). */
-  get hasSlot(): boolean {
-    return (this.flags & HAS_SLOT) !== 0;
-  }
-  set hasSlot(on: boolean) {
-    this.flags = withFlag(this.flags, HAS_SLOT, on);
-  }
-
+  hasSlot: boolean;
   /** Its executor can run it on the runner's stack (`runSync`) and it has no timeout. */
-  get fast(): boolean {
-    return (this.flags & FAST) !== 0;
-  }
-  set fast(on: boolean) {
-    this.flags = withFlag(this.flags, FAST, on);
-  }
-
+  fast: boolean;
   /** Another runner held its lease at some point in this run. */
-  get sawForeignLease(): boolean {
-    return (this.flags & SAW_FOREIGN_LEASE) !== 0;
-  }
-  set sawForeignLease(on: boolean) {
-    this.flags = withFlag(this.flags, SAW_FOREIGN_LEASE, on);
-  }
-
+  sawForeignLease: boolean;
   /** This run took the lease over from a dead runner: a job it recorded may still run. */
-  get tookOver(): boolean {
-    return (this.flags & TOOK_OVER) !== 0;
-  }
-  set tookOver(on: boolean) {
-    this.flags = withFlag(this.flags, TOOK_OVER, on);
-  }
-
+  tookOver: boolean;
+  /** Unfinished dependencies. */
+  waiting: number;
+  /** Steps waiting on this one: none, one (no array: most steps have one or two), or several. */
+  dependents: Node | Node[] | null;
+  /** The nodes of `spec.deps`, in order: resolved during expansion and wiring (null for a built step, which never runs). */
+  deps: Node[] | null;
+  /** The state read while expanding. */
+  prior: StoredState | undefined;
+  result: unknown;
+  executor: string;
+  demand: Map<string, number> | null;
+  /** Aborts the running attempt (an AbortController, or a synchronous job's lazily created one). */
+  controller: { abort(reason?: unknown): void } | null;
+  holder: LeaseHolder | null;
   /** An in-flight lease refresh, awaited before the lease is released. */
-  get refreshing(): Promise<void> | null {
-    return this.rare === null ? null : this.rare.refreshing;
-  }
-  set refreshing(p: Promise<void> | null) {
-    if (this.rare !== null) this.rare.refreshing = p;
-    else if (p !== null) this.rare = { refreshing: p, jobFile: null };
-  }
-
+  refreshing: Promise<void> | null;
   /** The step has a `.cairn/job.json` (the write, when in flight): removed before the commit. */
-  get jobFile(): Promise<void> | null {
-    return this.rare === null ? null : this.rare.jobFile;
-  }
-  set jobFile(p: Promise<void> | null) {
-    if (this.rare !== null) this.rare.jobFile = p;
-    else if (p !== null) this.rare = { refreshing: null, jobFile: p };
-  }
+  jobFile: Promise<void> | null;
+  /** Start and end of the one synchronous attempt, ms after `stamp.epoch`. */
+  t0: number;
+  t1: number;
+}
+
+/**
+ * A new node. One object literal, not a class instance: a run keeps every node until it ends,
+ * and V8 allocates a literal whose allocation site has seen nearly all its objects survive
+ * straight into the old generation. Class instances are always made young and copied out of the
+ * young generation twice, which was most of a large run's GC time.
+ */
+function newNode(spec: StepSpec, path: string, stamp: RunStamp): Node {
+  return {
+    spec,
+    path,
+    name: spec.name,
+    stamp,
+    state: 'pending',
+    settled: false,
+    built: false,
+    hasResult: false,
+    active: false,
+    hasSlot: false,
+    fast: false,
+    sawForeignLease: false,
+    tookOver: false,
+    waiting: 0,
+    dependents: null,
+    deps: null,
+    prior: undefined,
+    result: undefined,
+    executor: '',
+    demand: null,
+    controller: null,
+    holder: null,
+    refreshing: null,
+    jobFile: null,
+    t0: 0,
+    t1: 0,
+    build: buildNodeRecord,
+  };
+}
+
+/** `Node.build`: the record of a step that succeeded on the synchronous path (committed deferred by {@link Run}). */
+function buildNodeRecord(this: Node): ArtifactRecord {
+  const { runId, epoch } = this.stamp;
+  return buildRecord(runId, this, 'SUCCESS', 'succeeded', null, this.executor, undefined, this.result, epoch + this.t0, epoch + this.t1);
+}
+
+/** The step's `nameWithHash` (made when asked: few steps need it). */
+function keyOf(node: Node): string {
+  return node.spec.nameWithHash;
 }
 
 function hasResources(spec: StepSpec): boolean {
@@ -269,6 +234,8 @@ const NO_INFO: Readonly<Record<string, unknown>> = Object.freeze({});
 const ABORTED: JobStatus = Object.freeze({ state: 'cancelled', reason: 'aborted' });
 /** Fast steps run back to back before the pump checks whether to yield to the event loop. */
 const FAST_BATCH = 1024;
+/** Items of an array taken per expansion (one identity pass and one batched state read each). */
+const CHUNK = 1024;
 /** Longest stretch of synchronous steps before the event loop gets a turn (signals, timers, I/O). */
 const SLICE_MS = 20;
 
@@ -281,8 +248,8 @@ function depInputsOf(node: Node): DepInputs {
   const deps = node.deps as Node[];
   for (let i = 0; i < deps.length; i++) {
     const d = deps[i] as Node;
-    depPaths[d.key] = d.path;
-    if (d.result !== undefined) depResults[d.key] = d.result;
+    depPaths[keyOf(d)] = d.path;
+    if (d.result !== undefined) depResults[keyOf(d)] = d.result;
   }
   return { depPaths, depResults };
 }
@@ -292,11 +259,11 @@ function taskOf(node: Node, inputs: DepInputs, attempt: number): TaskPayload {
   const spec = node.spec;
   const deps = node.deps as Node[];
   const depKeys = new Array<string>(deps.length);
-  for (let i = 0; i < deps.length; i++) depKeys[i] = (deps[i] as Node).key;
+  for (let i = 0; i < deps.length; i++) depKeys[i] = keyOf(deps[i] as Node);
   return {
     v: 1,
     name: spec.name,
-    nameWithHash: node.key,
+    nameWithHash: keyOf(node),
     kind: spec.kind,
     ref: spec.ref ?? { module: 'inline:', export: spec.name },
     inputs: spec.inputs,
@@ -342,7 +309,7 @@ class FastJob implements JobRequest {
   }
 
   get jobKey(): string {
-    return `${this.#node.key}.1`;
+    return `${keyOf(this.#node)}.1`;
   }
 
   get inputs(): DepInputs {
@@ -389,7 +356,8 @@ class FastJob implements JobRequest {
  * writes records (LocalStore) gets the record object at once ({@link recordOf}); one that keeps
  * them in memory (MemoryStore, `commitDeferredSync`) keeps this and builds the record when it is
  * first read: most records of a run in memory are never read, and building ~20 fields and four
- * arrays per step was a large share of the scheduler's own time and garbage.
+ * arrays per step was a large share of the scheduler's own time and garbage. (A step that
+ * succeeded on the synchronous path needs none of this: its node is its deferred record.)
  *
  * Everything it reads is fixed once the step is committed: the node's spec, path, key, executor
  * and resolved dependencies, and the values passed here.
@@ -417,54 +385,68 @@ class StepRecord implements DeferredRecord {
   }
 
   build(): ArtifactRecord {
-    const node = this.node;
-    const spec = node.spec;
-    const deps = spec.deps;
-    const depNodes = node.deps as Node[];
-    const depPaths = new Array<string>(deps.length);
-    const depIdents = new Array<string>(deps.length);
-    for (let i = 0; i < deps.length; i++) {
-      const d = deps[i] as StepSpec;
-      const dn = depNodes[i] as Node;
-      depPaths[i] = dn.path;
-      depIdents[i] = d.version !== undefined ? d.ident : dn.key;
-    }
-    let config: unknown = spec.hashAttrs;
-    if (spec.kind === 'apply') {
-      const byKey: Record<string, string> = {};
-      for (let i = 0; i < deps.length; i++) byKey[(deps[i] as StepSpec).nameWithHash] = depPaths[i] as string;
-      const resolved = jsonSafe(resolveInputs(spec, node.path, byKey));
-      config = resolved.ok ? resolved.value : null;
-    }
-    const { start, end } = this;
-    let attempts = this.attempts;
-    let handle = this.handle;
-    if (attempts === null) {
-      // The one attempt of the synchronous path: job `<key>.1`, as its FastJob was keyed.
-      const jobId = `${node.key}.1`;
-      handle = { jobId, executor: handle as string, info: NO_INFO };
-      attempts = [{ attempt: 1, start, end, state: 'succeeded', executor: node.executor, jobId, host: thisHost() }];
-    }
-    // Built field by field (no spreads), in the order of the record format.
-    const record: Record<string, unknown> = { cairn: 1, name: spec.name, nameWithHash: node.key };
-    if (spec.version !== undefined) record.version = spec.version;
-    if (spec.fingerprint !== undefined) record.fingerprint = spec.fingerprint;
-    if (spec.fingerprintPayload !== undefined) record.fingerprintPayload = spec.fingerprintPayload;
-    record.outputPath = node.path;
-    record.config = config;
-    record.deps = depIdents;
-    record.depPaths = depPaths;
-    record.status = this.status;
-    if (this.value !== undefined) record.result = this.value;
-    if (this.error !== undefined) record.error = errorData(this.error);
-    if (spec.provenance !== undefined) record.provenance = spec.provenance;
-    record.attempts = attempts;
-    record.timings = { start, end, durationMs: end - start };
-    record.executor = node.executor;
-    if (handle !== undefined) record.job = handle;
-    record.runId = this.runId;
-    return record as unknown as ArtifactRecord;
+    return buildRecord(this.runId, this.node, this.status, this.state, this.attempts, this.handle, this.error, this.value, this.start, this.end);
   }
+}
+
+/** The artifact record of `node` (see {@link StepRecord} for the arguments). */
+function buildRecord(
+  runId: string,
+  node: Node,
+  status: StatusToken,
+  state: 'succeeded' | 'failed' | 'cancelled',
+  attemptList: readonly AttemptRecord[] | null,
+  lastHandle: JobHandle | string | undefined,
+  error: unknown,
+  value: unknown,
+  start: number,
+  end: number,
+): ArtifactRecord {
+  const spec = node.spec;
+  const deps = spec.deps;
+  const depNodes = node.deps as Node[];
+  const depPaths = new Array<string>(deps.length);
+  const depIdents = new Array<string>(deps.length);
+  for (let i = 0; i < deps.length; i++) {
+    const d = deps[i] as StepSpec;
+    const dn = depNodes[i] as Node;
+    depPaths[i] = dn.path;
+    depIdents[i] = d.version !== undefined ? d.ident : keyOf(dn);
+  }
+  let config: unknown = spec.hashAttrs;
+  if (spec.kind === 'apply') {
+    const byKey: Record<string, string> = {};
+    for (let i = 0; i < deps.length; i++) byKey[(deps[i] as StepSpec).nameWithHash] = depPaths[i] as string;
+    const resolved = jsonSafe(resolveInputs(spec, node.path, byKey));
+    config = resolved.ok ? resolved.value : null;
+  }
+  let attempts = attemptList;
+  let handle = lastHandle;
+  if (attempts === null) {
+    // The one attempt of the synchronous path: job `<key>.1`, as its FastJob was keyed.
+    const jobId = `${keyOf(node)}.1`;
+    handle = { jobId, executor: handle as string, info: NO_INFO };
+    attempts = [{ attempt: 1, start, end, state: 'succeeded', executor: node.executor, jobId, host: thisHost() }];
+  }
+  // Built field by field (no spreads), in the order of the record format.
+  const record: Record<string, unknown> = { cairn: 1, name: spec.name, nameWithHash: keyOf(node) };
+  if (spec.version !== undefined) record.version = spec.version;
+  if (spec.fingerprint !== undefined) record.fingerprint = spec.fingerprint;
+  if (spec.fingerprintPayload !== undefined) record.fingerprintPayload = spec.fingerprintPayload;
+  record.outputPath = node.path;
+  record.config = config;
+  record.deps = depIdents;
+  record.depPaths = depPaths;
+  record.status = status;
+  if (value !== undefined) record.result = value;
+  if (error !== undefined) record.error = errorData(error);
+  if (spec.provenance !== undefined) record.provenance = spec.provenance;
+  record.attempts = attempts;
+  record.timings = { start, end, durationMs: end - start };
+  record.executor = node.executor;
+  if (handle !== undefined) record.job = handle;
+  record.runId = runId;
+  return record as unknown as ArtifactRecord;
 }
 
 /** The record to commit now, or undefined when only the status is written. */
@@ -487,8 +469,9 @@ function jsonSafe(value: unknown): { ok: true; value: unknown } | { ok: false } 
 /** @internal */
 export class Run {
   readonly #c: RunConfig;
+  readonly #stamp: RunStamp;
   /** Every step of the run by output path (two specs with one path are one step). */
-  readonly #nodes = new Map<string, Node>();
+  readonly #nodes = new PathIndex<Node>();
   /**
    * Specs find their node through a tag this run leaves on them (`spec._tag(this)`), not a
    * spec→node map; a spec whose tag another run has taken since is found by its output path.
@@ -538,6 +521,7 @@ export class Run {
 
   constructor(config: RunConfig) {
     this.#c = config;
+    this.#stamp = { runId: config.runId, epoch: Date.now() };
     this.#emit = config.emit;
     this.#sync = config.store.sync;
     for (const [k, v] of Object.entries(config.pools)) {
@@ -629,12 +613,12 @@ export class Run {
       // An array is already materialised: take it in chunks (one expansion, one batched read per chunk).
       const list = steps as readonly StepInput[];
       try {
-        for (let i = 0; i < list.length && !this.#stopPulling; i += 1024) {
+        for (let i = 0; i < list.length && !this.#stopPulling; i += CHUNK) {
           if (this.#ready.length - this.#readyHead >= this.#c.maxConcurrent) {
             await new Promise<void>((resolve) => (this.#capacity = resolve));
             this.#capacity = undefined;
           }
-          await this.#add(list.slice(i, i + 1024));
+          await this.#add(list.slice(i, i + CHUNK));
           await yieldToLoop();
         }
       } catch (err) {
@@ -679,7 +663,7 @@ export class Run {
     const unhashed: StepSpec[] = [];
     for (const item of items) {
       if (item instanceof StepSpec) {
-        if (item._peekHash() === undefined) unhashed.push(item);
+        if (!item._hasHash()) unhashed.push(item);
       } else if (isArtifactStep(item)) handles.push(item);
       else {
         throw new CairnError('CAIRN_BAD_DEPENDENCY', `run(): got ${item === null ? 'null' : typeof item} where a step was expected; pass StepSpecs or handles returned by apply().`);
@@ -714,8 +698,8 @@ export class Run {
           if (existing.spec !== spec) this.#aliases.push(spec);
           continue;
         }
-        const node = new Node(spec, path);
-        nodes.set(path, node);
+        const node = newNode(spec, path, this.#stamp);
+        nodes.add(node);
         spec._setTag(this, node);
         fresh.push(node);
         if (!spec.mutable) {
@@ -857,7 +841,10 @@ export class Run {
       if (d.settled) {
         if (!SETTLED_OK.has(d.state)) failedDep ??= d;
       } else {
-        (d.dependents ??= []).push(node);
+        const ds = d.dependents;
+        if (ds === null) d.dependents = node;
+        else if (!Array.isArray(ds)) d.dependents = [ds, node];
+        else ds.push(node);
         node.waiting++;
       }
     }
@@ -1308,7 +1295,7 @@ export class Run {
     const spec = node.spec;
     const files = c.store.attemptFiles(node.path, attempt);
     return {
-      jobKey: `${node.key}.${attempt}`,
+      jobKey: `${keyOf(node)}.${attempt}`,
       spec,
       task: taskOf(node, inputs, attempt),
       outputPath: node.path,
@@ -1614,9 +1601,17 @@ export class Run {
     end: number,
   ): void {
     const value = this.#recordedValue(node, state, result);
-    const record = new StepRecord(this.#c.runId, node, status, state, attempts, executorName, error, value, start, end);
-    if (s.commitDeferredSync !== undefined && record.written) s.commitDeferredSync(node.path, status, record);
-    else s.commitSync(node.path, status, recordOf(record));
+    if (s.commitDeferredSync !== undefined && state === 'succeeded' && attempts === null && executorName === node.executor && !node.spec.writesRecord) {
+      // The common case: the node itself is the deferred record (see Node.build).
+      const epoch = this.#stamp.epoch;
+      node.t0 = start - epoch;
+      node.t1 = end - epoch;
+      s.commitDeferredSync(node.path, status, node);
+    } else {
+      const record = new StepRecord(this.#c.runId, node, status, state, attempts, executorName, error, value, start, end);
+      if (s.commitDeferredSync !== undefined && record.written) s.commitDeferredSync(node.path, status, record);
+      else s.commitSync(node.path, status, recordOf(record));
+    }
     node.holder = null;
     s.removeLeaseSync(node.path);
     this.#settleFinished(node, state, error, false);
@@ -1703,19 +1698,21 @@ export class Run {
     const dependents = node.dependents;
     node.dependents = null;
     if (dependents === null) return;
-    if (SETTLED_OK.has(state)) {
-      for (const d of dependents) {
-        if (--d.waiting === 0 && !d.settled) {
-          if (this.#cancelled) this.#settle(d, 'cancelled', {});
-          else this.#enqueue(d);
-        }
+    const ok = SETTLED_OK.has(state);
+    if (!Array.isArray(dependents)) this.#notify(dependents, node, ok);
+    else for (let i = 0; i < dependents.length; i++) this.#notify(dependents[i] as Node, node, ok);
+  }
+
+  /** Tells `d` that its dependency `dep` settled (`ok`: succeeded, cached or skipped). */
+  #notify(d: Node, dep: Node, ok: boolean): void {
+    if (ok) {
+      if (--d.waiting === 0 && !d.settled) {
+        if (this.#cancelled) this.#settle(d, 'cancelled', {});
+        else this.#enqueue(d);
       }
-    } else {
-      for (const d of dependents) {
-        if (d.settled) continue;
-        if (state === 'cancelled' || this.#cancelled) this.#settle(d, 'cancelled', {});
-        else this.#depFailed(d, node);
-      }
+    } else if (!d.settled) {
+      if (dep.state === 'cancelled' || this.#cancelled) this.#settle(d, 'cancelled', {});
+      else this.#depFailed(d, dep);
     }
   }
 

@@ -2,6 +2,7 @@
  * An in-memory store with the same semantics as {@link LocalStore}: for tests and for
  * measuring the scheduler without the filesystem. Nothing is shared between processes.
  */
+import { PathIndex } from '../path-index.js';
 import { type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
 import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { StatusToken } from './status.js';
@@ -9,6 +10,8 @@ import { type AttemptFiles, mirrorsAsync, type Store, type StoredState, type Syn
 
 /** What the store holds for one step (every field undefined until written). */
 class Entry {
+  /** The step's output path. */
+  readonly path: string;
   status: StatusToken | undefined = undefined;
   /** The holder object itself (never its JSON: the text is made only when a lease is read). */
   lease: LeaseHolder | undefined = undefined;
@@ -37,6 +40,10 @@ class Entry {
     this.#deferred = undefined;
   }
 
+  constructor(path: string) {
+    this.path = path;
+  }
+
   /** Whether a record was committed (without building a deferred one). */
   get hasRecord(): boolean {
     return this.#deferred !== undefined || this.#record !== undefined;
@@ -49,19 +56,28 @@ class Entry {
   }
 }
 
+/** The store's entries by output path: a read-only map, plus `delete` (tests remove entries to simulate lost outputs). */
+export interface MemoryEntries extends ReadonlyMap<string, Entry> {
+  delete(path: string): boolean;
+}
+
 /**
- * The entries by path, remembering the last entry found: the runner touches one step's entry
- * several times in a row (prepare → lease → commit → release), and on a large map each lookup
- * by a path string costs a cache miss or two. Every change to the map forgets it.
+ * The entries by path ({@link PathIndex}), remembering the last entry found: the runner touches
+ * one step's entry several times in a row (prepare → lease → commit → release). Every change to
+ * the table forgets it.
  */
-class Entries extends Map<string, Entry> {
+class Entries implements MemoryEntries {
+  readonly #index = new PathIndex<Entry>();
   #lastPath: string | undefined = undefined;
   #lastEntry: Entry | undefined = undefined;
 
-  /** `get`, answered from the last hit when `path` is the same. */
-  find(path: string): Entry | undefined {
+  get size(): number {
+    return this.#index.size;
+  }
+
+  get(path: string): Entry | undefined {
     if (path === this.#lastPath) return this.#lastEntry;
-    const e = super.get(path);
+    const e = this.#index.get(path);
     if (e !== undefined) {
       this.#lastPath = path;
       this.#lastEntry = e;
@@ -69,22 +85,51 @@ class Entries extends Map<string, Entry> {
     return e;
   }
 
-  override set(path: string, entry: Entry): this {
-    super.set(path, entry);
-    // Set right after a lookup: the step's next operation will ask for it.
-    this.#lastPath = path;
-    this.#lastEntry = entry;
-    return this;
+  has(path: string): boolean {
+    return this.get(path) !== undefined;
   }
 
-  override delete(path: string): boolean {
+  /** The entry at `path`, created when there is none. */
+  ensure(path: string): Entry {
+    let e = this.get(path);
+    if (e === undefined) {
+      e = new Entry(path);
+      this.#index.add(e);
+      // Made right before the step's next operation, which will ask for it.
+      this.#lastPath = path;
+      this.#lastEntry = e;
+    }
+    return e;
+  }
+
+  delete(path: string): boolean {
     if (path === this.#lastPath) this.#lastPath = this.#lastEntry = undefined;
-    return super.delete(path);
+    return this.#index.delete(path);
   }
 
-  override clear(): void {
+  clear(): void {
     this.#lastPath = this.#lastEntry = undefined;
-    super.clear();
+    this.#index.clear();
+  }
+
+  *entries(): MapIterator<[string, Entry]> {
+    for (const e of this.#index.values()) yield [e.path, e];
+  }
+
+  *keys(): MapIterator<string> {
+    for (const e of this.#index.values()) yield e.path;
+  }
+
+  values(): MapIterator<Entry> {
+    return this.#index.values();
+  }
+
+  [Symbol.iterator](): MapIterator<[string, Entry]> {
+    return this.entries();
+  }
+
+  forEach(fn: (value: Entry, key: string, map: ReadonlyMap<string, Entry>) => void, thisArg?: unknown): void {
+    for (const e of this.#index.values()) fn.call(thisArg, e, e.path, this);
   }
 }
 
@@ -99,15 +144,10 @@ export class MemoryStore implements Store, SyncStoreOps {
   readonly sync: SyncStoreOps | undefined = mirrorsAsync(this, MemoryStore) ? this : undefined;
   readonly #map = new Entries();
   /** Entries by output path (inspect in tests). */
-  readonly entries: Map<string, Entry> = this.#map;
+  readonly entries: MemoryEntries = this.#map;
 
   #entry(path: string): Entry {
-    let e = this.#map.find(path);
-    if (e === undefined) {
-      e = new Entry();
-      this.entries.set(path, e);
-    }
-    return e;
+    return this.#map.ensure(path);
   }
 
   async readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
@@ -117,7 +157,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   readStatesSync(paths: readonly string[], withRecord: readonly boolean[] | boolean): StoredState[] {
     const out = new Array<StoredState>(paths.length);
     for (let i = 0; i < paths.length; i++) {
-      const e = this.entries.get(paths[i] as string);
+      const e = this.#map.get(paths[i] as string);
       const status = e?.status ?? null;
       const want = typeof withRecord === 'boolean' ? withRecord : withRecord[i] === true;
       if (status === null && (e === undefined || !e.hasRecord || !want)) out[i] = want ? ABSENT_WITH_RECORD : ABSENT;
@@ -131,9 +171,9 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   prepareSync(path: string): boolean {
-    if (this.#map.find(path) !== undefined) return false;
-    this.#map.set(path, new Entry());
-    return true;
+    const n = this.#map.size;
+    this.#map.ensure(path);
+    return this.#map.size > n;
   }
 
   async commit(path: string, status: StatusToken, record?: ArtifactRecord): Promise<void> {
@@ -170,7 +210,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   async readLease(path: string): Promise<LeaseInfo | null> {
-    const e = this.#map.find(path);
+    const e = this.#map.get(path);
     if (e?.lease === undefined) return null;
     const raw = JSON.stringify(e.lease);
     return { holder: parseHolder(raw), raw, mtimeMs: e.leaseMtimeMs ?? e.lease.timestamp * 1000 };
@@ -188,12 +228,12 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   removeLeaseSync(path: string): void {
-    const e = this.#map.find(path);
+    const e = this.#map.get(path);
     if (e !== undefined) e.lease = undefined;
   }
 
   async breakLease(path: string, observed: LeaseInfo): Promise<boolean> {
-    const e = this.#map.find(path);
+    const e = this.#map.get(path);
     if (e?.lease === undefined || JSON.stringify(e.lease) !== observed.raw) return false;
     e.lease = undefined;
     return true;
@@ -204,11 +244,11 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   async readJob(path: string): Promise<JobRecord | null> {
-    return this.entries.get(path)?.job ?? null;
+    return this.#map.get(path)?.job ?? null;
   }
 
   async removeJob(path: string): Promise<void> {
-    const e = this.#map.find(path);
+    const e = this.#map.get(path);
     if (e) e.job = undefined;
   }
 

@@ -1,0 +1,153 @@
+/**
+ * Items keyed by their output path, for the run's steps and the in-memory store's entries.
+ *
+ * A `Map` keyed by path strings costs several cache misses per lookup on a large run: a bucket,
+ * then for each entry in the bucket's chain its key string, loaded to compare it. A run of 10^5
+ * steps looks up each fresh path two or three times, and those misses were a third of the
+ * scheduler's time. Here a lookup hashes the path in JS and probes an open-addressing table
+ * (linear probing, at most half full) of 32-bit pairs: the item's number and its path's hash.
+ * A lookup that finds nothing touches one cache line; a hit loads the item and compares paths
+ * (usually the same string object, so no characters are compared). Growing never touches
+ * the items.
+ */
+export class PathIndex<T extends { readonly path: string }> {
+  /** Two words a slot: item number + 1 (0: empty), the path's hash (its low bits pick the slot). */
+  #t: Int32Array;
+  #mask: number;
+  /** Items by number, in insertion order (undefined where one was deleted). */
+  #items: (T | undefined)[] = [];
+  #size = 0;
+  /** The last path hashed, and its hash: `add` after a missed `get` does not hash it again. */
+  #lastPath: string | undefined = undefined;
+  #lastHash = 0;
+
+  constructor() {
+    this.#t = new Int32Array(2 * 1024);
+    this.#mask = 1023;
+  }
+
+  /** Items held. */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** The item at `path`. */
+  get(path: string): T | undefined {
+    const h = this.#hash(path);
+    const t = this.#t;
+    const mask = this.#mask;
+    for (let s = h & mask; ; s = (s + 1) & mask) {
+      const n = t[2 * s] as number;
+      if (n === 0) return undefined;
+      if (t[2 * s + 1] === h) {
+        const item = this.#items[n - 1] as T;
+        if (item.path === path) return item;
+      }
+    }
+  }
+
+  /** Adds `item` (the caller checked that no item has its path). */
+  add(item: T): void {
+    if (2 * (this.#size + 1) > this.#mask + 1) this.#grow();
+    const h = this.#hash(item.path);
+    this.#items.push(item);
+    this.#size++;
+    put(this.#t, this.#mask, h, this.#items.length);
+  }
+
+  /** Removes the item at `path`; false when there is none. */
+  delete(path: string): boolean {
+    const h = this.#hash(path);
+    const t = this.#t;
+    const mask = this.#mask;
+    let s = h & mask;
+    for (; ; s = (s + 1) & mask) {
+      const n = t[2 * s] as number;
+      if (n === 0) return false;
+      if (t[2 * s + 1] === h && (this.#items[n - 1] as T).path === path) break;
+    }
+    this.#items[(t[2 * s] as number) - 1] = undefined;
+    this.#size--;
+    // Backward-shift deletion: move later entries of the probe run into the hole.
+    for (let hole = s, j = (s + 1) & mask; ; j = (j + 1) & mask) {
+      const n = t[2 * j] as number;
+      if (n === 0) {
+        t[2 * hole] = 0;
+        t[2 * hole + 1] = 0;
+        return true;
+      }
+      const home = (t[2 * j + 1] as number) & mask;
+      // The entry at j may fill the hole unless its home slot lies cyclically in (hole, j].
+      if (hole <= j ? home <= hole || home > j : home <= hole && home > j) {
+        t[2 * hole] = n;
+        t[2 * hole + 1] = t[2 * j + 1] as number;
+        hole = j;
+      }
+    }
+  }
+
+  /** Removes every item. */
+  clear(): void {
+    this.#t = new Int32Array(2 * 1024);
+    this.#mask = 1023;
+    this.#items = [];
+    this.#size = 0;
+  }
+
+  /** Every item, in insertion order. */
+  *values(): IterableIterator<T> {
+    for (const item of this.#items) if (item !== undefined) yield item;
+  }
+
+  #hash(path: string): number {
+    if (path === this.#lastPath) return this.#lastHash;
+    this.#lastPath = path;
+    return (this.#lastHash = hashPath(path));
+  }
+
+  #grow(): void {
+    const old = this.#t;
+    const mask = 2 * (this.#mask + 1) - 1;
+    const t = new Int32Array(2 * (mask + 1));
+    if (this.#size === this.#items.length) {
+      for (let at = 0; at < old.length; at += 2) {
+        const n = old[at] as number;
+        if (n !== 0) put(t, mask, old[at + 1] as number, n);
+      }
+    } else {
+      // Deleted items left holes: renumber the live ones.
+      const live: T[] = [];
+      const renumber = new Int32Array(this.#items.length + 1);
+      this.#items.forEach((item, i) => {
+        if (item !== undefined) renumber[i + 1] = live.push(item);
+      });
+      for (let at = 0; at < old.length; at += 2) {
+        const n = old[at] as number;
+        if (n !== 0) put(t, mask, old[at + 1] as number, renumber[n] as number);
+      }
+      this.#items = live;
+    }
+    this.#t = t;
+    this.#mask = mask;
+  }
+}
+
+function put(t: Int32Array, mask: number, h: number, stored: number): void {
+  let s = h & mask;
+  while (t[2 * s] !== 0) s = (s + 1) & mask;
+  t[2 * s] = stored;
+  t[2 * s + 1] = h;
+}
+
+/**
+ * A 32-bit hash of `path` (FNV-1a, finished with a shift-xor) over its length and its last 48
+ * characters: paths of one run share their prefix and differ at the end (a step's name and
+ * hash). Paths that differ only further left are told apart by the comparison that confirms
+ * every hit.
+ */
+function hashPath(path: string): number {
+  const n = path.length;
+  let a = 0x811c9dc5 ^ n;
+  for (let i = n > 48 ? n - 48 : 0; i < n; i++) a = Math.imul(a ^ path.charCodeAt(i), 0x01000193);
+  return a ^ (a >>> 15);
+}
