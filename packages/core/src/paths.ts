@@ -13,12 +13,29 @@ export function isAbsoluteLocation(p: string): boolean {
  * slash on the prefix must not produce `//`).
  */
 export function joinPath(prefix: string, rel: string): string {
-  let p = prefix;
-  const schemeEnd = hasScheme(p) ? p.indexOf('://') + 3 : 0;
-  while (p.length > schemeEnd && p.endsWith('/')) p = p.slice(0, -1);
   let r = rel;
   while (r.startsWith('/')) r = r.slice(1);
-  if (r === '') return p;
-  if (p.length === schemeEnd) return p + r;
-  return `${p}/${r}`;
+  if (r === '') return prefixBase(prefix, false);
+  return prefixBase(prefix, true) + r;
+}
+
+/** The last prefix {@link prefixBase} normalised, and the result (a run joins one prefix to every step's path). */
+let lastPrefix: string | undefined;
+let lastBase = '';
+let lastBare = '';
+
+/**
+ * @internal `prefix` without its trailing slashes (`withSlash` false), or as it goes before a relative
+ * path: with exactly one `/` after it, none after a bare URL root such as `s3://`.
+ */
+export function prefixBase(prefix: string, withSlash: boolean): string {
+  if (prefix !== lastPrefix) {
+    let p = prefix;
+    const schemeEnd = hasScheme(p) ? p.indexOf('://') + 3 : 0;
+    while (p.length > schemeEnd && p.endsWith('/')) p = p.slice(0, -1);
+    lastBare = p;
+    lastBase = p.length === schemeEnd ? p : `${p}/`;
+    lastPrefix = prefix;
+  }
+  return withSlash ? lastBase : lastBare;
 }

@@ -2,7 +2,7 @@ import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
 import { getFnRef, getRemoteOptions } from './fnref.js';
 import { hashOf } from './identity.js';
-import { isAbsoluteLocation, joinPath } from './paths.js';
+import { isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
 import type { FnRef, PathStepFn, Provenance, Resources } from './types.js';
 import { validateSegment } from './validate.js';
 
@@ -548,7 +548,11 @@ export class StepSpec {
   outputPath(prefix: string): string {
     const o = this.overrideOutputPath;
     if (o !== undefined) return isAbsoluteLocation(o) ? o : joinPath(prefix, o);
-    return joinPath(prefix, this.nameWithHash);
+    // The name cannot start with `/` (validateSegment). The hash is read from its batch without
+    // keeping a string: a run needs every step's path, and few of their hashes.
+    const g = this.#g;
+    const hash = this.#hash ?? (g !== undefined && g.hashes.length > 0 ? hexText(g.hashes, this.#i) : this.hash);
+    return prefixBase(prefix, true) + (this.#nameWithHash ?? `${this.name}-${hash}`);
   }
 
   /** `name@version` for lazy steps, `nameWithHash` otherwise: how dependents refer to this step. */
