@@ -7,7 +7,7 @@ export { run } from './run.js';
 export { StepRunError } from './errors.js';
 export { currentClient } from './context.js';
 export { LocalStore } from './store/local.js';
-export { MemoryStore, type MemoryEntries } from './store/memory.js';
+export { MemoryStore, type MemoryEntries, type MemoryEntry } from './store/memory.js';
 export { parseStatus, STATUS_FILE } from './store/status.js';
 export { JOB_FILE, RECORD_FILE } from './store/records.js';
 export { LEASE_FILE, isStale } from './store/leases.js';

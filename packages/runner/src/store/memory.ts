@@ -9,55 +9,45 @@ import type { StatusToken } from './status.js';
 import { type AttemptFiles, mirrorsAsync, type Store, type StoredState, type SyncStoreOps } from './store.js';
 
 /** What the store holds for one step (every field undefined until written). */
-class Entry {
+export interface MemoryEntry {
   /** The step's output path. */
   readonly path: string;
-  status: StatusToken | undefined = undefined;
+  status: StatusToken | undefined;
   /** The holder object itself (never its JSON: the text is made only when a lease is read). */
-  lease: LeaseHolder | undefined = undefined;
+  lease: LeaseHolder | undefined;
   /**
    * When the lease was last written, epoch ms; undefined while it is the holder's own creation
    * time (`timestamp`, epoch s): no clock read and no number kept per lease.
    */
-  leaseMtimeMs: number | undefined = undefined;
-  job: JobRecord | undefined = undefined;
-  #record: ArtifactRecord | undefined = undefined;
-  /** A record committed deferred, not built yet (then `#record` is undefined). */
-  #deferred: DeferredRecord | undefined = undefined;
+  leaseMtimeMs: number | undefined;
+  job: JobRecord | undefined;
+  /** The record (one committed deferred is built when the entry is read through `entries`, or its state with the record). */
+  record: ArtifactRecord | undefined;
+  /** A record committed deferred and not built yet (`record` is undefined meanwhile). */
+  deferred: DeferredRecord | undefined;
+}
 
-  /** The record (built now when it was committed deferred and this is its first read). */
-  get record(): ArtifactRecord | undefined {
-    const d = this.#deferred;
-    if (d !== undefined) {
-      this.#record = d.build();
-      this.#deferred = undefined;
-    }
-    return this.#record;
-  }
+/**
+ * A new entry. An object literal, not a class instance: entries live as long as the store, and V8
+ * allocates a literal whose allocation site has seen nearly all its objects survive straight
+ * into the old generation instead of copying each out of the young one.
+ */
+function newEntry(path: string): MemoryEntry {
+  return { path, status: undefined, lease: undefined, leaseMtimeMs: undefined, job: undefined, record: undefined, deferred: undefined };
+}
 
-  set record(record: ArtifactRecord | undefined) {
-    this.#record = record;
-    this.#deferred = undefined;
+/** The entry's record, building a deferred one now (once). */
+function recordOf(e: MemoryEntry): ArtifactRecord | undefined {
+  const d = e.deferred;
+  if (d !== undefined) {
+    e.record = d.build();
+    e.deferred = undefined;
   }
-
-  constructor(path: string) {
-    this.path = path;
-  }
-
-  /** Whether a record was committed (without building a deferred one). */
-  get hasRecord(): boolean {
-    return this.#deferred !== undefined || this.#record !== undefined;
-  }
-
-  /** Keeps `record` to build when first read. */
-  defer(record: DeferredRecord): void {
-    this.#deferred = record;
-    this.#record = undefined;
-  }
+  return e.record;
 }
 
 /** The store's entries by output path: a read-only map, plus `delete` (tests remove entries to simulate lost outputs). */
-export interface MemoryEntries extends ReadonlyMap<string, Entry> {
+export interface MemoryEntries extends ReadonlyMap<string, MemoryEntry> {
   delete(path: string): boolean;
 }
 
@@ -67,15 +57,16 @@ export interface MemoryEntries extends ReadonlyMap<string, Entry> {
  * the table forgets it.
  */
 class Entries implements MemoryEntries {
-  readonly #index = new PathIndex<Entry>();
+  readonly #index = new PathIndex<MemoryEntry>();
   #lastPath: string | undefined = undefined;
-  #lastEntry: Entry | undefined = undefined;
+  #lastEntry: MemoryEntry | undefined = undefined;
 
   get size(): number {
     return this.#index.size;
   }
 
-  get(path: string): Entry | undefined {
+  /** The entry at `path`, as the store sees it (a deferred record stays deferred). */
+  find(path: string): MemoryEntry | undefined {
     if (path === this.#lastPath) return this.#lastEntry;
     const e = this.#index.get(path);
     if (e !== undefined) {
@@ -85,15 +76,22 @@ class Entries implements MemoryEntries {
     return e;
   }
 
+  /** The entry at `path`, with its record built. */
+  get(path: string): MemoryEntry | undefined {
+    const e = this.find(path);
+    if (e !== undefined) recordOf(e);
+    return e;
+  }
+
   has(path: string): boolean {
-    return this.get(path) !== undefined;
+    return this.find(path) !== undefined;
   }
 
   /** The entry at `path`, created when there is none. */
-  ensure(path: string): Entry {
-    let e = this.get(path);
+  ensure(path: string): MemoryEntry {
+    let e = this.find(path);
     if (e === undefined) {
-      e = new Entry(path);
+      e = newEntry(path);
       this.#index.add(e);
       // Made right before the step's next operation, which will ask for it.
       this.#lastPath = path;
@@ -112,24 +110,27 @@ class Entries implements MemoryEntries {
     this.#index.clear();
   }
 
-  *entries(): MapIterator<[string, Entry]> {
-    for (const e of this.#index.values()) yield [e.path, e];
+  *entries(): MapIterator<[string, MemoryEntry]> {
+    for (const e of this.values()) yield [e.path, e];
   }
 
   *keys(): MapIterator<string> {
     for (const e of this.#index.values()) yield e.path;
   }
 
-  values(): MapIterator<Entry> {
-    return this.#index.values();
+  *values(): MapIterator<MemoryEntry> {
+    for (const e of this.#index.values()) {
+      recordOf(e);
+      yield e;
+    }
   }
 
-  [Symbol.iterator](): MapIterator<[string, Entry]> {
+  [Symbol.iterator](): MapIterator<[string, MemoryEntry]> {
     return this.entries();
   }
 
-  forEach(fn: (value: Entry, key: string, map: ReadonlyMap<string, Entry>) => void, thisArg?: unknown): void {
-    for (const e of this.#index.values()) fn.call(thisArg, e, e.path, this);
+  forEach(fn: (value: MemoryEntry, key: string, map: ReadonlyMap<string, MemoryEntry>) => void, thisArg?: unknown): void {
+    for (const e of this.values()) fn.call(thisArg, e, e.path, this);
   }
 }
 
@@ -146,7 +147,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   /** Entries by output path (inspect in tests). */
   readonly entries: MemoryEntries = this.#map;
 
-  #entry(path: string): Entry {
+  #entry(path: string): MemoryEntry {
     return this.#map.ensure(path);
   }
 
@@ -157,11 +158,11 @@ export class MemoryStore implements Store, SyncStoreOps {
   readStatesSync(paths: readonly string[], withRecord: readonly boolean[] | boolean): StoredState[] {
     const out = new Array<StoredState>(paths.length);
     for (let i = 0; i < paths.length; i++) {
-      const e = this.#map.get(paths[i] as string);
+      const e = this.#map.find(paths[i] as string);
       const status = e?.status ?? null;
       const want = typeof withRecord === 'boolean' ? withRecord : withRecord[i] === true;
-      if (status === null && (e === undefined || !e.hasRecord || !want)) out[i] = want ? ABSENT_WITH_RECORD : ABSENT;
-      else out[i] = want ? { status, record: e?.record ?? null } : { status };
+      if (status === null && (e === undefined || !want || (e.record === undefined && e.deferred === undefined))) out[i] = want ? ABSENT_WITH_RECORD : ABSENT;
+      else out[i] = want ? { status, record: (e !== undefined ? recordOf(e) : undefined) ?? null } : { status };
     }
     return out;
   }
@@ -182,7 +183,10 @@ export class MemoryStore implements Store, SyncStoreOps {
 
   commitSync(path: string, status: StatusToken, record?: ArtifactRecord): void {
     const e = this.#entry(path);
-    if (record !== undefined) e.record = record;
+    if (record !== undefined) {
+      e.record = record;
+      e.deferred = undefined;
+    }
     e.status = status;
   }
 
@@ -193,7 +197,8 @@ export class MemoryStore implements Store, SyncStoreOps {
       return;
     }
     const e = this.#entry(path);
-    e.defer(record);
+    e.deferred = record;
+    e.record = undefined;
     e.status = status;
   }
 
@@ -210,7 +215,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   async readLease(path: string): Promise<LeaseInfo | null> {
-    const e = this.#map.get(path);
+    const e = this.#map.find(path);
     if (e?.lease === undefined) return null;
     const raw = JSON.stringify(e.lease);
     return { holder: parseHolder(raw), raw, mtimeMs: e.leaseMtimeMs ?? e.lease.timestamp * 1000 };
@@ -228,12 +233,12 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   removeLeaseSync(path: string): void {
-    const e = this.#map.get(path);
+    const e = this.#map.find(path);
     if (e !== undefined) e.lease = undefined;
   }
 
   async breakLease(path: string, observed: LeaseInfo): Promise<boolean> {
-    const e = this.#map.get(path);
+    const e = this.#map.find(path);
     if (e?.lease === undefined || JSON.stringify(e.lease) !== observed.raw) return false;
     e.lease = undefined;
     return true;
@@ -244,11 +249,11 @@ export class MemoryStore implements Store, SyncStoreOps {
   }
 
   async readJob(path: string): Promise<JobRecord | null> {
-    return this.#map.get(path)?.job ?? null;
+    return this.#map.find(path)?.job ?? null;
   }
 
   async removeJob(path: string): Promise<void> {
-    const e = this.#map.get(path);
+    const e = this.#map.find(path);
     if (e) e.job = undefined;
   }
 
