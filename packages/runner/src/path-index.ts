@@ -94,6 +94,15 @@ export class PathIndex<T extends { readonly path: string }> {
     this.#size = 0;
   }
 
+  /** Calls `fn` with every item, in insertion order (no iterator objects: a run ends by visiting every step). */
+  forEach(fn: (item: T) => void): void {
+    const items = this.#items;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
+      if (item !== undefined) fn(item);
+    }
+  }
+
   /** Every item, in insertion order. */
   *values(): IterableIterator<T> {
     for (const item of this.#items) if (item !== undefined) yield item;
@@ -139,15 +148,9 @@ function put(t: Int32Array, mask: number, h: number, stored: number): void {
   t[2 * s + 1] = h;
 }
 
-/**
- * A 32-bit hash of `path` (FNV-1a, finished with a shift-xor) over its length and its last 48
- * characters: paths of one run share their prefix and differ at the end (a step's name and
- * hash). Paths that differ only further left are told apart by the comparison that confirms
- * every hit.
- */
+/** A 32-bit hash of `path`: FNV-1a over its UTF-16 code units, finished with a shift-xor. */
 function hashPath(path: string): number {
-  const n = path.length;
-  let a = 0x811c9dc5 ^ n;
-  for (let i = n > 48 ? n - 48 : 0; i < n; i++) a = Math.imul(a ^ path.charCodeAt(i), 0x01000193);
+  let a = 0x811c9dc5;
+  for (let i = 0; i < path.length; i++) a = Math.imul(a ^ path.charCodeAt(i), 0x01000193);
   return a ^ (a >>> 15);
 }

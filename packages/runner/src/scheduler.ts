@@ -198,6 +198,23 @@ function newNode(spec: StepSpec, path: string, stamp: RunStamp): Node {
   };
 }
 
+/**
+ * `list` with `node` appended: a copy of exact length while short (an array grown by `push`
+ * reserves room for 16 more, and a run keeps most dependents arrays until the step settles),
+ * then `push`.
+ */
+function withOneMore(list: Node[], node: Node): Node[] {
+  const n = list.length;
+  if (n >= 8) {
+    list.push(node);
+    return list;
+  }
+  const out = new Array<Node>(n + 1);
+  for (let i = 0; i < n; i++) out[i] = list[i] as Node;
+  out[n] = node;
+  return out;
+}
+
 /** `Node.build`: the record of a step that succeeded on the synchronous path (committed deferred by {@link Run}). */
 function buildNodeRecord(this: Node): ArtifactRecord {
   const { runId, epoch } = this.stamp;
@@ -418,7 +435,7 @@ function buildRecord(
     const byKey: Record<string, string> = {};
     for (let i = 0; i < deps.length; i++) byKey[(deps[i] as StepSpec).nameWithHash] = depPaths[i] as string;
     const resolved = jsonSafe(resolveInputs(spec, node.path, byKey));
-    config = resolved.ok ? resolved.value : null;
+    config = resolved === NOT_JSON ? null : resolved;
   }
   let attempts = attemptList;
   let handle = lastHandle;
@@ -454,17 +471,24 @@ function recordOf(r: StepRecord): ArtifactRecord | undefined {
   return r.written ? r.build() : undefined;
 }
 
-function jsonSafe(value: unknown): { ok: true; value: unknown } | { ok: false } {
-  if (value === undefined || value === null || typeof value === 'string' || typeof value === 'boolean') return { ok: true, value };
+/** What {@link jsonSafe} returns for a value that has no JSON form. */
+const NOT_JSON: unique symbol = Symbol('not JSON');
+
+/** The JSON form of `value` (undefined stays undefined), or {@link NOT_JSON}. No object is made for the common values. */
+function jsonSafe(value: unknown): unknown {
+  if (value === undefined || value === null || typeof value === 'string' || typeof value === 'boolean') return value;
   // A finite number is its own JSON form, except -0 (which JSON turns into 0).
-  if (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0)) return { ok: true, value };
+  if (typeof value === 'number' && Number.isFinite(value) && !Object.is(value, -0)) return value;
   try {
     const text = JSON.stringify(value);
-    return text === undefined ? { ok: false } : { ok: true, value: JSON.parse(text) as unknown };
+    return text === undefined ? NOT_JSON : (JSON.parse(text) as unknown);
   } catch {
-    return { ok: false };
+    return NOT_JSON;
   }
 }
+
+/** The `extra` of a settle or event that has no error or message (shared: most have none). */
+const NO_EXTRA: { readonly error?: unknown; readonly message?: string } = Object.freeze({});
 
 /** @internal */
 export class Run {
@@ -560,7 +584,7 @@ export class Run {
       clearInterval(this.#heartbeat);
       clearInterval(this.#leaseTimer);
       // A finished run leaves no tags behind: specs outlive runs, and would keep their nodes alive.
-      for (const node of this.#nodes.values()) node.spec._clearTag(this);
+      this.#nodes.forEach((node) => node.spec._clearTag(this));
       for (const spec of this.#aliases) spec._clearTag(this);
       await Promise.all([...this.#usedExecutors].map((n) => c.registry.release(n).catch((err: unknown) => c.logger.warn(`Stopping executor "${n}" failed: ${String(err)}`))));
     }
@@ -732,7 +756,7 @@ export class Run {
       frontier = next;
     }
     if (this.#cancelled) {
-      for (const node of fresh) this.#settle(node, 'cancelled', {});
+      for (const node of fresh) this.#settle(node, 'cancelled', NO_EXTRA);
       return;
     }
     try {
@@ -828,7 +852,7 @@ export class Run {
         return;
       }
       if (drift !== undefined) this.#c.logger.warn(drift);
-      this.#settle(node, 'cached', drift !== undefined ? { message: drift } : {});
+      this.#settle(node, 'cached', drift !== undefined ? { message: drift } : NO_EXTRA);
       return;
     }
     let failedDep: Node | undefined;
@@ -844,7 +868,7 @@ export class Run {
         const ds = d.dependents;
         if (ds === null) d.dependents = node;
         else if (!Array.isArray(ds)) d.dependents = [ds, node];
-        else ds.push(node);
+        else d.dependents = withOneMore(ds, node);
         node.waiting++;
       }
     }
@@ -852,7 +876,7 @@ export class Run {
       this.#depFailed(node, failedDep);
       return;
     }
-    if (this.#emit) this.#event(node, 'pending', {});
+    if (this.#emit) this.#event(node, 'pending', NO_EXTRA);
     if (node.waiting === 0) this.#enqueue(node);
   }
 
@@ -1080,7 +1104,7 @@ export class Run {
       node.active = false;
       this.#releaseSlot(node);
       if (lease === 'acquired') await this.#dropLease(node);
-      if (this.#cancelled) this.#settle(node, 'cancelled', {});
+      if (this.#cancelled) this.#settle(node, 'cancelled', NO_EXTRA);
       else if (lease === 'done') this.#settle(node, 'skipped', { message: 'built by another runner' });
       else {
         node.state = 'waiting-lease';
@@ -1542,10 +1566,11 @@ export class Run {
   /** The recorded (JSON) form of a successful step's value, kept on the node: a value looks the same whether it ran now or was cached. */
   #recordedValue(node: Node, state: 'succeeded' | 'failed' | 'cancelled', result: unknown): unknown {
     if (state !== 'succeeded') return undefined;
-    let value: unknown;
-    const safe = jsonSafe(result);
-    if (safe.ok) value = safe.value;
-    else this.#c.logger.warn(`Step ${node.spec.name}: its return value is not JSON-serialisable; it is not recorded.`);
+    let value = jsonSafe(result);
+    if (value === NOT_JSON) {
+      value = undefined;
+      this.#c.logger.warn(`Step ${node.spec.name}: its return value is not JSON-serialisable; it is not recorded.`);
+    }
     node.result = value;
     node.hasResult = true;
     return value;
@@ -1556,7 +1581,7 @@ export class Run {
     node.active = false;
     this.#releaseSlot(node, pump);
     if (state === 'failed') this.#failStep(node, error);
-    else this.#settle(node, state, state === 'cancelled' ? { error } : {});
+    else this.#settle(node, state, state === 'cancelled' ? { error } : NO_EXTRA);
   }
 
   /** Writes the record and status, releases the lease, settles the step. */
@@ -1707,11 +1732,11 @@ export class Run {
   #notify(d: Node, dep: Node, ok: boolean): void {
     if (ok) {
       if (--d.waiting === 0 && !d.settled) {
-        if (this.#cancelled) this.#settle(d, 'cancelled', {});
+        if (this.#cancelled) this.#settle(d, 'cancelled', NO_EXTRA);
         else this.#enqueue(d);
       }
     } else if (!d.settled) {
-      if (dep.state === 'cancelled' || this.#cancelled) this.#settle(d, 'cancelled', {});
+      if (dep.state === 'cancelled' || this.#cancelled) this.#settle(d, 'cancelled', NO_EXTRA);
       else this.#depFailed(d, dep);
     }
   }
