@@ -9,11 +9,20 @@
  * A lookup that finds nothing touches one cache line; a hit loads the item and compares paths
  * (usually the same string object, so no characters are compared). Growing never touches
  * the items.
+ *
+ * Most lookups of a run find nothing (a fresh step), and on a large table even that one cache
+ * line is a miss. A filter of 4 bits a slot (an eighth of the table, so it stays in cache) is
+ * asked first: a clear bit means no item has the hash. Deleting leaves bits set (a filter that
+ * says "maybe" too often is only slower); growing rebuilds it.
  */
 export class PathIndex<T extends { readonly path: string }> {
   /** Two words a slot: item number + 1 (0: empty), the path's hash (its low bits pick the slot). */
   #t: Int32Array;
   #mask: number;
+  /** The filter: bit `filterBit(h)` is set for the hash `h` of every item (and of deleted ones). */
+  #bits: Int32Array;
+  /** 32 − log2(filter bits). */
+  #shift: number;
   /** Items by number, in insertion order (undefined where one was deleted). */
   #items: (T | undefined)[] = [];
   #size = 0;
@@ -24,6 +33,8 @@ export class PathIndex<T extends { readonly path: string }> {
   constructor() {
     this.#t = new Int32Array(2 * 1024);
     this.#mask = 1023;
+    this.#bits = new Int32Array(1024 / 8);
+    this.#shift = 32 - 12;
   }
 
   /** Items held. */
@@ -34,6 +45,8 @@ export class PathIndex<T extends { readonly path: string }> {
   /** The item at `path`. */
   get(path: string): T | undefined {
     const h = this.#hash(path);
+    const f = Math.imul(h, 0x9e3779b1) >>> this.#shift;
+    if ((((this.#bits[f >>> 5] as number) >>> (f & 31)) & 1) === 0) return undefined;
     const t = this.#t;
     const mask = this.#mask;
     for (let s = h & mask; ; s = (s + 1) & mask) {
@@ -53,6 +66,9 @@ export class PathIndex<T extends { readonly path: string }> {
     this.#items.push(item);
     this.#size++;
     put(this.#t, this.#mask, h, this.#items.length);
+    const f = Math.imul(h, 0x9e3779b1) >>> this.#shift;
+    const bits = this.#bits;
+    bits[f >>> 5] = (bits[f >>> 5] as number) | (1 << (f & 31));
   }
 
   /** Removes the item at `path`; false when there is none. */
@@ -90,6 +106,8 @@ export class PathIndex<T extends { readonly path: string }> {
   clear(): void {
     this.#t = new Int32Array(2 * 1024);
     this.#mask = 1023;
+    this.#bits = new Int32Array(1024 / 8);
+    this.#shift = 32 - 12;
     this.#items = [];
     this.#size = 0;
   }
@@ -138,6 +156,16 @@ export class PathIndex<T extends { readonly path: string }> {
     }
     this.#t = t;
     this.#mask = mask;
+    // The filter, four bits a slot, from the hashes in the table (deleted items drop out).
+    const bits = new Int32Array((mask + 1) / 8);
+    const shift = this.#shift - 1;
+    for (let at = 1; at < t.length; at += 2) {
+      if (t[at - 1] === 0) continue;
+      const f = Math.imul(t[at] as number, 0x9e3779b1) >>> shift;
+      bits[f >>> 5] = (bits[f >>> 5] as number) | (1 << (f & 31));
+    }
+    this.#bits = bits;
+    this.#shift = shift;
   }
 }
 

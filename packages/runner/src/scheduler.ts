@@ -683,35 +683,52 @@ export class Run {
   async #add(items: readonly StepInput[]): Promise<void> {
     // One lowering and one identity pass per batch: provenance is captured once and fresh
     // graphs are hashed in a single backend call, not item by item.
-    const handles: ArtifactStep<unknown>[] = [];
-    const unhashed: StepSpec[] = [];
-    for (const item of items) {
+    // (computeIdentities skips specs already hashed; most chunks are all specs and all new, so
+    // no array is filtered unless a handle or a known spec is among them.)
+    let handles: ArtifactStep<unknown>[] | undefined;
+    let specs: StepSpec[] | undefined;
+    let known = false;
+    for (let i = 0; i < items.length; i++) {
+      const item = items[i];
       if (item instanceof StepSpec) {
-        if (!item._hasHash()) unhashed.push(item);
-      } else if (isArtifactStep(item)) handles.push(item);
-      else {
+        if (specs !== undefined) specs.push(item);
+        if (item._tag(this) !== undefined) known = true;
+      } else if (isArtifactStep(item)) {
+        if (handles === undefined) {
+          handles = [];
+          specs = items.slice(0, i) as StepSpec[];
+        }
+        handles.push(item);
+      } else {
         throw new CairnError('CAIRN_BAD_DEPENDENCY', `run(): got ${item === null ? 'null' : typeof item} where a step was expected; pass StepSpecs or handles returned by apply().`);
       }
     }
-    if (unhashed.length > 0) computeIdentities(unhashed);
-    const lowered = handles.length > 0 ? lower(handles) : [];
-    const roots: StepSpec[] = [];
-    let h = 0;
-    for (const item of items) {
-      const root = item instanceof StepSpec ? item : (lowered[h++] as StepSpec);
-      if (root._tag(this) === undefined) roots.push(root);
+    const plain = specs ?? (items as readonly StepSpec[]);
+    if (plain.length > 0) computeIdentities(plain);
+    let roots: readonly StepSpec[] = plain;
+    if (handles !== undefined || known) {
+      const lowered = handles !== undefined ? lower(handles) : [];
+      const list: StepSpec[] = [];
+      let h = 0;
+      for (const item of items) {
+        const root = item instanceof StepSpec ? item : (lowered[h++] as StepSpec);
+        if (root._tag(this) === undefined) list.push(root);
+      }
+      roots = list;
     }
     if (roots.length === 0) return;
     const fresh: Node[] = [];
-    let frontier: StepSpec[] = roots;
+    let frontier: readonly StepSpec[] = roots;
     const prefix = this.#c.prefix;
     const nodes = this.#nodes;
     const sync = this.#sync;
     while (frontier.length > 0) {
       const start = fresh.length;
       // One pass: new nodes, and the paths whose state to read (mutable steps are always rebuilt).
-      const paths: string[] = [];
-      const withRecord: boolean[] = [];
+      // Arrays sized up front and trimmed after: grown by push they would be copied ~8 times.
+      const paths = new Array<string>(frontier.length);
+      const withRecord = new Array<boolean>(frontier.length);
+      let nPaths = 0;
       for (let i = 0; i < frontier.length; i++) {
         const spec = frontier[i] as StepSpec;
         if (spec._tag(this) !== undefined) continue;
@@ -727,12 +744,14 @@ export class Run {
         spec._setTag(this, node);
         fresh.push(node);
         if (!spec.mutable) {
-          paths.push(path);
-          withRecord.push(spec.fingerprint !== undefined);
+          paths[nPaths] = path;
+          withRecord[nPaths++] = spec.fingerprint !== undefined;
         }
       }
+      paths.length = nPaths;
+      withRecord.length = nPaths;
       this.#unsettled += fresh.length - start;
-      if (paths.length > 0) {
+      if (nPaths > 0) {
         const states = sync !== undefined ? sync.readStatesSync(paths, withRecord) : await this.#c.store.readStates(paths, withRecord);
         let k = 0;
         for (let i = start; i < fresh.length; i++) {
@@ -988,7 +1007,10 @@ export class Run {
       this.#start(node);
     }
     if (this.#readyHead > 1024 && this.#readyHead * 2 > this.#ready.length) {
-      this.#ready.splice(0, this.#readyHead);
+      // Drop the consumed head in place (splice would return it as a new array).
+      const ready = this.#ready;
+      ready.copyWithin(0, this.#readyHead);
+      ready.length -= this.#readyHead;
       this.#readyHead = 0;
     }
     if (this.#capacity && this.#ready.length - this.#readyHead < max) this.#capacity();
@@ -1698,17 +1720,19 @@ export class Run {
     if (node.settled) return;
     node.settled = true;
     node.state = state;
-    this.#settleQueue.push(node, extra);
-    if (this.#settling) return;
-    // Iterative: a failure at the root of a long chain settles every dependent without recursion.
+    if (this.#settling) {
+      this.#settleQueue.push(node, extra);
+      return;
+    }
+    // Iterative: settles made while propagating wait in the queue, so a failure at the root of
+    // a long chain settles every dependent without recursion.
     this.#settling = true;
+    const queue = this.#settleQueue;
     try {
-      for (let i = 0; i < this.#settleQueue.length; i += 2) {
-        const n = this.#settleQueue[i] as Node;
-        this.#propagate(n, this.#settleQueue[i + 1] as { error?: unknown; message?: string });
-      }
+      this.#propagate(node, extra);
+      for (let i = 0; i < queue.length; i += 2) this.#propagate(queue[i] as Node, queue[i + 1] as { error?: unknown; message?: string });
     } finally {
-      this.#settleQueue.length = 0;
+      if (queue.length > 0) queue.length = 0;
       this.#settling = false;
     }
     this.#pump();
