@@ -59,6 +59,11 @@ export class PathIndex<T extends { readonly path: string }> {
     }
   }
 
+  /** Makes room for `n` items in all without growing again (a caller that knows the count saves the rehashes). */
+  reserve(n: number): void {
+    while (2 * n > this.#mask + 1) this.#grow();
+  }
+
   /** Adds `item` (the caller checked that no item has its path). */
   add(item: T): void {
     if (2 * (this.#size + 1) > this.#mask + 1) this.#grow();

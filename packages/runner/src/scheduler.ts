@@ -636,6 +636,8 @@ export class Run {
     if (Array.isArray(steps)) {
       // An array is already materialised: take it in chunks (one expansion, one batched read per chunk).
       const list = steps as readonly StepInput[];
+      // At least one step per item: size the table once instead of doubling it ~log2(n) times.
+      this.#nodes.reserve(this.#nodes.size + list.length);
       try {
         for (let i = 0; i < list.length && !this.#stopPulling; i += CHUNK) {
           if (this.#ready.length - this.#readyHead >= this.#c.maxConcurrent) {
