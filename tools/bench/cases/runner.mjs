@@ -36,11 +36,15 @@ function runner(store, prefix, maxConcurrent) {
 }
 
 export const variants = {
-  /** Cold run of n no-op steps (all listed as targets) with the in-memory store: scheduler overhead. */
-  async memory({ shape, n, targets = 'all', maxConcurrent = 8 }) {
+  /**
+   * Cold run of n no-op steps (all listed as targets) with the in-memory store: scheduler
+   * overhead. `prehash`: the specs' identities are computed untimed, before the run.
+   */
+  async memory({ shape, n, targets = 'all', maxConcurrent = 8, prehash = false }) {
     const graph = generate(shape, n);
     return async () => {
-      const { list } = specsFor(graph, targets);
+      const { specs, list } = specsFor(graph, targets);
+      if (prehash) core.computeIdentities(specs);
       const r = runner(new MemoryStore(), '/bench', maxConcurrent);
       let summary;
       const ms = await timeAsync(async () => {

@@ -90,6 +90,9 @@ export function makePlan({ quick, disk, tmpfs = existsSync('/dev/shm') ? '/dev/s
   for (const n of quick ? [10 * K] : [10 * K, 100 * K]) {
     const p = { shape: 'layered', n };
     add(cairn('scheduler overhead (no-op steps)', 'Cairn StepRunner, MemoryStore', 'runner', 'memory', p));
+    // The same run with the specs' identities computed before the timer starts (as lower()
+    // leaves them): the scheduler's share without the identity hashing of fresh specs.
+    add({ ...cairn('scheduler overhead (no-op steps)', 'Cairn StepRunner, MemoryStore, specs hashed untimed', 'runner', 'memory', { ...p, prehash: true }), ref: false });
     add(peer('scheduler overhead (no-op steps)', 'p-graph 2.0 (concurrency 8)', 'runner', 'p-graph', p));
   }
 
