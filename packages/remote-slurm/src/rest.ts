@@ -3,6 +3,12 @@
  * `node:http` with an explicit `Content-Length` (this slurmrestd answers chunked bodies
  * with a response Node cannot parse) and one connection per request, closed by this side
  * once the answer is read (nothing lingers).
+ *
+ * A submission that gets no answer at all (the connection reset, a timeout) may or may not have
+ * created the job: under load this slurmrestd now and then resets a connection it has already
+ * read. Submitting again blindly could run the step twice, so the transport first looks for
+ * the job by name and output file (unique to the attempt) and submits again only when there
+ * is none.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -14,6 +20,17 @@ import type { SlurmJobInfo, SlurmStats, SlurmTransport } from './transport.js';
 
 const API = '/slurm/v0.0.38';
 
+/** Submissions tried before giving up when none gets an answer (each after looking for the job). */
+const SUBMIT_TRIES = 3;
+/** Wait before looking for a job whose submission got no answer (the server may still be creating it). */
+const SETTLE_MS = 500;
+
+/** Errors of requests sent without an HTTP answer (reset, timed out): the server may or may not have acted. */
+const unanswered = new WeakSet<object>();
+
+/** Socket errors raised before a request could reach the server: it certainly did nothing. */
+const NOT_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EADDRNOTAVAIL']);
+
 interface RestError {
   error?: string;
   description?: string;
@@ -24,7 +41,16 @@ interface RestError {
 interface RestReply {
   errors?: RestError[];
   job_id?: number;
-  jobs?: { job_id?: number; job_state?: string; state_reason?: string; exit_code?: number; array_job_id?: number; array_task_id?: number | null }[];
+  jobs?: {
+    job_id?: number;
+    job_state?: string;
+    state_reason?: string;
+    exit_code?: number;
+    array_job_id?: number;
+    array_task_id?: number | null;
+    name?: string;
+    standard_output?: string;
+  }[];
 }
 
 function errorText(errors: readonly RestError[]): string {
@@ -108,14 +134,14 @@ export function restTransport(rest: SlurmRestOptions, stats: SlurmStats, extraJo
         });
       });
       req.on('timeout', () => req.destroy(new Error(`no answer within ${rest.timeoutMs ?? 30_000} ms`)));
-      req.on('error', (cause) =>
-        reject(
-          new CairnError('CAIRN_REMOTE', `${what} failed: ${where}: ${cause.message}. Check that slurmrestd runs there (openapi/v0.0.38, rest_auth/jwt).`, {
-            cause,
-            retryable: true,
-          }),
-        ),
-      );
+      req.on('error', (cause) => {
+        const err = new CairnError('CAIRN_REMOTE', `${what} failed: ${where}: ${cause.message}. Check that slurmrestd runs there (openapi/v0.0.38, rest_auth/jwt).`, {
+          cause,
+          retryable: true,
+        });
+        if (!NOT_SENT.has((cause as NodeJS.ErrnoException).code ?? '')) unanswered.add(err);
+        reject(err);
+      });
       req.end(payload);
     });
   };
@@ -127,13 +153,42 @@ export function restTransport(rest: SlurmRestOptions, stats: SlurmStats, extraJo
     });
   };
 
+  /** The id of the job `spec` describes, if one exists: same name and output file (Slurm may show `%j` expanded). */
+  const findSubmitted = async (spec: SubmitSpec): Promise<string | undefined> => {
+    const path = `${API}/jobs`;
+    const { status, reply } = await call('GET', path, 'Looking for a Slurm job whose submission got no answer');
+    if (status !== 200 || !Array.isArray(reply.jobs)) throw fail('Looking for a Slurm job whose submission got no answer', 'GET', path, status, reply);
+    for (const j of reply.jobs) {
+      if (j.name !== spec.name || typeof j.job_id !== 'number') continue;
+      const out = j.standard_output;
+      if (out === spec.slurmOutput || out === spec.slurmOutput.replaceAll('%j', String(j.job_id))) return String(j.job_id);
+    }
+    return undefined;
+  };
+
   return {
     kind: 'rest',
     async submit(spec: SubmitSpec) {
       const path = `${API}/job/submit`;
-      const { status, reply } = await call('POST', path, 'Submitting a Slurm job', { script: spec.script, job: restJob(spec, environment, extraJobFields) });
-      if (status !== 200 || (reply.errors?.length ?? 0) > 0 || typeof reply.job_id !== 'number') throw fail('Submitting a Slurm job', 'POST', path, status, reply);
-      return String(reply.job_id);
+      const body = { script: spec.script, job: restJob(spec, environment, extraJobFields) };
+      for (let attempt = 1; ; attempt++) {
+        let answer: { status: number; reply: RestReply };
+        try {
+          answer = await call('POST', path, 'Submitting a Slurm job', body);
+        } catch (err) {
+          if (!unanswered.has(err as object) || attempt >= SUBMIT_TRIES) throw err;
+          await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+          // If even the lookup fails, the submission's own error is the one to report.
+          const found = await findSubmitted(spec).catch(() => {
+            throw err;
+          });
+          if (found !== undefined) return found;
+          continue;
+        }
+        const { status, reply } = answer;
+        if (status !== 200 || (reply.errors?.length ?? 0) > 0 || typeof reply.job_id !== 'number') throw fail('Submitting a Slurm job', 'POST', path, status, reply);
+        return String(reply.job_id);
+      }
     },
     async query(ids) {
       const out = new Map<string, SlurmJobInfo>();

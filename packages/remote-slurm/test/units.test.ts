@@ -103,3 +103,65 @@ describe('REST transport: requests in flight', () => {
     }
   });
 });
+
+describe('REST transport: a submission that gets no answer', () => {
+  /**
+   * A slurmrestd stand-in: the first POST is read and its connection reset (after creating the
+   * job when `created`); GET /jobs lists the jobs made so far; later POSTs are answered.
+   */
+  async function flakyServer(created: boolean) {
+    const jobs: { job_id: number; name: string; standard_output: string; job_state: string }[] = [];
+    let posts = 0;
+    const server = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const reply = (body: unknown) => {
+          const text = JSON.stringify(body);
+          res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(text) });
+          res.end(text);
+        };
+        if (req.method === 'GET') return reply({ jobs, errors: [] });
+        posts++;
+        const { job } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { job: { name: string; standard_output: string } };
+        const id = 40 + posts;
+        if (posts === 1) {
+          if (created) jobs.push({ job_id: id, name: job.name, standard_output: job.standard_output.replace('%j', String(id)), job_state: 'PENDING' });
+          req.socket.destroy();
+          return;
+        }
+        jobs.push({ job_id: id, name: job.name, standard_output: job.standard_output, job_state: 'PENDING' });
+        reply({ job_id: id, errors: [] });
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    const stats = { sbatchCalls: 0, squeueCalls: 0, sacctCalls: 0, scancelCalls: 0, restCalls: 0 };
+    const transport = restTransport({ url: `http://127.0.0.1:${port}`, user: 'u', token: 't' }, stats);
+    return { transport, stats, posts: () => posts, jobs, close: () => server.close() };
+  }
+
+  test('finds the job it created instead of submitting it again', async () => {
+    const s = await flakyServer(true);
+    try {
+      const id = await s.transport.submit(submitSpec({}, {}, files));
+      expect(id).toBe('41');
+      expect(s.posts()).toBe(1);
+      expect(s.jobs).toHaveLength(1);
+    } finally {
+      s.close();
+    }
+  });
+
+  test('submits again when no job was created', async () => {
+    const s = await flakyServer(false);
+    try {
+      const id = await s.transport.submit(submitSpec({}, {}, files));
+      expect(id).toBe('42');
+      expect(s.posts()).toBe(2);
+      expect(s.jobs.map((j) => j.job_id)).toEqual([42]);
+    } finally {
+      s.close();
+    }
+  });
+});
