@@ -218,7 +218,7 @@ function withOneMore(list: Node[], node: Node): Node[] {
 /** `Node.build`: the record of a step that succeeded on the synchronous path (committed deferred by {@link Run}). */
 function buildNodeRecord(this: Node): ArtifactRecord {
   const { runId, epoch } = this.stamp;
-  return buildRecord(runId, this, 'SUCCESS', 'succeeded', null, this.executor, undefined, this.result, epoch + this.t0, epoch + this.t1);
+  return buildRecord(runId, this, 'SUCCESS', null, this.executor, undefined, this.result, epoch + this.t0, epoch + this.t1);
 }
 
 /** The step's `nameWithHash` (made when asked: few steps need it). */
@@ -402,7 +402,7 @@ class StepRecord implements DeferredRecord {
   }
 
   build(): ArtifactRecord {
-    return buildRecord(this.runId, this.node, this.status, this.state, this.attempts, this.handle, this.error, this.value, this.start, this.end);
+    return buildRecord(this.runId, this.node, this.status, this.attempts, this.handle, this.error, this.value, this.start, this.end);
   }
 }
 
@@ -411,7 +411,6 @@ function buildRecord(
   runId: string,
   node: Node,
   status: StatusToken,
-  state: 'succeeded' | 'failed' | 'cancelled',
   attemptList: readonly AttemptRecord[] | null,
   lastHandle: JobHandle | string | undefined,
   error: unknown,
