@@ -14,22 +14,19 @@
 //            1..5 distinct nodes (uniform, so 3 on average) of layer L-1
 //   lattice  a ceil(sqrt(n))-wide grid filled row by row; (r, c) depends on (r-1, c) and (r, c-1)
 
+import { mulberry32 } from '../testenv/rng.mjs';
+
 /** The shapes {@link generate} knows. */
 export const SHAPES = Object.freeze(['chain', 'fanout', 'fanin', 'layered', 'lattice']);
 
 /** Default seed of every generator. */
 export const DEFAULT_SEED = 0xc0ffee;
 
-/** mulberry32: a small, fast, seeded 32-bit PRNG. Returns integers in [0, 2^32). */
+/** mulberry32 (tools/testenv/rng.mjs), seeded: integers in [0, 2^32). */
 export function prng(seed = DEFAULT_SEED) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
+  const next = mulberry32(seed);
+  // The float is the 32-bit draw divided by 2^32: multiplying back is exact.
+  return () => next() * 4294967296;
 }
 
 /** Builds CSR arrays from a per-node dependency writer, growing the edge buffer as needed. */

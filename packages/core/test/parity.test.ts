@@ -4,6 +4,7 @@ import type { ByteTable, CoreBackend, CsrGraph } from '../src/backend-types.js';
 import { jsBackend, nativeBackend } from '../src/backend.js';
 import { byteTable, csrFromLists } from '../src/graph/csr.js';
 import { PureXxh64, xxh64Pure, xxh64Ready } from '../src/hash/xxh64.js';
+import { mulberry32 as rng } from '../../../tools/testenv/rng.mjs';
 
 // Native against the TypeScript fallback on seeded random graphs. A missing native build fails
 // CI (it would silently turn this file into a no-op) unless CAIRN_NATIVE=0 asks for the fallback
@@ -19,17 +20,6 @@ if (!nativeBackend) {
   }
 }
 
-/** mulberry32 */
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SHAPES = ['chain', 'fan-in', 'fan-out', 'layered', 'random', 'dense-dups'] as const;
 type Shape = (typeof SHAPES)[number];

@@ -1,27 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { PathIndex } from '../src/path-index.js';
 import { MemoryStore } from '../src/index.js';
+import { mulberry32 } from '../../../tools/testenv/rng.mjs';
 
 interface Item {
   readonly path: string;
   readonly n: number;
 }
 
-/** A small deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Random adds, lookups and deletes, checked against a Map after every operation. */
 function fuzz(paths: readonly string[], ops: number, seed: number): void {
-  const random = rng(seed);
+  const random = mulberry32(seed);
   const index = new PathIndex<Item>();
   const model = new Map<string, Item>();
   for (let k = 0; k < ops; k++) {

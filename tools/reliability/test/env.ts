@@ -5,7 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { mulberry32 } from '../fixtures/rng.mjs';
+import { mulberry32 } from '../../testenv/rng.mjs';
 
 /** `default` or `full`. */
 export const SCALE = process.env.RELIABILITY_SCALE === 'full' ? 'full' : 'default';
