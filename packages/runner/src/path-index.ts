@@ -17,12 +17,12 @@
  */
 export class PathIndex<T extends { readonly path: string }> {
   /** Two words a slot: item number + 1 (0: empty), the path's hash (its low bits pick the slot). */
-  #t: Int32Array;
-  #mask: number;
-  /** The filter: bit `filterBit(h)` is set for the hash `h` of every item (and of deleted ones). */
-  #bits: Int32Array;
+  #t: Int32Array = new Int32Array(0);
+  #mask = 0;
+  /** The filter: bit `filterBit(h, #shift)` is set for the hash `h` of every item (and of deleted ones). */
+  #bits: Int32Array = new Int32Array(0);
   /** 32 − log2(filter bits). */
-  #shift: number;
+  #shift = 0;
   /** Items by number, in insertion order (undefined where one was deleted). */
   #items: (T | undefined)[] = [];
   #size = 0;
@@ -31,10 +31,7 @@ export class PathIndex<T extends { readonly path: string }> {
   #lastHash = 0;
 
   constructor() {
-    this.#t = new Int32Array(2 * 1024);
-    this.#mask = 1023;
-    this.#bits = new Int32Array(1024 / 8);
-    this.#shift = 32 - 12;
+    this.clear();
   }
 
   /** Items held. */
@@ -45,7 +42,7 @@ export class PathIndex<T extends { readonly path: string }> {
   /** The item at `path`. */
   get(path: string): T | undefined {
     const h = this.#hash(path);
-    const f = Math.imul(h, 0x9e3779b1) >>> this.#shift;
+    const f = filterBit(h, this.#shift);
     if ((((this.#bits[f >>> 5] as number) >>> (f & 31)) & 1) === 0) return undefined;
     const t = this.#t;
     const mask = this.#mask;
@@ -71,9 +68,7 @@ export class PathIndex<T extends { readonly path: string }> {
     this.#items.push(item);
     this.#size++;
     put(this.#t, this.#mask, h, this.#items.length);
-    const f = Math.imul(h, 0x9e3779b1) >>> this.#shift;
-    const bits = this.#bits;
-    bits[f >>> 5] = (bits[f >>> 5] as number) | (1 << (f & 31));
+    setFilterBit(this.#bits, filterBit(h, this.#shift));
   }
 
   /** Removes the item at `path`; false when there is none. */
@@ -109,12 +104,9 @@ export class PathIndex<T extends { readonly path: string }> {
 
   /** Removes every item. */
   clear(): void {
-    this.#t = new Int32Array(2 * 1024);
-    this.#mask = 1023;
-    this.#bits = new Int32Array(1024 / 8);
-    this.#shift = 32 - 12;
     this.#items = [];
     this.#size = 0;
+    this.#install(new Int32Array(2 * FIRST_SLOTS), FIRST_SLOTS - 1);
   }
 
   /** Calls `fn` with every item, in insertion order (no iterator objects: a run ends by visiting every step). */
@@ -141,37 +133,46 @@ export class PathIndex<T extends { readonly path: string }> {
     const old = this.#t;
     const mask = 2 * (this.#mask + 1) - 1;
     const t = new Int32Array(2 * (mask + 1));
-    if (this.#size === this.#items.length) {
-      for (let at = 0; at < old.length; at += 2) {
-        const n = old[at] as number;
-        if (n !== 0) put(t, mask, old[at + 1] as number, n);
-      }
-    } else {
-      // Deleted items left holes: renumber the live ones.
+    // Deleted items left holes: the live ones are renumbered.
+    let renumber: Int32Array | undefined;
+    if (this.#size !== this.#items.length) {
       const live: T[] = [];
-      const renumber = new Int32Array(this.#items.length + 1);
-      this.#items.forEach((item, i) => {
+      renumber = new Int32Array(this.#items.length + 1);
+      for (let i = 0; i < this.#items.length; i++) {
+        const item = this.#items[i];
         if (item !== undefined) renumber[i + 1] = live.push(item);
-      });
-      for (let at = 0; at < old.length; at += 2) {
-        const n = old[at] as number;
-        if (n !== 0) put(t, mask, old[at + 1] as number, renumber[n] as number);
       }
       this.#items = live;
     }
+    for (let at = 0; at < old.length; at += 2) {
+      const n = old[at] as number;
+      if (n !== 0) put(t, mask, old[at + 1] as number, renumber === undefined ? n : (renumber[n] as number));
+    }
+    this.#install(t, mask);
+  }
+
+  /** Makes `t` the table and builds the filter, four bits a slot, from its hashes (deleted items drop out). */
+  #install(t: Int32Array, mask: number): void {
+    const bits = new Int32Array((mask + 1) / 8);
+    const shift = Math.clz32(mask + 1) - 1; // 32 − log2(4 × slots)
+    for (let at = 1; at < t.length; at += 2) if (t[at - 1] !== 0) setFilterBit(bits, filterBit(t[at] as number, shift));
     this.#t = t;
     this.#mask = mask;
-    // The filter, four bits a slot, from the hashes in the table (deleted items drop out).
-    const bits = new Int32Array((mask + 1) / 8);
-    const shift = this.#shift - 1;
-    for (let at = 1; at < t.length; at += 2) {
-      if (t[at - 1] === 0) continue;
-      const f = Math.imul(t[at] as number, 0x9e3779b1) >>> shift;
-      bits[f >>> 5] = (bits[f >>> 5] as number) | (1 << (f & 31));
-    }
     this.#bits = bits;
     this.#shift = shift;
   }
+}
+
+/** Slots of a new or cleared table. */
+const FIRST_SLOTS = 1024;
+
+/** The filter bit of hash `h` (multiplicative hashing: the top bits, independent of the slot's low bits). */
+function filterBit(h: number, shift: number): number {
+  return Math.imul(h, 0x9e3779b1) >>> shift;
+}
+
+function setFilterBit(bits: Int32Array, f: number): void {
+  bits[f >>> 5] = (bits[f >>> 5] as number) | (1 << (f & 31));
 }
 
 function put(t: Int32Array, mask: number, h: number, stored: number): void {

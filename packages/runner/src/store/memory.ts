@@ -162,7 +162,7 @@ export class MemoryStore implements Store, SyncStoreOps {
       const status = e?.status ?? null;
       const want = typeof withRecord === 'boolean' ? withRecord : withRecord[i] === true;
       if (status === null && (e === undefined || !want || (e.record === undefined && e.deferred === undefined))) out[i] = want ? ABSENT_WITH_RECORD : ABSENT;
-      else out[i] = want ? { status, record: (e !== undefined ? recordOf(e) : undefined) ?? null } : { status };
+      else out[i] = want ? { status, record: recordOf(e as MemoryEntry) ?? null } : { status };
     }
     return out;
   }
