@@ -153,12 +153,17 @@ export function restTransport(rest: SlurmRestOptions, stats: SlurmStats, extraJo
     });
   };
 
+  /** Every job slurmctld still knows (`what`: the purpose, for errors). */
+  const listJobs = async (what: string): Promise<NonNullable<RestReply['jobs']>> => {
+    const path = `${API}/jobs`;
+    const { status, reply } = await call('GET', path, what);
+    if (status !== 200 || !Array.isArray(reply.jobs)) throw fail(what, 'GET', path, status, reply);
+    return reply.jobs;
+  };
+
   /** The id of the job `spec` describes, if one exists: same name and output file (Slurm may show `%j` expanded). */
   const findSubmitted = async (spec: SubmitSpec): Promise<string | undefined> => {
-    const path = `${API}/jobs`;
-    const { status, reply } = await call('GET', path, 'Looking for a Slurm job whose submission got no answer');
-    if (status !== 200 || !Array.isArray(reply.jobs)) throw fail('Looking for a Slurm job whose submission got no answer', 'GET', path, status, reply);
-    for (const j of reply.jobs) {
+    for (const j of await listJobs('Looking for a Slurm job whose submission got no answer')) {
       if (j.name !== spec.name || typeof j.job_id !== 'number') continue;
       const out = j.standard_output;
       if (out === spec.slurmOutput || out === spec.slurmOutput.replaceAll('%j', String(j.job_id))) return String(j.job_id);
@@ -193,11 +198,8 @@ export function restTransport(rest: SlurmRestOptions, stats: SlurmStats, extraJo
     async query(ids) {
       const out = new Map<string, SlurmJobInfo>();
       if (ids.length === 0) return out;
-      const path = `${API}/jobs`;
-      const { status, reply } = await call('GET', path, 'Checking Slurm jobs');
-      if (status !== 200 || !Array.isArray(reply.jobs)) throw fail('Checking Slurm jobs', 'GET', path, status, reply);
       const wanted = new Set(ids);
-      for (const j of reply.jobs) {
+      for (const j of await listJobs('Checking Slurm jobs')) {
         const id = j.array_task_id !== null && j.array_task_id !== undefined && j.array_job_id ? `${j.array_job_id}_${j.array_task_id}` : String(j.job_id);
         if (wanted.has(id) && typeof j.job_state === 'string') out.set(id, { state: normalizeState(j.job_state), reason: j.state_reason, exitCode: exitOf(j.exit_code) });
       }
