@@ -437,10 +437,7 @@ class SshExecutor implements Executor {
         throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": could not start step "${j.info.step}" in ${jobDir} (exit ${r.code}): ${r.stderr.trim()}`, { step: j.info.step, retryable: true });
       }
       j.info.pid = pid;
-      j.phase = 'running';
-      h.downSince = undefined;
-      this.#report(j, { state: 'running' });
-      if (j.cancelRequested) await this.#kill([j]);
+      await this.#nowRunning(j, h);
     } catch (err) {
       this.#launchFailed(j, h, err);
     }
@@ -496,13 +493,18 @@ class SshExecutor implements Executor {
       j.info.pid = link.pid;
       j.info.workerDir = link.target.dir;
       j.link = link;
-      j.phase = 'running';
-      h.downSince = undefined;
-      this.#report(j, { state: 'running' });
-      if (j.cancelRequested) await this.#kill([j]);
+      await this.#nowRunning(j, h);
     } catch (err) {
       this.#launchFailed(j, h, err);
     }
+  }
+
+  /** A step is running on `h` (detached or in the worker): reported, and killed at once if cancelled meanwhile. */
+  async #nowRunning(j: Job, h: HostState): Promise<void> {
+    j.phase = 'running';
+    h.downSince = undefined;
+    this.#report(j, { state: 'running' });
+    if (j.cancelRequested) await this.#kill([j]);
   }
 
   #onWorkerMessage(h: HostState, msg: FromWorker): void {
