@@ -84,6 +84,10 @@ export function computeIdentities(roots: readonly StepSpec[]): void {
   for (let start = 0; start < n; start += BATCH) hashBatch(backend, n <= BATCH ? order : order.slice(start, start + BATCH));
 }
 
+/** Scratch tables of {@link hashBatch}. */
+const NAMES = new TableWriter();
+const ATTRS = new TableWriter();
+
 /** Hashes `list` (dependencies first; everything it depends on outside it is hashed) in one backend call. */
 function hashBatch(backend: CoreBackend, list: readonly StepSpec[]): void {
   // Node indices ride on the specs' traversal slots: no map. The list comes first; the hashed
@@ -119,8 +123,12 @@ function hashBatch(backend: CoreBackend, list: readonly StepSpec[]): void {
     offsets.set(listOffsets);
     offsets.fill(e, m + 1);
   }
-  const names = new TableWriter();
-  const attrs = new TableWriter();
+  // The writers are reused from batch to batch (the backend reads the tables during the call and
+  // keeps nothing): each new pair was two 64 KiB buffers grown by doubling, per batch.
+  const names = NAMES;
+  const attrs = ATTRS;
+  names.clear();
+  attrs.clear();
   for (let i = 0; i < m; i++) {
     const spec = list[i] as StepSpec;
     names.add(spec.name);
