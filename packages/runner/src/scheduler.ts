@@ -221,6 +221,15 @@ function buildNodeRecord(this: Node): ArtifactRecord {
   return buildRecord(runId, this, 'SUCCESS', null, this.executor, undefined, this.result, epoch + this.t0, epoch + this.t1);
 }
 
+/**
+ * `time - epoch` (both epoch ms) kept as a small integer: the difference of two doubles is a
+ * double, and a double stored in an object field is a separate 16-byte box per field.
+ */
+function sinceEpoch(time: number, epoch: number): number {
+  const d = time - epoch;
+  return d >= 0 && d <= 0x3fffffff ? d | 0 : d;
+}
+
 /** The step's `nameWithHash` (made when asked: few steps need it). */
 function keyOf(node: Node): string {
   return node.spec.nameWithHash;
@@ -838,10 +847,16 @@ export class Run {
     return refs.length > 0 ? Promise.all(refs) : undefined;
   }
 
+  /** What `node` takes from the pools while it runs; null when nothing (most steps). */
   #demandOf(node: Node, name: string, ex: Executor): Map<string, number> | null {
     const r = node.spec.resources;
     const max = ex.capabilities.maxConcurrency;
+    // Checked before any closure exists: a function that makes one allocates its context on entry.
     if (r === undefined && max === undefined) return null;
+    return this.#demandFrom(r, name, max);
+  }
+
+  #demandFrom(r: Resources | undefined, name: string, max: number | undefined): Map<string, number> | null {
     let demand: Map<string, number> | null = null;
     const add = (k: string, v: number) => {
       if (v > 0 && this.#poolCap.has(k)) (demand ??= new Map()).set(k, v);
@@ -1652,8 +1667,8 @@ export class Run {
     if (s.commitDeferredSync !== undefined && state === 'succeeded' && attempts === null && executorName === node.executor && !node.spec.writesRecord) {
       // The common case: the node itself is the deferred record (see Node.build).
       const epoch = this.#stamp.epoch;
-      node.t0 = start - epoch;
-      node.t1 = end - epoch;
+      node.t0 = sinceEpoch(start, epoch);
+      node.t1 = sinceEpoch(end, epoch);
       s.commitDeferredSync(node.path, status, node);
     } else {
       const record = new StepRecord(this.#c.runId, node, status, state, attempts, executorName, error, value, start, end);

@@ -18,6 +18,9 @@ const capabilities: ExecutorCapabilities = Object.freeze({
   resumable: false,
 });
 
+/** The status of a step that returned nothing (shared: most steps return nothing). */
+const SUCCEEDED: JobStatus = Object.freeze({ state: 'succeeded' });
+
 /** A logger that opens the attempt's log files on first use (most steps never log). */
 function attemptLogger(job: JobRequest): { log: StepLogger; close(): Promise<void> | undefined } {
   const streams: { out?: WriteStream; err?: WriteStream } = {};
@@ -47,22 +50,26 @@ function attemptLogger(job: JobRequest): { log: StepLogger; close(): Promise<voi
 }
 
 /**
- * A step's context. Fields an in-process step rarely reads are getters on the prototype, built
- * from the job on first access: `signal` (the job's AbortSignal; the runner may create its
+ * A step's context: three fields; the rest are getters on the prototype, read from the job (a
+ * run makes one context per step, so its size is paid per step): `signal` (the job's AbortSignal; the runner may create its
  * controller lazily), `log` (opens nothing until used), `depPaths`, `depResults`, `resources`.
  */
 class InlineContext implements StepContext {
-  readonly name: string;
-  readonly outputPath: string;
   readonly client: unknown;
   readonly #job: JobRequest;
   #logger: ReturnType<typeof attemptLogger> | undefined = undefined;
 
   constructor(job: JobRequest, client: unknown) {
-    this.name = job.spec.name;
-    this.outputPath = job.outputPath;
     this.client = client;
     this.#job = job;
+  }
+
+  get name(): string {
+    return this.#job.spec.name;
+  }
+
+  get outputPath(): string {
+    return this.#job.outputPath;
   }
 
   get depPaths(): StepContext['depPaths'] {
@@ -128,7 +135,7 @@ export function createInlineExecutor(): Executor {
         (error: unknown) => closed(ctx, { state: 'failed', error }),
       );
     }
-    return closed(ctx, { state: 'succeeded', result: out });
+    return closed(ctx, out === undefined ? SUCCEEDED : { state: 'succeeded', result: out });
   };
   return {
     name: 'inline',
