@@ -109,12 +109,15 @@ export class PathIndex<T extends { readonly path: string }> {
     this.#install(new Int32Array(2 * FIRST_SLOTS), FIRST_SLOTS - 1);
   }
 
-  /** Calls `fn` with every item, in insertion order (no iterator objects: a run ends by visiting every step). */
-  forEach(fn: (item: T) => void): void {
+  /**
+   * Calls `fn(item, arg)` with every item, in insertion order (no iterator objects: a run ends by
+   * visiting every step). `arg` lets `fn` be one module-level function instead of a closure per call.
+   */
+  forEach<A>(fn: (item: T, arg: A) => void, arg: A): void {
     const items = this.#items;
     for (let i = 0; i < items.length; i++) {
       const item = items[i];
-      if (item !== undefined) fn(item);
+      if (item !== undefined) fn(item, arg);
     }
   }
 

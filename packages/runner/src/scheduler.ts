@@ -23,15 +23,17 @@ import {
   type Resources,
   type TaskPayload,
 } from '@cairn/core';
+import { anchor } from './anchor.js';
 import { clientStorage, type ExecutorClient } from './context.js';
 import { PathIndex } from './path-index.js';
 import { StepRunError, type StepFailure } from './errors.js';
 import type { Executor, JobHandle, JobRequest, JobStatus } from './executor.js';
-import type { RunnerEvent, StepState } from './events.js';
-import type { ExecutorRegistry } from './registry.js';
+import type { FinalStepState, RunnerEvent, StepState } from './events.js';
+import { ExecutorRegistry } from './registry.js';
 import { isStale, type LeaseHolder, makeHolder, thisHost } from './store/leases.js';
 import { type ArtifactRecord, type AttemptRecord, type DeferredRecord, errorData, type JobRecord } from './store/records.js';
 import type { StatusToken } from './store/status.js';
+import { MemoryStore } from './store/memory.js';
 import type { AttemptFiles, Store, StoredState, SyncStoreOps } from './store/store.js';
 
 /** A step as the caller may pass it. */
@@ -499,6 +501,18 @@ function jsonSafe(value: unknown): unknown {
 const NO_EXTRA: { readonly error?: unknown; readonly message?: string } = Object.freeze({});
 
 /** @internal */
+/** `counts` with the states no step ended in left out. */
+function countsOf(counts: Readonly<Record<FinalStepState, number>>): Partial<Record<StepState, number>> {
+  const out: Partial<Record<StepState, number>> = {};
+  for (const k in counts) if (counts[k as FinalStepState] > 0) out[k as FinalStepState] = counts[k as FinalStepState];
+  return out;
+}
+
+/** Clears the tag `run` left on a node's spec. */
+function clearTag(node: Node, run: Run): void {
+  node.spec._clearTag(run);
+}
+
 export class Run {
   readonly #c: RunConfig;
   readonly #stamp: RunStamp;
@@ -524,7 +538,8 @@ export class Run {
   #fatal: unknown;
   readonly #failures: StepFailure[] = [];
   #depFailedCount = 0;
-  readonly #counts: Partial<Record<StepState, number>> = {};
+  /** Settled steps by final state: every key from the start (see {@link countsOf}). */
+  readonly #counts: Record<FinalStepState, number> = { succeeded: 0, cached: 0, skipped: 0, failed: 0, 'dep-failed': 0, cancelled: 0 };
   readonly #held = new Set<Node>();
   readonly #waitingLease = new Set<Node>();
   readonly #settleQueue: unknown[] = [];
@@ -547,7 +562,8 @@ export class Run {
   readonly #sync: SyncStoreOps | undefined;
   #pumping = false;
   #pumpAgain = false;
-  #sliceStart = 0;
+  /** When the pump's slice began (performance.now()). A double from the start: see {@link anchor}. */
+  #sliceStart = 0.5;
   #fastCount = 0;
   #deferred = false;
 
@@ -592,14 +608,14 @@ export class Run {
       clearInterval(this.#heartbeat);
       clearInterval(this.#leaseTimer);
       // A finished run leaves no tags behind: specs outlive runs, and would keep their nodes alive.
-      this.#nodes.forEach((node) => node.spec._clearTag(this));
+      this.#nodes.forEach(clearTag, this);
       for (const spec of this.#aliases) spec._clearTag(this);
       await Promise.all([...this.#usedExecutors].map((n) => c.registry.release(n).catch((err: unknown) => c.logger.warn(`Stopping executor "${n}" failed: ${String(err)}`))));
     }
-    this.#emit?.({ type: 'run-finished', runId: c.runId, prefix: c.prefix, counts: { ...this.#counts }, time: Date.now() });
+    this.#emit?.({ type: 'run-finished', runId: c.runId, prefix: c.prefix, counts: countsOf(this.#counts), time: Date.now() });
     if (this.#fatal !== undefined) throw this.#fatal;
     if (this.#cancelled) {
-      throw new CairnError('CAIRN_CANCELLED', `The run was cancelled (${this.#counts.cancelled ?? 0} step(s) stopped or not started). Rerun to resume: finished steps are not run again.`, {
+      throw new CairnError('CAIRN_CANCELLED', `The run was cancelled (${this.#counts.cancelled} step(s) stopped or not started). Rerun to resume: finished steps are not run again.`, {
         cause: this.#cancelReason,
       });
     }
@@ -607,7 +623,7 @@ export class Run {
     return {
       runId: c.runId,
       prefix: c.prefix,
-      counts: { ...this.#counts },
+      counts: countsOf(this.#counts),
       outcome: (step) => (typeof step === 'string' ? this.#nodes.get(step) : this.#nodeOf(step)),
     };
   }
@@ -652,8 +668,8 @@ export class Run {
             await new Promise<void>((resolve) => (this.#capacity = resolve));
             this.#capacity = undefined;
           }
-          await this.#add(list.slice(i, i + CHUNK));
-          await yieldToLoop();
+          const __a=performance.now(); await this.#add(list.slice(i, i + CHUNK)); const __b=performance.now();
+          await yieldToLoop(); ((globalThis as any).__C ??= []).push([__b-__a, performance.now()-__b]);
         }
       } catch (err) {
         this.#fail(err);
@@ -958,19 +974,20 @@ export class Run {
     this.#fastCount = 0;
     try {
       // Synchronous steps run in the client's async context: entered once here, not per step.
-      if (this.#sync !== undefined && this.#readyHead < this.#ready.length && clientStorage.getStore() !== this.#c.client) clientStorage.run(this.#c.client, this.#pumpLoop);
-      else this.#pumpLoop();
+      if (this.#sync !== undefined && this.#readyHead < this.#ready.length && clientStorage.getStore() !== this.#c.client) clientStorage.run(this.#c.client, Run.#pumpLoop, this);
+      else Run.#pumpLoop(this);
     } finally {
       this.#pumping = false;
     }
   }
 
-  readonly #pumpLoop = (): void => {
+  /** The pump's passes (static: a per-run closure would be a call target that dies with its run). */
+  static #pumpLoop(run: Run): void {
     do {
-      this.#pumpAgain = false;
-      this.#pumpOnce();
-    } while (this.#pumpAgain && !this.#cancelled);
-  };
+      run.#pumpAgain = false;
+      run.#pumpOnce();
+    } while (run.#pumpAgain && !run.#cancelled);
+  }
 
   /** True (and a later pass scheduled) when synchronous steps have held the event loop long enough. */
   #sliceOver(): boolean {
@@ -1758,7 +1775,7 @@ export class Run {
   #propagate(node: Node, extra: { error?: unknown; message?: string }): void {
     const state = node.state;
     this.#unsettled--;
-    this.#counts[state] = (this.#counts[state] ?? 0) + 1;
+    this.#counts[state as FinalStepState]++;
     if (this.#emit) this.#event(node, state, extra);
     const dependents = node.dependents;
     node.dependents = null;
@@ -1796,4 +1813,33 @@ export class Run {
       this.#c.logger.warn(`A progress listener threw: ${String(err)}`);
     }
   }
+}
+
+// One idle instance of each class of the synchronous path (see anchor.ts).
+{
+  const spec = anchor(new StepSpec({ name: 'cairn-anchor', fn: () => undefined }));
+  const store = new MemoryStore();
+  const node = anchor(newNode(spec, '/cairn-anchor', { runId: '', epoch: Date.now() }));
+  anchor(new FastJob(node, '/', store));
+  anchor(
+    new Run({
+      runId: '',
+      store,
+      prefix: '/',
+      maxConcurrent: 1,
+      pools: {},
+      registry: new ExecutorRegistry(undefined),
+      defaultExecutor: 'inline',
+      remoteExecutor: undefined,
+      forceRunFailed: true,
+      signal: undefined,
+      handleSigint: false,
+      emit: undefined,
+      logger: { info() {}, warn() {}, error() {} },
+      heartbeatMs: 30_000,
+      staleMs: 90_000,
+      pollMs: 1_000,
+      client: {} as ExecutorClient,
+    }),
+  );
 }
