@@ -668,8 +668,8 @@ export class Run {
             await new Promise<void>((resolve) => (this.#capacity = resolve));
             this.#capacity = undefined;
           }
-          const __a=performance.now(); await this.#add(list.slice(i, i + CHUNK)); const __b=performance.now();
-          await yieldToLoop(); ((globalThis as any).__C ??= []).push([__b-__a, performance.now()-__b]);
+          await this.#add(list.slice(i, i + CHUNK));
+          await yieldToLoop();
         }
       } catch (err) {
         this.#fail(err);
