@@ -2,7 +2,7 @@ import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
 import { getFnRef, getRemoteOptions } from './fnref.js';
 import { hashOf } from './identity.js';
-import { isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
+import { flatStepPath, isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
 import type { FnRef, PathStepFn, Provenance, Resources } from './types.js';
 import { validateSegment } from './validate.js';
 
@@ -551,6 +551,10 @@ export class StepSpec {
     // The name cannot start with `/` (validateSegment). The hash is read from its batch without
     // keeping a string: a run needs every step's path, and few of their hashes.
     const g = this.#g;
+    if (this.#nameWithHash === undefined && this.#hash === undefined && g !== undefined && g.hashes.length > 0) {
+      const flat = flatStepPath(prefixBase(prefix, true), this.name, g.hashes, this.#i);
+      if (flat !== undefined) return flat;
+    }
     const hash = this.#hash ?? (g !== undefined && g.hashes.length > 0 ? hexText(g.hashes, this.#i) : this.hash);
     return prefixBase(prefix, true) + (this.#nameWithHash ?? `${this.name}-${hash}`);
   }

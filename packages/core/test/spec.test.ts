@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StepSpec, identityText, joinPath } from '../src/index.js';
+import { StepSpec, computeIdentities, identityText, joinPath } from '../src/index.js';
 
 describe('StepSpec', () => {
   it('computes nameWithHash Merkle-style, independent of dependency order', () => {
@@ -39,6 +39,15 @@ describe('StepSpec', () => {
     expect(new StepSpec({ name: 'x', overrideOutputPath: '/abs/dir' }).outputPath('/p')).toBe('/abs/dir');
     expect(new StepSpec({ name: 'x', overrideOutputPath: 's3://b/k' }).outputPath('/p')).toBe('s3://b/k');
     expect(joinPath('gs://', 'a')).toBe('gs://a');
+  });
+
+  it('gives batch-hashed specs the same output paths, whatever the characters of name and prefix', () => {
+    const names = ['tok', 'café', 'データ', 'a.b_c-d'];
+    const specs = Array.from({ length: 32 }, (_, i) => new StepSpec({ name: names[i % names.length] as string, hashAttrs: { i } }));
+    computeIdentities(specs); // one batch: hashes are read from its table, not from strings
+    const prefixes = ['/data/', 'gs://bucket//', '/données', '/データ/x'];
+    const paths = prefixes.map((prefix) => specs.map((s) => s.outputPath(prefix)));
+    prefixes.forEach((prefix, k) => specs.forEach((s, i) => expect(paths[k]?.[i]).toBe(joinPath(prefix, s.nameWithHash))));
   });
 
   it('rejects bad dependencies, names and resources with the step named', () => {

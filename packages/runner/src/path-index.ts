@@ -185,9 +185,20 @@ function put(t: Int32Array, mask: number, h: number, stored: number): void {
   t[2 * s + 1] = h;
 }
 
-/** A 32-bit hash of `path`: FNV-1a over its UTF-16 code units, finished with a shift-xor. */
+/**
+ * A 32-bit hash of `path`: FNV-1a over pairs of UTF-16 code units (one multiply per two
+ * characters: the loop is a chain of multiplies, so this halves it), finished with murmur3's
+ * fmix32 so that both the low bits (the slot) and the top bits (the filter) are mixed.
+ */
 function hashPath(path: string): number {
+  const n = path.length;
   let a = 0x811c9dc5;
-  for (let i = 0; i < path.length; i++) a = Math.imul(a ^ path.charCodeAt(i), 0x01000193);
-  return a ^ (a >>> 15);
+  let i = 0;
+  for (; i + 1 < n; i += 2) a = Math.imul(a ^ (path.charCodeAt(i) | (path.charCodeAt(i + 1) << 16)), 0x01000193);
+  if (i < n) a = Math.imul(a ^ path.charCodeAt(i), 0x01000193);
+  a ^= a >>> 16;
+  a = Math.imul(a, 0x85ebca6b);
+  a ^= a >>> 13;
+  a = Math.imul(a, 0xc2b2ae35);
+  return a ^ (a >>> 16);
 }
