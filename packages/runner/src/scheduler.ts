@@ -141,8 +141,9 @@ interface Node extends StepOutcome, DeferredRecord {
   tookOver: boolean;
   /** Unfinished dependencies. */
   waiting: number;
-  /** Steps waiting on this one: none, one (no array: most steps have one or two), or several. */
-  dependents: Node | Node[] | null;
+  /** The first and last of the run's edges to the steps waiting on this one (-1: none; see `Run.#edgeTo`). */
+  firstEdge: number;
+  lastEdge: number;
   /** The nodes of `spec.deps`, in order: resolved during expansion and wiring (null for a built step, which never runs). */
   deps: Node[] | null;
   /** The state read while expanding. */
@@ -184,7 +185,8 @@ function newNode(spec: StepSpec, path: string, stamp: RunStamp): Node {
     sawForeignLease: false,
     tookOver: false,
     waiting: 0,
-    dependents: null,
+    firstEdge: -1,
+    lastEdge: -1,
     deps: null,
     prior: undefined,
     result: undefined,
@@ -198,23 +200,6 @@ function newNode(spec: StepSpec, path: string, stamp: RunStamp): Node {
     t1: 0,
     build: buildNodeRecord,
   };
-}
-
-/**
- * `list` with `node` appended: a copy of exact length while short (an array grown by `push`
- * reserves room for 16 more, and a run keeps most dependents arrays until the step settles),
- * then `push`.
- */
-function withOneMore(list: Node[], node: Node): Node[] {
-  const n = list.length;
-  if (n >= 8) {
-    list.push(node);
-    return list;
-  }
-  const out = new Array<Node>(n + 1);
-  for (let i = 0; i < n; i++) out[i] = list[i] as Node;
-  out[n] = node;
-  return out;
 }
 
 /** `Node.build`: the record of a step that succeeded on the synchronous path (committed deferred by {@link Run}). */
@@ -524,6 +509,15 @@ export class Run {
    * Specs that share a node with another spec are listed here, so their tags are cleared too.
    */
   readonly #aliases: StepSpec[] = [];
+  /**
+   * Dependents as linked lists of edges, not an array per step: edge `e` leads to the step
+   * `#edgeTo[e]`, and `#edgeNext[e]` is the next edge of the same dependency (-1: the last).
+   * A settled step's edges go to a free list (`#freeEdge`, linked through `#edgeNext`), so the
+   * tables hold at most the edges of unsettled steps at the busiest moment.
+   */
+  readonly #edgeTo: (Node | undefined)[] = [];
+  #edgeNext = new Int32Array(1024);
+  #freeEdge = -1;
   readonly #ready: Node[] = [];
   #readyHead = 0;
   readonly #blocked: Node[] = [];
@@ -916,10 +910,10 @@ export class Run {
       if (d.settled) {
         if (!SETTLED_OK.has(d.state)) failedDep ??= d;
       } else {
-        const ds = d.dependents;
-        if (ds === null) d.dependents = node;
-        else if (!Array.isArray(ds)) d.dependents = [ds, node];
-        else d.dependents = withOneMore(ds, node);
+        const e = this.#newEdge(node);
+        if (d.lastEdge < 0) d.firstEdge = e;
+        else (this.#edgeNext as Int32Array)[d.lastEdge] = e;
+        d.lastEdge = e;
         node.waiting++;
       }
     }
@@ -1777,12 +1771,41 @@ export class Run {
     this.#unsettled--;
     this.#counts[state as FinalStepState]++;
     if (this.#emit) this.#event(node, state, extra);
-    const dependents = node.dependents;
-    node.dependents = null;
-    if (dependents === null) return;
+    let e = node.firstEdge;
+    if (e < 0) return;
+    node.firstEdge = node.lastEdge = -1;
     const ok = SETTLED_OK.has(state);
-    if (!Array.isArray(dependents)) this.#notify(dependents, node, ok);
-    else for (let i = 0; i < dependents.length; i++) this.#notify(dependents[i] as Node, node, ok);
+    const to = this.#edgeTo;
+    const next = this.#edgeNext;
+    do {
+      const d = to[e] as Node;
+      const after = next[e] as number;
+      // The edge goes back to the free list before `d` is told (nothing adds edges meanwhile).
+      to[e] = undefined;
+      next[e] = this.#freeEdge;
+      this.#freeEdge = e;
+      this.#notify(d, node, ok);
+      e = after;
+    } while (e >= 0);
+  }
+
+  /** A new edge to `node` (the free list first, else a new slot), not linked yet. */
+  #newEdge(node: Node): number {
+    let e = this.#freeEdge;
+    if (e >= 0) {
+      this.#freeEdge = this.#edgeNext[e] as number;
+    } else {
+      e = this.#edgeTo.length;
+      if (e === this.#edgeNext.length) {
+        const bigger = new Int32Array(2 * e);
+        bigger.set(this.#edgeNext);
+        this.#edgeNext = bigger;
+      }
+      this.#edgeTo.push(undefined);
+    }
+    this.#edgeTo[e] = node;
+    this.#edgeNext[e] = -1;
+    return e;
   }
 
   /** Tells `d` that its dependency `dep` settled (`ok`: succeeded, cached or skipped). */
