@@ -6,6 +6,7 @@ import { CairnError, StepSpec, hasCode } from '@cairn/core';
 import { currentClient, MemoryStore, StepRunError, StepRunner, type RunnerEvent } from '../src/index.js';
 import { chain, Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 import { scriptedExecutor } from './helpers/scripted-executor.js';
+import { mulberry32 } from '../../../tools/testenv/rng.mjs';
 
 const dir = tempDirs();
 const status = (path: string) => readFileSync(join(path, '.executor_status'), 'utf8');
@@ -63,6 +64,40 @@ describe('caching and pruning', () => {
     const g2 = new Graph().step('a').step('b', ['a']).step('c', ['b']);
     await new StepRunner({ prefix: '/q', store }).run([g2.get('a'), g2.get('b'), g2.get('c')].reverse());
     expect(g2.calls).toEqual(['a', 'b', 'c']);
+  });
+
+  it('a random DAG pulled from a shuffled generator: every step once, after all its dependencies', async () => {
+    const random = mulberry32(7);
+    const n = 3000;
+    const done: boolean[] = [];
+    const order: number[] = [];
+    const specs: StepSpec[] = [];
+    const failing = 1234;
+    for (let i = 0; i < n; i++) {
+      const deps = i < 20 ? [] : [...new Set(Array.from({ length: 1 + Math.floor(random() * 4) }, () => Math.floor(random() * i)))];
+      const fn = () => {
+        for (const d of deps) if (!done[d]) throw new Error(`step ${i} ran before its dependency ${d}`);
+        if (i === failing) throw new Error('planned failure');
+        order.push(i);
+        // Every seventh step finishes later, so edges are freed and reused while others wait.
+        return i % 7 === 0 ? new Promise<void>((resolve) => setImmediate(() => ((done[i] = true), resolve()))) : void (done[i] = true);
+      };
+      specs.push(new StepSpec({ name: `s${i}`, hashAttrs: { i }, deps: deps.map((d) => specs[d] as StepSpec), fn }));
+    }
+    // The dependents of the failing step, transitively.
+    const doomed = new Set([failing]);
+    for (let i = failing + 1; i < n; i++) if ((specs[i] as StepSpec).deps.some((d) => doomed.has(specs.indexOf(d)))) doomed.add(i);
+    const shuffled = [...specs.keys()].sort(() => random() - 0.5);
+    function* pull() {
+      for (const i of shuffled) yield specs[i] as StepSpec;
+    }
+    const err = await new StepRunner({ prefix: '/p', store: new MemoryStore(), logger: memoryLogger(), maxConcurrent: 5 }).run(pull()).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StepRunError);
+    expect(new Set(order).size).toBe(order.length);
+    expect(order.length).toBe(n - doomed.size);
+    expect((err as StepRunError).failures.map((f) => f.step)).toEqual([`s${failing}`]);
+    expect(doomed.size).toBeGreaterThan(10);
+    for (let i = 0; i < n; i++) expect(done[i] === true).toBe(!doomed.has(i));
   });
 
   it('a 10,000-step chain completes', async () => {
