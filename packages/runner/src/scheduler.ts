@@ -108,6 +108,8 @@ const INFRA_RETRIES = 3;
 /** What every step's record shares with its run: the run id, and the clock the step times count from. */
 interface RunStamp {
   readonly runId: string;
+  /** The run's store prefix (a deferred record's dependency paths are made from it). */
+  readonly prefix: string;
   /** Epoch ms that {@link Node.t0} and {@link Node.t1} count from (small integers, not boxed doubles). */
   readonly epoch: number;
 }
@@ -144,8 +146,6 @@ interface Node extends StepOutcome, DeferredRecord {
   /** The first and last of the run's edges to the steps waiting on this one (-1: none; see `Run.#edgeTo`). */
   firstEdge: number;
   lastEdge: number;
-  /** The nodes of `spec.deps`, in order: resolved during expansion and wiring (null for a built step, which never runs). */
-  deps: Node[] | null;
   /** The state read while expanding. */
   prior: StoredState | undefined;
   result: unknown;
@@ -187,7 +187,6 @@ function newNode(spec: StepSpec, path: string, stamp: RunStamp): Node {
     waiting: 0,
     firstEdge: -1,
     lastEdge: -1,
-    deps: null,
     prior: undefined,
     result: undefined,
     executor: '',
@@ -253,12 +252,11 @@ const CHUNK = 1024;
 const SLICE_MS = 20;
 
 /** Dependencies' output paths and recorded results (every dependency's result must be known). */
-function depInputsOf(node: Node): DepInputs {
+function depInputsOf(deps: readonly Node[]): DepInputs {
   // Null-prototype objects start in dictionary mode: keys are step hashes, unique per step, and
   // literal objects would grow one hidden class per key.
   const depPaths = Object.create(null) as Record<string, string>;
   const depResults = Object.create(null) as Record<string, unknown>;
-  const deps = node.deps as Node[];
   for (let i = 0; i < deps.length; i++) {
     const d = deps[i] as Node;
     depPaths[keyOf(d)] = d.path;
@@ -268,9 +266,8 @@ function depInputsOf(node: Node): DepInputs {
 }
 
 /** The task payload of one attempt. */
-function taskOf(node: Node, inputs: DepInputs, attempt: number): TaskPayload {
+function taskOf(node: Node, deps: readonly Node[], inputs: DepInputs, attempt: number): TaskPayload {
   const spec = node.spec;
-  const deps = node.deps as Node[];
   const depKeys = new Array<string>(deps.length);
   for (let i = 0; i < deps.length; i++) depKeys[i] = keyOf(deps[i] as Node);
   return {
@@ -300,10 +297,10 @@ const NO_RESOURCES: Resources = Object.freeze({});
 class FastJob implements JobRequest {
   readonly spec: StepSpec;
   readonly outputPath: string;
-  readonly prefix: string;
   readonly resources: Resources;
   readonly #node: Node;
-  readonly #store: Store;
+  readonly #run: Run;
+  #deps: readonly Node[] | undefined = undefined;
   #inputs: DepInputs | undefined = undefined;
   #task: TaskPayload | undefined = undefined;
   #files: AttemptFiles | undefined = undefined;
@@ -312,13 +309,20 @@ class FastJob implements JobRequest {
   aborted = false;
   reason: unknown = undefined;
 
-  constructor(node: Node, prefix: string, store: Store) {
+  constructor(node: Node, run: Run) {
     this.spec = node.spec;
     this.outputPath = node.path;
-    this.prefix = prefix;
     this.resources = node.spec.resources ?? NO_RESOURCES;
     this.#node = node;
-    this.#store = store;
+    this.#run = run;
+  }
+
+  get prefix(): string {
+    return this.#node.stamp.prefix;
+  }
+
+  get #depNodes(): readonly Node[] {
+    return (this.#deps ??= this.#run.depNodesOf(this.#node));
   }
 
   get jobKey(): string {
@@ -326,20 +330,20 @@ class FastJob implements JobRequest {
   }
 
   get inputs(): DepInputs {
-    return (this.#inputs ??= depInputsOf(this.#node));
+    return (this.#inputs ??= depInputsOf(this.#depNodes));
   }
 
   get task(): TaskPayload {
-    return (this.#task ??= taskOf(this.#node, this.inputs, 1));
+    return (this.#task ??= taskOf(this.#node, this.#depNodes, this.inputs, 1));
   }
 
   get logPaths(): { readonly stdout: string; readonly stderr: string } {
-    const f = (this.#files ??= this.#store.attemptFiles(this.outputPath, 1));
+    const f = (this.#files ??= this.#run.store.attemptFiles(this.outputPath, 1));
     return { stdout: f.stdout, stderr: f.stderr };
   }
 
   get attemptDir(): string {
-    return (this.#files ??= this.#store.attemptFiles(this.outputPath, 1)).dir;
+    return (this.#files ??= this.#run.store.attemptFiles(this.outputPath, 1)).dir;
   }
 
   get signal(): AbortSignal {
@@ -416,14 +420,15 @@ function buildRecord(
 ): ArtifactRecord {
   const spec = node.spec;
   const deps = spec.deps;
-  const depNodes = node.deps as Node[];
+  // From the specs (a deferred record may be built after its run): a dependency's path and
+  // identity are its own, whichever spec of the same path the run kept as the step.
+  const prefix = node.stamp.prefix;
   const depPaths = new Array<string>(deps.length);
   const depIdents = new Array<string>(deps.length);
   for (let i = 0; i < deps.length; i++) {
     const d = deps[i] as StepSpec;
-    const dn = depNodes[i] as Node;
-    depPaths[i] = dn.path;
-    depIdents[i] = d.version !== undefined ? d.ident : keyOf(dn);
+    depPaths[i] = d.outputPath(prefix);
+    depIdents[i] = d.version !== undefined ? d.ident : d.nameWithHash;
   }
   let config: unknown = spec.hashAttrs;
   if (spec.kind === 'apply') {
@@ -563,7 +568,7 @@ export class Run {
 
   constructor(config: RunConfig) {
     this.#c = config;
-    this.#stamp = { runId: config.runId, epoch: Date.now() };
+    this.#stamp = { runId: config.runId, prefix: config.prefix, epoch: Date.now() };
     this.#emit = config.emit;
     this.#sync = config.store.sync;
     for (const [k, v] of Object.entries(config.pools)) {
@@ -620,6 +625,19 @@ export class Run {
       counts: countsOf(this.#counts),
       outcome: (step) => (typeof step === 'string' ? this.#nodes.get(step) : this.#nodeOf(step)),
     };
+  }
+
+  /** @internal The nodes of a step's dependencies, in order (resolved when asked: most steps never ask). */
+  depNodesOf(node: Node): Node[] {
+    const deps = node.spec.deps;
+    const out = new Array<Node>(deps.length);
+    for (let i = 0; i < deps.length; i++) out[i] = this.#nodeOf(deps[i] as StepSpec) as Node;
+    return out;
+  }
+
+  /** @internal The run's store. */
+  get store(): Store {
+    return this.#c.store;
   }
 
   /** The node of `spec` in this run: its tag, else the node at its output path. */
@@ -783,13 +801,11 @@ export class Run {
       for (let i = start; i < fresh.length; i++) {
         const node = fresh[i] as Node;
         if (node.built) continue;
-        // Dependencies already known are resolved now (one lookup each); #wire fills in the rest.
+        // Dependencies this run has not seen yet are expanded next.
         const specDeps = node.spec.deps;
-        const deps = (node.deps = new Array<Node>(specDeps.length));
         for (let j = 0; j < specDeps.length; j++) {
-          const d = (specDeps[j] as StepSpec)._tag(this) as Node | undefined;
-          if (d === undefined) next.push(specDeps[j] as StepSpec);
-          else deps[j] = d;
+          const d = specDeps[j] as StepSpec;
+          if (d._tag(this) === undefined) next.push(d);
         }
       }
       frontier = next;
@@ -902,10 +918,8 @@ export class Run {
     }
     let failedDep: Node | undefined;
     const specDeps = spec.deps;
-    const deps = node.deps as Node[];
     for (let i = 0; i < specDeps.length; i++) {
-      let d = deps[i];
-      if (d === undefined) d = deps[i] = this.#nodeOf(specDeps[i] as StepSpec) as Node;
+      const d = this.#nodeOf(specDeps[i] as StepSpec) as Node;
       if (d === node) continue;
       if (d.settled) {
         if (!SETTLED_OK.has(d.state)) failedDep ??= d;
@@ -1111,7 +1125,7 @@ export class Run {
       const start = now;
       if (this.#emit) this.#event(node, 'running', { attempt: 1 });
       const executor = c.registry.get(node.executor);
-      const job = new FastJob(node, c.prefix, c.store);
+      const job = new FastJob(node, this);
       node.controller = job;
       const runSync = executor.runSync as NonNullable<Executor['runSync']>;
       const status = clientStorage.getStore() === c.client ? runSync.call(executor, job) : clientStorage.run(c.client, () => runSync.call(executor, job));
@@ -1321,8 +1335,8 @@ export class Run {
    */
   #depInputs(node: Node, sync?: SyncStoreOps): DepInputs | Promise<DepInputs> {
     const checked = this.#checkDeps(node, sync);
-    if (checked === undefined) return depInputsOf(node);
-    return checked.then(() => depInputsOf(node));
+    if (checked === undefined) return depInputsOf(this.depNodesOf(node));
+    return checked.then(() => depInputsOf(this.depNodesOf(node)));
   }
 
   /**
@@ -1330,10 +1344,10 @@ export class Run {
    * dependency's output vanished. A promise only when records must be read without `sync`.
    */
   #checkDeps(node: Node, sync?: SyncStoreOps): Promise<void> | undefined {
-    const deps = node.deps as Node[];
+    const deps = node.spec.deps;
     let unknown: Node[] | undefined;
     for (let i = 0; i < deps.length; i++) {
-      const d = deps[i] as Node;
+      const d = this.#nodeOf(deps[i] as StepSpec) as Node;
       if (!d.hasResult) (unknown ??= []).push(d);
     }
     if (unknown === undefined) return undefined;
@@ -1370,7 +1384,7 @@ export class Run {
     return {
       jobKey: `${keyOf(node)}.${attempt}`,
       spec,
-      task: taskOf(node, inputs, attempt),
+      task: taskOf(node, this.depNodesOf(node), inputs, attempt),
       outputPath: node.path,
       prefix: c.prefix,
       resources: spec.resources ?? {},
@@ -1842,9 +1856,8 @@ export class Run {
 {
   const spec = anchor(new StepSpec({ name: 'cairn-anchor', fn: () => undefined }));
   const store = new MemoryStore();
-  const node = anchor(newNode(spec, '/cairn-anchor', { runId: '', epoch: Date.now() }));
-  anchor(new FastJob(node, '/', store));
-  anchor(
+  const node = anchor(newNode(spec, '/cairn-anchor', { runId: '', prefix: '/', epoch: Date.now() }));
+  const run = anchor(
     new Run({
       runId: '',
       store,
@@ -1865,4 +1878,5 @@ export class Run {
       client: {} as ExecutorClient,
     }),
   );
+  anchor(new FastJob(node, run));
 }
