@@ -559,6 +559,13 @@ export class Run {
   readonly #emit: ((event: RunnerEvent) => void) | undefined;
   /** The store's synchronous operations, when it has them. */
   readonly #sync: SyncStoreOps | undefined;
+  /**
+   * The lease holder of every step on the synchronous path: a lease taken and released on one
+   * stack needs no holder of its own, only the current time, set at each acquisition. A step
+   * handed over to the general path keeps it (its token is this run's); refreshing it rewrites
+   * the lease with the time of the refresh, as for any holder.
+   */
+  #syncHolder: LeaseHolder | undefined = undefined;
   #pumping = false;
   #pumpAgain = false;
   /** When the pump's slice began (performance.now()). A double from the start: see {@link anchor}. */
@@ -1099,7 +1106,8 @@ export class Run {
     if (!c.forceRunFailed && !node.sawForeignLease && (prior === 'FAILED' || prior === 'DEP_FAILED')) return false;
     const created = s.prepareSync(node.path);
     const now = Date.now();
-    const holder = makeHolder(c.runId, now);
+    const holder = (this.#syncHolder ??= makeHolder(c.runId, now));
+    holder.timestamp = now / 1000;
     if (!s.createLeaseSync(node.path, holder)) return false; // contended: the general path waits or takes over
     node.holder = holder;
     try {

@@ -26,7 +26,7 @@ export interface LeaseHolder {
   processStartTime: number | null;
   /** The holder's run id. */
   runId: string;
-  /** Unique per acquisition: how a holder recognises its own lease. */
+  /** Unique per run, and per acquisition outside a run's synchronous path: how a holder recognises its own lease. */
   token: string;
 }
 
