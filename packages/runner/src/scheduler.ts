@@ -288,6 +288,16 @@ function taskOf(node: Node, deps: readonly Node[], inputs: DepInputs, attempt: n
 
 const NO_RESOURCES: Resources = Object.freeze({});
 
+/** What a {@link FastJob} makes on first use. */
+interface FastJobLazy {
+  deps?: readonly Node[];
+  inputs?: DepInputs;
+  task?: TaskPayload;
+  files?: AttemptFiles;
+  ac?: AbortController;
+  reason?: unknown;
+}
+
 /**
  * The first attempt of a step on the synchronous path. An in-process executor reads few of its
  * fields, so the rest (task payload, dependency maps, log paths) is built on first access, and
@@ -295,34 +305,40 @@ const NO_RESOURCES: Resources = Object.freeze({});
  * steps never do. `abort` records the reason either way.
  */
 class FastJob implements JobRequest {
-  readonly spec: StepSpec;
-  readonly outputPath: string;
-  readonly resources: Resources;
   readonly #node: Node;
   readonly #run: Run;
-  #deps: readonly Node[] | undefined = undefined;
-  #inputs: DepInputs | undefined = undefined;
-  #task: TaskPayload | undefined = undefined;
-  #files: AttemptFiles | undefined = undefined;
-  #ac: AbortController | undefined = undefined;
+  /** What the job makes only when asked (most synchronous steps ask for none of it). */
+  #lazy: FastJobLazy | undefined = undefined;
   /** Aborted (with `reason`), whether or not the controller exists. */
   aborted = false;
-  reason: unknown = undefined;
 
   constructor(node: Node, run: Run) {
-    this.spec = node.spec;
-    this.outputPath = node.path;
-    this.resources = node.spec.resources ?? NO_RESOURCES;
     this.#node = node;
     this.#run = run;
+  }
+
+  get spec(): StepSpec {
+    return this.#node.spec;
+  }
+
+  get outputPath(): string {
+    return this.#node.path;
+  }
+
+  get resources(): Resources {
+    return this.#node.spec.resources ?? NO_RESOURCES;
   }
 
   get prefix(): string {
     return this.#node.stamp.prefix;
   }
 
+  get #made(): FastJobLazy {
+    return (this.#lazy ??= {});
+  }
+
   get #depNodes(): readonly Node[] {
-    return (this.#deps ??= this.#run.depNodesOf(this.#node));
+    return (this.#made.deps ??= this.#run.depNodesOf(this.#node));
   }
 
   get jobKey(): string {
@@ -330,20 +346,20 @@ class FastJob implements JobRequest {
   }
 
   get inputs(): DepInputs {
-    return (this.#inputs ??= depInputsOf(this.#depNodes));
+    return (this.#made.inputs ??= depInputsOf(this.#depNodes));
   }
 
   get task(): TaskPayload {
-    return (this.#task ??= taskOf(this.#node, this.#depNodes, this.inputs, 1));
+    return (this.#made.task ??= taskOf(this.#node, this.#depNodes, this.inputs, 1));
   }
 
   get logPaths(): { readonly stdout: string; readonly stderr: string } {
-    const f = (this.#files ??= this.#run.store.attemptFiles(this.outputPath, 1));
+    const f = (this.#made.files ??= this.#run.store.attemptFiles(this.outputPath, 1));
     return { stdout: f.stdout, stderr: f.stderr };
   }
 
   get attemptDir(): string {
-    return (this.#files ??= this.#run.store.attemptFiles(this.outputPath, 1)).dir;
+    return (this.#made.files ??= this.#run.store.attemptFiles(this.outputPath, 1)).dir;
   }
 
   get signal(): AbortSignal {
@@ -352,10 +368,11 @@ class FastJob implements JobRequest {
 
   /** The AbortController behind `signal`, created now if needed (already aborted when `abort` came first). */
   controller(): AbortController {
-    let ac = this.#ac;
+    const made = this.#made;
+    let ac = made.ac;
     if (ac === undefined) {
-      ac = this.#ac = new AbortController();
-      if (this.aborted) ac.abort(this.reason);
+      ac = made.ac = new AbortController();
+      if (this.aborted) ac.abort(made.reason);
     }
     return ac;
   }
@@ -363,8 +380,9 @@ class FastJob implements JobRequest {
   abort(reason?: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
-    this.reason = reason;
-    this.#ac?.abort(reason);
+    const made = this.#made;
+    made.reason = reason;
+    made.ac?.abort(reason);
   }
 }
 
