@@ -241,6 +241,11 @@ interface FirstAttempt {
   readonly handle: JobHandle;
 }
 
+/** `runSync` called as a method of `executor` (for AsyncLocalStorage.run, without a closure). */
+function callRunSync(executor: Executor, runSync: NonNullable<Executor['runSync']>, job: JobRequest): JobStatus | Promise<JobStatus> {
+  return runSync.call(executor, job);
+}
+
 /** The `info` of a job run on the synchronous path (it has none). */
 const NO_INFO: Readonly<Record<string, unknown>> = Object.freeze({});
 const ABORTED: JobStatus = Object.freeze({ state: 'cancelled', reason: 'aborted' });
@@ -1091,7 +1096,33 @@ export class Run {
       this.#fastCount++;
       if (this.#runFast(node, this.#sync)) return;
     }
+    this.#launchAsync(node);
+  }
+
+  /*
+   * The hot methods of the synchronous path make no closures: a function whose closures capture
+   * its parameters or `this` allocates their context on every call, even when it returns before
+   * making one. Promise callbacks and microtasks are made in the small methods below.
+   */
+
+  /** Starts `node` on the general path; a failure of the launch itself fails the step. */
+  #launchAsync(node: Node): void {
     this.#launch(node).catch((err: unknown) => this.#launchFailed(node, err));
+  }
+
+  /** Hands the first attempt of `node` to the general path. */
+  #continueAsync(node: Node, first: FirstAttempt): void {
+    this.#runAttempts(node, first).catch((err: unknown) => this.#launchFailed(node, err));
+  }
+
+  /** Records a store failure of the synchronous path on the general one. */
+  #recordFailureAsync(node: Node, err: unknown): void {
+    this.#recordFailure(node, err).catch((e: unknown) => this.#launchFailed(node, e));
+  }
+
+  /** Pumps again once the current stack is done. */
+  #pumpSoon(): void {
+    queueMicrotask(() => this.#pump());
   }
 
   /** Store failures and bugs end up here: the step fails, the run continues. */
@@ -1107,7 +1138,7 @@ export class Run {
     node.hasSlot = false;
     this.#running--;
     if (node.demand) for (const [k, v] of node.demand) this.#poolFree.set(k, (this.#poolFree.get(k) as number) + v);
-    if (pump && !this.#cancelled) queueMicrotask(() => this.#pump());
+    if (pump && !this.#cancelled) this.#pumpSoon();
   }
 
   /**
@@ -1154,7 +1185,7 @@ export class Run {
       const job = new FastJob(node, this);
       node.controller = job;
       const runSync = executor.runSync as NonNullable<Executor['runSync']>;
-      const status = clientStorage.getStore() === c.client ? runSync.call(executor, job) : clientStorage.run(c.client, () => runSync.call(executor, job));
+      const status = clientStorage.getStore() === c.client ? runSync.call(executor, job) : clientStorage.run(c.client, callRunSync, executor, runSync, job);
       if (status instanceof Promise || status.state !== 'succeeded' || job.aborted) {
         // Still running, failed, or cancelled: the general path takes over with the lease held.
         const ac = job.controller();
@@ -1163,7 +1194,7 @@ export class Run {
         this.#armHeartbeat();
         const handle: JobHandle = { jobId: job.jobKey, executor: executor.name, info: {} };
         const first: FirstAttempt = { inputs: job.inputs, ac, start, status: ac.signal.aborted ? ABORTED : status, handle };
-        this.#runAttempts(node, first).catch((err: unknown) => this.#launchFailed(node, err));
+        this.#continueAsync(node, first);
         return true;
       }
       node.controller = null;
@@ -1173,7 +1204,7 @@ export class Run {
       if (node.settled) return true;
       node.controller = null;
       if (!this.#held.has(node) && node.holder !== null) this.#held.add(node);
-      this.#recordFailure(node, err).catch((e: unknown) => this.#launchFailed(node, e));
+      this.#recordFailureAsync(node, err);
     }
     return true;
   }
@@ -1377,6 +1408,11 @@ export class Run {
       if (!d.hasResult) (unknown ??= []).push(d);
     }
     if (unknown === undefined) return undefined;
+    return this.#readDepStates(node, unknown, sync);
+  }
+
+  /** {@link #checkDeps} for dependencies whose results are not known yet (cached ones). */
+  #readDepStates(node: Node, unknown: Node[], sync: SyncStoreOps | undefined): Promise<void> | undefined {
     const paths = unknown.map((d) => d.path);
     if (sync !== undefined) {
       this.#applyDepStates(node, unknown, sync.readStatesSync(paths, true));
