@@ -114,33 +114,31 @@ interface RunStamp {
   readonly epoch: number;
 }
 
+/** Bits of {@link Node.flags}. */
+const SETTLED = 1; // reached its final state
+const BUILT = 2; // recorded SUCCESS when expanded (cached, unless drift makes it fail)
+const HAS_RESULT = 4; // `result` is known
+const ACTIVE = 8; // a launch is in progress (lease, attempts, commit)
+const HAS_SLOT = 16; // holds one of the run's `maxConcurrent` slots (and its pool resources)
+const FAST = 32; // its executor can run it on the runner's stack (`runSync`) and it has no timeout
+const SAW_FOREIGN_LEASE = 64; // another runner held its lease at some point in this run
+const TOOK_OVER = 128; // this run took the lease over from a dead runner: a job it recorded may still run
+
 /**
  * One step of a run: a plain object made by {@link newNode}. It is also the deferred record of a
  * step that succeeded on the synchronous path (`build`): a store that keeps records in memory
- * holds the node, not a copy.
+ * holds the node, not a copy. A run keeps every node to its end (and a MemoryStore after it), so
+ * it is kept small: yes/no facts are bits of `flags`, and what only some steps need (pool
+ * demand, the general path's lease, controller and job file) is in `ext`, made on first use.
  */
-interface Node extends StepOutcome, DeferredRecord {
+interface Node extends DeferredRecord {
   readonly spec: StepSpec;
   readonly path: string;
   readonly name: string;
   readonly stamp: RunStamp;
   state: StepState;
-  /** Reached its final state. */
-  settled: boolean;
-  /** Recorded SUCCESS when expanded (cached, unless drift makes it fail). */
-  built: boolean;
-  /** Whether `result` is known. */
-  hasResult: boolean;
-  /** A launch is in progress (lease, attempts, commit). */
-  active: boolean;
-  /** Holds one of the run's `maxConcurrent` slots (and its pool resources). */
-  hasSlot: boolean;
-  /** Its executor can run it on the runner's stack (`runSync`) and it has no timeout. */
-  fast: boolean;
-  /** Another runner held its lease at some point in this run. */
-  sawForeignLease: boolean;
-  /** This run took the lease over from a dead runner: a job it recorded may still run. */
-  tookOver: boolean;
+  /** {@link SETTLED}, {@link BUILT}, … */
+  flags: number;
   /** Unfinished dependencies. */
   waiting: number;
   /** The first and last of the run's edges to the steps waiting on this one (-1: none; see `Run.#edgeTo`). */
@@ -150,17 +148,24 @@ interface Node extends StepOutcome, DeferredRecord {
   prior: StoredState | undefined;
   result: unknown;
   executor: string;
+  /** Start and end of the one synchronous attempt, ms after `stamp.epoch`. */
+  t0: number;
+  t1: number;
+  ext: NodeExt | null;
+}
+
+/** What only some steps need ({@link extOf} makes it). */
+interface NodeExt {
+  /** What the step takes from the pools while it runs (null: nothing). */
   demand: Map<string, number> | null;
-  /** Aborts the running attempt (an AbortController, or a synchronous job's lazily created one). */
+  /** Aborts the running attempt of the general path. */
   controller: { abort(reason?: unknown): void } | null;
+  /** The lease holder while the general path holds the step's lease. */
   holder: LeaseHolder | null;
   /** An in-flight lease refresh, awaited before the lease is released. */
   refreshing: Promise<void> | null;
   /** The step has a `.cairn/job.json` (the write, when in flight): removed before the commit. */
   jobFile: Promise<void> | null;
-  /** Start and end of the one synchronous attempt, ms after `stamp.epoch`. */
-  t0: number;
-  t1: number;
 }
 
 /**
@@ -176,29 +181,39 @@ function newNode(spec: StepSpec, path: string, stamp: RunStamp): Node {
     name: spec.name,
     stamp,
     state: 'pending',
-    settled: false,
-    built: false,
-    hasResult: false,
-    active: false,
-    hasSlot: false,
-    fast: false,
-    sawForeignLease: false,
-    tookOver: false,
+    flags: 0,
     waiting: 0,
     firstEdge: -1,
     lastEdge: -1,
     prior: undefined,
     result: undefined,
     executor: '',
-    demand: null,
-    controller: null,
-    holder: null,
-    refreshing: null,
-    jobFile: null,
     t0: 0,
     t1: 0,
+    ext: null,
     build: buildNodeRecord,
   };
+}
+
+/** The node's {@link NodeExt}, made now if it has none. */
+function extOf(node: Node): NodeExt {
+  return (node.ext ??= { demand: null, controller: null, holder: null, refreshing: null, jobFile: null });
+}
+
+/** The general path's lease holder of `node`, if any. */
+function holderOf(node: Node): LeaseHolder | null {
+  return node.ext === null ? null : node.ext.holder;
+}
+
+/** The pool demand of `node`, if any. */
+function demandOf(node: Node): Map<string, number> | null {
+  return node.ext === null ? null : node.ext.demand;
+}
+
+/** What {@link RunSummary.outcome} reports of a node. */
+function outcomeOf(node: Node | undefined): StepOutcome | undefined {
+  if (node === undefined) return undefined;
+  return { name: node.name, path: node.path, state: node.state, result: node.result, hasResult: (node.flags & HAS_RESULT) !== 0 };
 }
 
 /** `Node.build`: the record of a step that succeeded on the synchronous path (committed deferred by {@link Run}). */
@@ -589,6 +604,10 @@ export class Run {
    * the lease with the time of the refresh, as for any holder.
    */
   #syncHolder: LeaseHolder | undefined = undefined;
+  /** The synchronous path holds the lease of the step it runs (with {@link #syncHolder}). */
+  #syncLeased = false;
+  /** The job of the step running on the synchronous path (`cancel` aborts it). */
+  #syncJob: FastJob | null = null;
   #pumping = false;
   #pumpAgain = false;
   /** When the pump's slice began (performance.now()). A double from the start: see {@link anchor}. */
@@ -653,7 +672,7 @@ export class Run {
       runId: c.runId,
       prefix: c.prefix,
       counts: countsOf(this.#counts),
-      outcome: (step) => (typeof step === 'string' ? this.#nodes.get(step) : this.#nodeOf(step)),
+      outcome: (step) => outcomeOf(typeof step === 'string' ? this.#nodes.get(step) : this.#nodeOf(step)),
     };
   }
 
@@ -683,10 +702,13 @@ export class Run {
     this.#cancelReason = reason;
     this.#stopPulling = true;
     this.#capacity?.();
+    // The step running on the synchronous path right now (its job is aborted; it hands over).
+    this.#syncJob?.abort(reason);
     for (const node of this.#nodes.values()) {
-      if (node.settled) continue;
-      if (node.controller) node.controller.abort(reason);
-      else if (!node.active) this.#settle(node, 'cancelled', { error: reason });
+      if ((node.flags & SETTLED) !== 0) continue;
+      const controller = node.ext === null ? null : node.ext.controller;
+      if (controller) controller.abort(reason);
+      else if ((node.flags & ACTIVE) === 0) this.#settle(node, 'cancelled', { error: reason });
     }
     this.#checkIdle();
   }
@@ -830,7 +852,7 @@ export class Run {
       const next: StepSpec[] = [];
       for (let i = start; i < fresh.length; i++) {
         const node = fresh[i] as Node;
-        if (node.built) continue;
+        if ((node.flags & BUILT) !== 0) continue;
         // Dependencies this run has not seen yet are expanded next.
         const specDeps = node.spec.deps;
         for (let j = 0; j < specDeps.length; j++) {
@@ -848,7 +870,7 @@ export class Run {
       const checks = this.#validate(fresh);
       if (checks !== undefined) await checks;
     } catch (err) {
-      for (const node of fresh) if (!node.settled) this.#settle(node, 'cancelled', { error: err });
+      for (const node of fresh) if ((node.flags & SETTLED) === 0) this.#settle(node, 'cancelled', { error: err });
       throw err;
     }
     // Discovery order, so independent steps start in the order given. Any order is correct:
@@ -865,7 +887,7 @@ export class Run {
       return;
     }
     if (st.status !== 'SUCCESS') return;
-    node.built = true;
+    node.flags |= BUILT;
   }
 
   /** Checks executors and function refs of fresh steps; a promise only when refs must be resolved. */
@@ -873,7 +895,7 @@ export class Run {
     const c = this.#c;
     const refs: Promise<unknown>[] = [];
     for (const node of nodes) {
-      if (node.built) continue;
+      if ((node.flags & BUILT) !== 0) continue;
       const spec = node.spec;
       const name = spec.executor ?? (c.remoteExecutor !== undefined && hasResources(spec) ? c.remoteExecutor : c.defaultExecutor);
       if (!c.registry.has(name)) {
@@ -897,8 +919,9 @@ export class Run {
         }
         refs.push(check);
       }
-      node.demand = this.#demandOf(node, name, ex);
-      node.fast = ex.runSync !== undefined && ex.capabilities.inProcess && !ex.capabilities.resumable && spec.timeoutMs === undefined;
+      const demand = this.#demandOf(node, name, ex);
+      if (demand !== null) extOf(node).demand = demand;
+      if (ex.runSync !== undefined && ex.capabilities.inProcess && !ex.capabilities.resumable && spec.timeoutMs === undefined) node.flags |= FAST;
     }
     return refs.length > 0 ? Promise.all(refs) : undefined;
   }
@@ -934,9 +957,9 @@ export class Run {
   }
 
   #wire(node: Node): void {
-    if (node.settled) return;
+    if ((node.flags & SETTLED) !== 0) return;
     const spec = node.spec;
-    if (node.built) {
+    if ((node.flags & BUILT) !== 0) {
       const drift = this.#driftOf(node);
       if (drift instanceof Error) {
         this.#failStep(node, drift);
@@ -951,7 +974,7 @@ export class Run {
     for (let i = 0; i < specDeps.length; i++) {
       const d = this.#nodeOf(specDeps[i] as StepSpec) as Node;
       if (d === node) continue;
-      if (d.settled) {
+      if ((d.flags & SETTLED) !== 0) {
         if (!SETTLED_OK.has(d.state)) failedDep ??= d;
       } else {
         const e = this.#newEdge(node);
@@ -1047,8 +1070,8 @@ export class Run {
     if (this.#blocked.length > 0) {
       for (let i = 0; i < this.#blocked.length && this.#running < max; ) {
         const node = this.#blocked[i] as Node;
-        if (node.settled) this.#blocked.splice(i, 1);
-        else if (this.#fits(node.demand as Map<string, number>)) {
+        if ((node.flags & SETTLED) !== 0) this.#blocked.splice(i, 1);
+        else if (this.#fits(demandOf(node) as Map<string, number>)) {
           this.#blocked.splice(i, 1);
           this.#start(node);
         } else i++;
@@ -1061,9 +1084,9 @@ export class Run {
         break;
       }
       const node = this.#ready[this.#readyHead++] as Node;
-      if (node.settled) continue;
-      if (node.demand !== null) {
-        const d = node.demand;
+      if ((node.flags & SETTLED) !== 0) continue;
+      const d = demandOf(node);
+      if (d !== null) {
         let impossible: string | undefined;
         for (const [k, v] of d) if ((this.#poolCap.get(k) as number) < v) impossible = `${k}: needs ${v}, the pool has ${this.#poolCap.get(k)}`;
         if (impossible !== undefined) {
@@ -1089,10 +1112,11 @@ export class Run {
 
   #start(node: Node): void {
     this.#running++;
-    node.hasSlot = true;
-    node.active = true;
-    if (node.demand) for (const [k, v] of node.demand) this.#poolFree.set(k, (this.#poolFree.get(k) as number) - v);
-    if (node.fast && this.#sync !== undefined && !node.tookOver && this.#started.has(node.executor)) {
+    node.flags |= HAS_SLOT;
+    node.flags |= ACTIVE;
+    const demand = demandOf(node);
+    if (demand !== null) for (const [k, v] of demand) this.#poolFree.set(k, (this.#poolFree.get(k) as number) - v);
+    if ((node.flags & FAST) !== 0 && this.#sync !== undefined && (node.flags & TOOK_OVER) === 0 && this.#started.has(node.executor)) {
       this.#fastCount++;
       if (this.#runFast(node, this.#sync)) return;
     }
@@ -1127,17 +1151,18 @@ export class Run {
 
   /** Store failures and bugs end up here: the step fails, the run continues. */
   #launchFailed(node: Node, err: unknown): void {
-    node.active = false;
+    node.flags &= ~ACTIVE;
     this.#releaseSlot(node);
-    if (!node.settled) this.#failStep(node, err);
+    if ((node.flags & SETTLED) === 0) this.#failStep(node, err);
   }
 
   /** `pump`: false when the caller is the pump itself (it goes on starting steps). */
   #releaseSlot(node: Node, pump = true): void {
-    if (!node.hasSlot) return;
-    node.hasSlot = false;
+    if ((node.flags & HAS_SLOT) === 0) return;
+    node.flags &= ~HAS_SLOT;
     this.#running--;
-    if (node.demand) for (const [k, v] of node.demand) this.#poolFree.set(k, (this.#poolFree.get(k) as number) + v);
+    const demand = demandOf(node);
+    if (demand !== null) for (const [k, v] of demand) this.#poolFree.set(k, (this.#poolFree.get(k) as number) + v);
     if (pump && !this.#cancelled) this.#pumpSoon();
   }
 
@@ -1152,22 +1177,22 @@ export class Run {
     const c = this.#c;
     const spec = node.spec;
     const prior = node.prior?.status;
-    if (!c.forceRunFailed && !node.sawForeignLease && (prior === 'FAILED' || prior === 'DEP_FAILED')) return false;
+    if (!c.forceRunFailed && (node.flags & SAW_FOREIGN_LEASE) === 0 && (prior === 'FAILED' || prior === 'DEP_FAILED')) return false;
     const created = s.prepareSync(node.path);
     const now = Date.now();
     const holder = (this.#syncHolder ??= makeHolder(c.runId, now));
     holder.timestamp = now / 1000;
     if (!s.createLeaseSync(node.path, holder)) return false; // contended: the general path waits or takes over
-    node.holder = holder;
+    this.#syncLeased = true;
     try {
       // The re-check under the lease (another runner may have finished meanwhile) is needed
       // unless this call created the directory: then no status existed and no runner held it.
-      if (!created && (!spec.mutable || node.sawForeignLease)) {
+      if (!created && (!spec.mutable || (node.flags & SAW_FOREIGN_LEASE) !== 0)) {
         const st = s.readStatesSync([node.path], spec.fingerprint !== undefined)[0];
         if (st?.status === 'SUCCESS' && st.problem === undefined) {
-          node.holder = null;
+          this.#syncLeased = false;
           s.removeLeaseSync(node.path);
-          node.active = false;
+          node.flags &= ~ACTIVE;
           this.#releaseSlot(node, false);
           this.#settle(node, 'skipped', { message: 'built by another runner' });
           return true;
@@ -1183,13 +1208,17 @@ export class Run {
       if (this.#emit) this.#event(node, 'running', { attempt: 1 });
       const executor = c.registry.get(node.executor);
       const job = new FastJob(node, this);
-      node.controller = job;
+      this.#syncJob = job;
       const runSync = executor.runSync as NonNullable<Executor['runSync']>;
       const status = clientStorage.getStore() === c.client ? runSync.call(executor, job) : clientStorage.run(c.client, callRunSync, executor, runSync, job);
+      this.#syncJob = null;
       if (status instanceof Promise || status.state !== 'succeeded' || job.aborted) {
         // Still running, failed, or cancelled: the general path takes over with the lease held.
         const ac = job.controller();
-        node.controller = ac;
+        const ext = extOf(node);
+        ext.controller = ac;
+        ext.holder = holder;
+        this.#syncLeased = false;
         this.#held.add(node);
         this.#armHeartbeat();
         const handle: JobHandle = { jobId: job.jobKey, executor: executor.name, info: {} };
@@ -1197,13 +1226,17 @@ export class Run {
         this.#continueAsync(node, first);
         return true;
       }
-      node.controller = null;
       this.#finishSync(node, s, 'SUCCESS', 'succeeded', null, executor.name, undefined, status.result, start, Date.now());
     } catch (err) {
       // A store failure: record FAILED (or at least give the lease back) on the general path.
-      if (node.settled) return true;
-      node.controller = null;
-      if (!this.#held.has(node) && node.holder !== null) this.#held.add(node);
+      this.#syncJob = null;
+      const leased = this.#syncLeased;
+      this.#syncLeased = false;
+      if ((node.flags & SETTLED) !== 0) return true;
+      if (leased) {
+        extOf(node).holder = holder;
+        this.#held.add(node);
+      }
       this.#recordFailureAsync(node, err);
     }
     return true;
@@ -1213,15 +1246,15 @@ export class Run {
     const c = this.#c;
     const spec = node.spec;
     const prior = node.prior?.status;
-    if (!c.forceRunFailed && !node.sawForeignLease && (prior === 'FAILED' || prior === 'DEP_FAILED')) {
-      node.active = false;
+    if (!c.forceRunFailed && (node.flags & SAW_FOREIGN_LEASE) === 0 && (prior === 'FAILED' || prior === 'DEP_FAILED')) {
+      node.flags &= ~ACTIVE;
       this.#releaseSlot(node);
       this.#failStep(node, new CairnError('CAIRN_PREVIOUS_FAILURE', `Step "${spec.name}" failed in an earlier run (status ${prior} at ${node.path}). Fix it and rerun with forceRunFailed: true (the default) to try again.`, { step: spec.name }));
       return;
     }
     const lease = await this.#acquire(node);
     if (lease === 'held' || lease === 'done' || this.#cancelled) {
-      node.active = false;
+      node.flags &= ~ACTIVE;
       this.#releaseSlot(node);
       if (lease === 'acquired') await this.#dropLease(node);
       if (this.#cancelled) this.#settle(node, 'cancelled', NO_EXTRA);
@@ -1247,7 +1280,7 @@ export class Run {
 
   /** Records a failure under the lease; if even that fails, at least gives the lease back (and rethrows). */
   async #recordFailure(node: Node, err: unknown): Promise<void> {
-    if (node.settled) return;
+    if ((node.flags & SETTLED) !== 0) return;
     try {
       await this.#finish(node, 'FAILED', 'failed', [], undefined, err);
     } catch {
@@ -1264,11 +1297,11 @@ export class Run {
     for (let tries = 0; tries < 4; tries++) {
       const holder = makeHolder(runId);
       if (await store.createLease(node.path, holder)) {
-        node.holder = holder;
+        extOf(node).holder = holder;
         this.#held.add(node);
         this.#armHeartbeat();
         const [st] = await store.readStates([node.path], node.spec.fingerprint !== undefined);
-        if (st?.status === 'SUCCESS' && st.problem === undefined && (!node.spec.mutable || node.sawForeignLease)) {
+        if (st?.status === 'SUCCESS' && st.problem === undefined && (!node.spec.mutable || (node.flags & SAW_FOREIGN_LEASE) !== 0)) {
           await this.#dropLease(node);
           return 'done';
         }
@@ -1277,21 +1310,22 @@ export class Run {
       const info = await store.readLease(node.path);
       if (info === null) continue;
       if (!isStale(info, staleMs)) {
-        node.sawForeignLease = true;
+        node.flags |= SAW_FOREIGN_LEASE;
         return 'held';
       }
       this.#c.logger.warn(`Step ${node.name}: taking over the stale lease of ${info.holder?.worker_id ?? 'an unknown holder'} at ${node.path}.`);
-      if (await store.breakLease(node.path, info)) node.tookOver = true;
+      if (await store.breakLease(node.path, info)) node.flags |= TOOK_OVER;
     }
-    node.sawForeignLease = true;
+    node.flags |= SAW_FOREIGN_LEASE;
     return 'held';
   }
 
   async #dropLease(node: Node): Promise<void> {
-    if (!node.holder) return;
+    const ext = node.ext;
+    if (ext === null || ext.holder === null) return;
     this.#held.delete(node);
-    node.holder = null;
-    if (node.refreshing) await node.refreshing;
+    ext.holder = null;
+    if (ext.refreshing) await ext.refreshing;
     await this.#c.store.removeLease(node.path);
   }
 
@@ -1308,10 +1342,11 @@ export class Run {
     try {
       await Promise.all(
         [...this.#held].map((node) => {
+          const ext = extOf(node);
           const p = this.#refresh(node).finally(() => {
-            if (node.refreshing === p) node.refreshing = null;
+            if (ext.refreshing === p) ext.refreshing = null;
           });
-          node.refreshing = p;
+          ext.refreshing = p;
           return p;
         }),
       );
@@ -1323,19 +1358,19 @@ export class Run {
   /** Refreshes one lease; aborts the step when another runner holds it now. */
   async #refresh(node: Node): Promise<void> {
     const store = this.#c.store;
-    const holder = node.holder;
+    const holder = holderOf(node);
     if (!holder) return;
     const info = await store.readLease(node.path).catch(() => null);
-    if (node.holder !== holder) return; // released meanwhile
+    if (holderOf(node) !== holder) return; // released meanwhile
     if (info?.holder?.token !== holder.token) {
       this.#held.delete(node);
-      node.holder = null;
+      extOf(node).holder = null;
       const err = new CairnError(
         'CAIRN_LEASE_LOST',
         `Step "${node.name}": another runner (${info?.holder?.worker_id ?? 'unknown'}) took over its lease at ${node.path}; this runner stopped the step.`,
         { step: node.name },
       );
-      node.controller?.abort(err);
+      node.ext?.controller?.abort(err);
       return;
     }
     holder.timestamp = Date.now() / 1000;
@@ -1357,7 +1392,7 @@ export class Run {
       const states = await store.readStates(nodes.map((n) => n.path), nodes.map((n) => n.spec.fingerprint !== undefined));
       await Promise.all(
         nodes.map(async (node, i) => {
-          if (node.settled || !this.#waitingLease.has(node)) return;
+          if ((node.flags & SETTLED) !== 0 || !this.#waitingLease.has(node)) return;
           if (states[i]?.status === 'SUCCESS' && states[i]?.problem === undefined) {
             this.#waitingLease.delete(node);
             this.#settle(node, 'skipped', { message: 'built by another runner' });
@@ -1405,7 +1440,7 @@ export class Run {
     let unknown: Node[] | undefined;
     for (let i = 0; i < deps.length; i++) {
       const d = this.#nodeOf(deps[i] as StepSpec) as Node;
-      if (!d.hasResult) (unknown ??= []).push(d);
+      if ((d.flags & HAS_RESULT) === 0) (unknown ??= []).push(d);
     }
     if (unknown === undefined) return undefined;
     return this.#readDepStates(node, unknown, sync);
@@ -1433,7 +1468,7 @@ export class Run {
           { step: node.name },
         );
       }
-      d.hasResult = true;
+      d.flags |= HAS_RESULT;
       d.result = st.record?.result;
     }
   }
@@ -1493,7 +1528,7 @@ export class Run {
       }
     }
     // A job a dead runner left running counts as the attempt it was, with that run's earlier attempts.
-    let adopted = node.tookOver && first === undefined ? await this.#adopt(node) : null;
+    let adopted = (node.flags & TOOK_OVER) !== 0 && first === undefined ? await this.#adopt(node) : null;
     const attempts: AttemptRecord[] = adopted ? [...adopted.record.attempts] : [];
     const firstStart = adopted ? adopted.record.firstStart : first !== undefined ? first.start : Date.now();
     let infra = 0;
@@ -1501,14 +1536,14 @@ export class Run {
       if (first !== undefined && attempt === 1) {
         // Started on the synchronous path (no timeout, not adopted): wait for it, then go on as usual.
         const ac = first.ac;
-        node.controller = ac;
+        extOf(node).controller = ac;
         const outcome = await this.#afterAttempt(node, attempts, ac, attempt, first.start, firstStart, await this.#awaitFirst(first), first.handle, false, infra);
         if (outcome === 'done') return;
         if (outcome === 'infra') infra++;
         continue;
       }
       const ac = new AbortController();
-      node.controller = ac;
+      extOf(node).controller = ac;
       if (this.#cancelled) ac.abort(this.#cancelReason);
       const start = adopted ? adopted.record.start : Date.now();
       let timer: NodeJS.Timeout | undefined;
@@ -1553,7 +1588,7 @@ export class Run {
     key = node.executor,
   ): Promise<'done' | 'infra' | 'retry'> {
     const spec = node.spec;
-    node.controller = null;
+    if (node.ext !== null) node.ext.controller = null;
     const aborted = ac.signal.aborted ? (ac.signal.reason as unknown) : undefined;
     const code = isCairnError(aborted) ? aborted.code : undefined;
     const state: AttemptRecord['state'] =
@@ -1566,8 +1601,8 @@ export class Run {
     }
     if (state === 'lease-lost') {
       // The step's directory belongs to the new holder: write nothing.
-      node.jobFile = null;
-      node.active = false;
+      if (node.ext !== null) node.ext.jobFile = null;
+      node.flags &= ~ACTIVE;
       this.#releaseSlot(node);
       this.#failStep(node, error);
       return 'done';
@@ -1607,7 +1642,7 @@ export class Run {
     const c = this.#c;
     const record = await c.store.readJob(node.path).catch(() => null);
     if (record === null) return null;
-    node.jobFile = Promise.resolve(); // removed at the commit, whatever happens to the job
+    extOf(node).jobFile = Promise.resolve(); // removed at the commit, whatever happens to the job
     if (!c.registry.has(record.executor)) {
       c.logger.warn(`Step ${node.name}: cannot adopt job ${record.job.jobId}: executor "${record.executor}" is not registered; submitting again.`);
       return null;
@@ -1634,7 +1669,7 @@ export class Run {
 
   /** Records an accepted job of a resumable executor, so a runner taking over can adopt it. */
   #recordJob(node: Node, record: JobRecord): void {
-    node.jobFile = this.#c.store.writeJob(node.path, record).catch((err: unknown) => this.#c.logger.warn(`Step ${node.name}: recording job ${record.job.jobId} failed: ${String(err)}`));
+    extOf(node).jobFile = this.#c.store.writeJob(node.path, record).catch((err: unknown) => this.#c.logger.warn(`Step ${node.name}: recording job ${record.job.jobId} failed: ${String(err)}`));
   }
 
   /**
@@ -1697,13 +1732,13 @@ export class Run {
       this.#c.logger.warn(`Step ${node.spec.name}: its return value is not JSON-serialisable; it is not recorded.`);
     }
     node.result = value;
-    node.hasResult = true;
+    node.flags |= HAS_RESULT;
     return value;
   }
 
   /** After the commit: releases the slot and settles. */
   #settleFinished(node: Node, state: 'succeeded' | 'failed' | 'cancelled', error: unknown, pump: boolean): void {
-    node.active = false;
+    node.flags &= ~ACTIVE;
     this.#releaseSlot(node, pump);
     if (state === 'failed') this.#failStep(node, error);
     else this.#settle(node, state, state === 'cancelled' ? { error } : NO_EXTRA);
@@ -1722,10 +1757,11 @@ export class Run {
   ): Promise<void> {
     const c = this.#c;
     const value = this.#recordedValue(node, state, result);
-    if (node.jobFile !== null) {
+    const ext = node.ext;
+    if (ext !== null && ext.jobFile !== null) {
       // Before the commit: a job file never outlives its step's status.
-      await node.jobFile;
-      node.jobFile = null;
+      await ext.jobFile;
+      ext.jobFile = null;
       await c.store.removeJob(node.path);
     }
     await c.store.commit(node.path, status, recordOf(new StepRecord(c.runId, node, status, state, attempts, handle, error, value, start, Date.now())));
@@ -1762,7 +1798,7 @@ export class Run {
       if (s.commitDeferredSync !== undefined && record.written) s.commitDeferredSync(node.path, status, record);
       else s.commitSync(node.path, status, recordOf(record));
     }
-    node.holder = null;
+    this.#syncLeased = false;
     s.removeLeaseSync(node.path);
     this.#settleFinished(node, state, error, false);
   }
@@ -1770,7 +1806,7 @@ export class Run {
   // ---- settling ------------------------------------------------------------------------------
 
   #failStep(node: Node, error: unknown): void {
-    if (node.settled) return;
+    if ((node.flags & SETTLED) !== 0) return;
     this.#failures.push({ step: node.name, path: node.path, error });
     this.#c.logger.error(`Step ${node.name} failed: ${error instanceof Error ? error.message : String(error)}`);
     this.#settle(node, 'failed', { error });
@@ -1820,8 +1856,8 @@ export class Run {
   }
 
   #settle(node: Node, state: StepState, extra: { error?: unknown; message?: string }): void {
-    if (node.settled) return;
-    node.settled = true;
+    if ((node.flags & SETTLED) !== 0) return;
+    node.flags |= SETTLED;
     node.state = state;
     if (this.#settling) {
       this.#settleQueue.push(node, extra);
@@ -1887,11 +1923,11 @@ export class Run {
   /** Tells `d` that its dependency `dep` settled (`ok`: succeeded, cached or skipped). */
   #notify(d: Node, dep: Node, ok: boolean): void {
     if (ok) {
-      if (--d.waiting === 0 && !d.settled) {
+      if (--d.waiting === 0 && (d.flags & SETTLED) === 0) {
         if (this.#cancelled) this.#settle(d, 'cancelled', NO_EXTRA);
         else this.#enqueue(d);
       }
-    } else if (!d.settled) {
+    } else if ((d.flags & SETTLED) === 0) {
       if (dep.state === 'cancelled' || this.#cancelled) this.#settle(d, 'cancelled', NO_EXTRA);
       else this.#depFailed(d, dep);
     }
