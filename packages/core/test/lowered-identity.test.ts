@@ -149,6 +149,16 @@ describe('lowered fingerprints and identities', () => {
     computeIdentities([staged[70] as StepSpec]); // a batch resting on hashed specs
     computeIdentities([staged[119] as StepSpec]);
     expect(staged.map((s) => s.nameWithHash)).toEqual(once.map((s) => s.nameWithHash));
+    // Lists given dependencies first (no walk), and lists that need one: out of order, with a
+    // repeat, with an already-hashed spec.
+    const chunked = build();
+    for (let i = 0; i < 120; i += 40) computeIdentities(chunked.slice(i, i + 40));
+    expect(chunked.map((s) => s.nameWithHash)).toEqual(once.map((s) => s.nameWithHash));
+    const mixed = build();
+    computeIdentities(mixed.slice(0, 30).reverse());
+    computeIdentities([...mixed.slice(30, 60), mixed[31] as StepSpec]);
+    computeIdentities([mixed[10] as StepSpec, ...mixed.slice(60, 120)]);
+    expect(mixed.map((s) => s.nameWithHash)).toEqual(once.map((s) => s.nameWithHash));
     // And against the definition, spec by spec.
     for (const s of once) expect(s.hash).toBe(getBackend().xxh64Hex(identityText(s)));
   });
