@@ -23,8 +23,12 @@ export class PathIndex<T extends { readonly path: string }> {
   #bits: Int32Array = new Int32Array(0);
   /** 32 − log2(filter bits). */
   #shift = 0;
-  /** Items by number, in insertion order (undefined where one was deleted). */
+  /**
+   * Items by number, in insertion order (undefined where one was deleted): `#items[0 .. #count)`.
+   * The array may be longer (`reserve` sizes it once instead of letting pushes regrow it).
+   */
   #items: (T | undefined)[] = [];
+  #count = 0;
   #size = 0;
   /** The last path hashed, and its hash: `add` after a missed `get` does not hash it again. */
   #lastPath: string | undefined = undefined;
@@ -59,15 +63,20 @@ export class PathIndex<T extends { readonly path: string }> {
   /** Makes room for `n` items in all without growing again (a caller that knows the count saves the rehashes). */
   reserve(n: number): void {
     while (2 * n > this.#mask + 1) this.#grow();
+    if (this.#items.length < n) {
+      const items = new Array<T | undefined>(n);
+      for (let i = 0; i < this.#count; i++) items[i] = this.#items[i];
+      this.#items = items;
+    }
   }
 
   /** Adds `item` (the caller checked that no item has its path). */
   add(item: T): void {
     if (2 * (this.#size + 1) > this.#mask + 1) this.#grow();
     const h = this.#hash(item.path);
-    this.#items.push(item);
+    this.#items[this.#count++] = item;
     this.#size++;
-    put(this.#t, this.#mask, h, this.#items.length);
+    put(this.#t, this.#mask, h, this.#count);
     setFilterBit(this.#bits, filterBit(h, this.#shift));
   }
 
@@ -105,6 +114,7 @@ export class PathIndex<T extends { readonly path: string }> {
   /** Removes every item. */
   clear(): void {
     this.#items = [];
+    this.#count = 0;
     this.#size = 0;
     this.#install(new Int32Array(2 * FIRST_SLOTS), FIRST_SLOTS - 1);
   }
@@ -115,7 +125,7 @@ export class PathIndex<T extends { readonly path: string }> {
    */
   forEach<A>(fn: (item: T, arg: A) => void, arg: A): void {
     const items = this.#items;
-    for (let i = 0; i < items.length; i++) {
+    for (let i = 0; i < this.#count; i++) {
       const item = items[i];
       if (item !== undefined) fn(item, arg);
     }
@@ -123,7 +133,10 @@ export class PathIndex<T extends { readonly path: string }> {
 
   /** Every item, in insertion order. */
   *values(): IterableIterator<T> {
-    for (const item of this.#items) if (item !== undefined) yield item;
+    for (let i = 0; i < this.#count; i++) {
+      const item = this.#items[i];
+      if (item !== undefined) yield item;
+    }
   }
 
   #hash(path: string): number {
@@ -138,14 +151,15 @@ export class PathIndex<T extends { readonly path: string }> {
     const t = new Int32Array(2 * (mask + 1));
     // Deleted items left holes: the live ones are renumbered.
     let renumber: Int32Array | undefined;
-    if (this.#size !== this.#items.length) {
+    if (this.#size !== this.#count) {
       const live: T[] = [];
-      renumber = new Int32Array(this.#items.length + 1);
-      for (let i = 0; i < this.#items.length; i++) {
+      renumber = new Int32Array(this.#count + 1);
+      for (let i = 0; i < this.#count; i++) {
         const item = this.#items[i];
         if (item !== undefined) renumber[i + 1] = live.push(item);
       }
       this.#items = live;
+      this.#count = live.length;
     }
     for (let at = 0; at < old.length; at += 2) {
       const n = old[at] as number;

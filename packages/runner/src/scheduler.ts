@@ -561,8 +561,14 @@ export class Run {
   readonly #edgeTo: (Node | undefined)[] = [];
   #edgeNext = new Int32Array(1024);
   #freeEdge = -1;
+  /**
+   * Steps ready to start: `#ready[#readyHead .. #readyTail)`. The array's length is only its
+   * capacity: emptied by resetting the indices, never shortened, so a run that fills and drains
+   * it chunk after chunk does not grow a new one each time.
+   */
   readonly #ready: Node[] = [];
   #readyHead = 0;
+  #readyTail = 0;
   readonly #blocked: Node[] = [];
   readonly #poolFree = new Map<string, number>();
   readonly #poolCap = new Map<string, number>();
@@ -728,7 +734,7 @@ export class Run {
       this.#nodes.reserve(this.#nodes.size + list.length);
       try {
         for (let i = 0; i < list.length && !this.#stopPulling; i += CHUNK) {
-          if (this.#ready.length - this.#readyHead >= this.#c.maxConcurrent) {
+          if (this.#readyTail - this.#readyHead >= this.#c.maxConcurrent) {
             await new Promise<void>((resolve) => (this.#capacity = resolve));
             this.#capacity = undefined;
           }
@@ -748,7 +754,7 @@ export class Run {
     try {
       while (!this.#stopPulling) {
         // Backpressure: do not pull more while enough runnable work is already queued.
-        if (this.#ready.length - this.#readyHead >= this.#c.maxConcurrent) {
+        if (this.#readyTail - this.#readyHead >= this.#c.maxConcurrent) {
           await new Promise<void>((resolve) => (this.#capacity = resolve));
           this.#capacity = undefined;
           continue;
@@ -1012,7 +1018,7 @@ export class Run {
   // ---- scheduling ----------------------------------------------------------------------------
 
   #enqueue(node: Node): void {
-    this.#ready.push(node);
+    this.#ready[this.#readyTail++] = node;
   }
 
   #fits(demand: Map<string, number>): boolean {
@@ -1035,7 +1041,7 @@ export class Run {
     this.#fastCount = 0;
     try {
       // Synchronous steps run in the client's async context: entered once here, not per step.
-      if (this.#sync !== undefined && this.#readyHead < this.#ready.length && clientStorage.getStore() !== this.#c.client) clientStorage.run(this.#c.client, Run.#pumpLoop, this);
+      if (this.#sync !== undefined && this.#readyHead < this.#readyTail && clientStorage.getStore() !== this.#c.client) clientStorage.run(this.#c.client, Run.#pumpLoop, this);
       else Run.#pumpLoop(this);
     } finally {
       this.#pumping = false;
@@ -1077,7 +1083,7 @@ export class Run {
         } else i++;
       }
     }
-    while (this.#running < max && this.#readyHead < this.#ready.length) {
+    while (this.#running < max && this.#readyHead < this.#readyTail) {
       if (this.#cancelled) return;
       if (this.#fastCount >= FAST_BATCH && this.#sliceOver()) {
         this.#pumpAgain = false;
@@ -1100,14 +1106,15 @@ export class Run {
       }
       this.#start(node);
     }
-    if (this.#readyHead > 1024 && this.#readyHead * 2 > this.#ready.length) {
-      // Drop the consumed head in place (splice would return it as a new array).
-      const ready = this.#ready;
-      ready.copyWithin(0, this.#readyHead);
-      ready.length -= this.#readyHead;
+    if (this.#readyHead === this.#readyTail) {
+      this.#readyHead = this.#readyTail = 0;
+    } else if (this.#readyHead > 1024 && this.#readyHead * 2 > this.#readyTail) {
+      // Move the waiting rest to the front, in place.
+      this.#ready.copyWithin(0, this.#readyHead, this.#readyTail);
+      this.#readyTail -= this.#readyHead;
       this.#readyHead = 0;
     }
-    if (this.#capacity && this.#ready.length - this.#readyHead < max) this.#capacity();
+    if (this.#capacity && this.#readyTail - this.#readyHead < max) this.#capacity();
   }
 
   #start(node: Node): void {

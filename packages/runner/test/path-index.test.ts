@@ -25,6 +25,9 @@ function fuzz(paths: readonly string[], ops: number, seed: number): void {
       }
     } else if (r < 0.8) {
       expect(index.delete(path)).toBe(model.delete(path));
+    } else if (r < 0.802) {
+      // Room for more than are held (as a run reserves for its input), mid-stream.
+      index.reserve(index.size + Math.floor(random() * 3000));
     } else {
       expect(index.get(path)).toBe(model.get(path));
     }
@@ -52,6 +55,9 @@ describe('PathIndex', () => {
     for (let i = 0; i < 600; i += 2) expect(index.delete(`/p/${i}`)).toBe(true);
     for (let i = 600; i < 2000; i++) index.add({ path: `/p/${i}`, n: i });
     const ns = [...index.values()].map((x) => x.n);
+    const visited: number[] = [];
+    index.forEach((x, out) => out.push(x.n), visited);
+    expect(visited).toEqual(ns);
     expect(ns).toEqual([...Array.from({ length: 300 }, (_, i) => 2 * i + 1), ...Array.from({ length: 1400 }, (_, i) => 600 + i)]);
     for (let i = 0; i < 2000; i++) expect(index.get(`/p/${i}`)?.n).toBe(i < 600 && i % 2 === 0 ? undefined : i);
   });

@@ -51,9 +51,10 @@ function attemptLogger(job: JobRequest): { log: StepLogger; close(): Promise<voi
 }
 
 /**
- * A step's context: three fields; the rest are getters on the prototype, read from the job (a
- * run makes one context per step, so its size is paid per step): `signal` (the job's AbortSignal; the runner may create its
- * controller lazily), `log` (opens nothing until used), `depPaths`, `depResults`, `resources`.
+ * A step's context. A run makes one per step, so it keeps three fields and reads the rest from
+ * the job through getters on the prototype: `name`, `outputPath`, `signal` (the job's
+ * AbortSignal; the runner may create its controller lazily), `log` (opens nothing until used),
+ * `depPaths`, `depResults`, `resources`, `attempt`.
  */
 class InlineContext implements StepContext {
   readonly client: unknown;
