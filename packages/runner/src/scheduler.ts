@@ -732,6 +732,7 @@ export class Run {
       const list = steps as readonly StepInput[];
       // At least one step per item: size the table once instead of doubling it ~log2(n) times.
       this.#nodes.reserve(this.#nodes.size + list.length);
+      this.#c.store.reserve?.(list.length);
       try {
         for (let i = 0; i < list.length && !this.#stopPulling; i += CHUNK) {
           if (this.#readyTail - this.#readyHead >= this.#c.maxConcurrent) {

@@ -65,6 +65,11 @@ class Entries implements MemoryEntries {
     return this.#index.size;
   }
 
+  /** Makes room for `n` more entries. */
+  reserve(n: number): void {
+    this.#index.reserve(this.#index.size + n);
+  }
+
   /** The entry at `path`, as the store sees it (a deferred record stays deferred). */
   find(path: string): MemoryEntry | undefined {
     if (path === this.#lastPath) return this.#lastEntry;
@@ -146,6 +151,10 @@ export class MemoryStore implements Store, SyncStoreOps {
   readonly #map = new Entries();
   /** Entries by output path (inspect in tests). */
   readonly entries: MemoryEntries = this.#map;
+
+  reserve(steps: number): void {
+    this.#map.reserve(steps);
+  }
 
   #entry(path: string): MemoryEntry {
     return this.#map.ensure(path);

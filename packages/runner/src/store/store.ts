@@ -58,6 +58,11 @@ export interface Store {
   readonly sync?: SyncStoreOps | undefined;
   /** Implementation name (`local`, `memory`). */
   readonly kind: string;
+  /**
+   * Optional hint: a run is about to read and write up to `steps` steps it may not have seen.
+   * A store with in-memory tables sizes them once instead of growing them step by step.
+   */
+  reserve?(steps: number): void;
   /** Reads many steps' states at once; `withRecord[i]` also reads the record of `paths[i]`. Never throws for corrupt files. */
   readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]>;
   /** Creates the step's output directory. */
