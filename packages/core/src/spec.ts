@@ -550,13 +550,16 @@ export class StepSpec {
     if (o !== undefined) return isAbsoluteLocation(o) ? o : joinPath(prefix, o);
     // The name cannot start with `/` (validateSegment). The hash is read from its batch without
     // keeping a string: a run needs every step's path, and few of their hashes.
+    const base = prefixBase(prefix, true);
+    if (this.#nameWithHash !== undefined) return base + this.#nameWithHash;
     const g = this.#g;
-    if (this.#nameWithHash === undefined && this.#hash === undefined && g !== undefined && g.hashes.length > 0) {
-      const flat = flatStepPath(prefixBase(prefix, true), this.name, g.hashes, this.#i);
+    const batched = g !== undefined && g.hashes.length > 0;
+    if (batched && this.#hash === undefined) {
+      const flat = flatStepPath(base, this.name, g.hashes, this.#i);
       if (flat !== undefined) return flat;
     }
-    const hash = this.#hash ?? (g !== undefined && g.hashes.length > 0 ? hexText(g.hashes, this.#i) : this.hash);
-    return prefixBase(prefix, true) + (this.#nameWithHash ?? `${this.name}-${hash}`);
+    const hash = this.#hash ?? (batched ? hexText(g.hashes, this.#i) : this.hash);
+    return `${base}${this.name}-${hash}`;
   }
 
   /** `name@version` for lazy steps, `nameWithHash` otherwise: how dependents refer to this step. */
