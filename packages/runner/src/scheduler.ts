@@ -528,7 +528,6 @@ function jsonSafe(value: unknown): unknown {
 /** The `extra` of a settle or event that has no error or message (shared: most have none). */
 const NO_EXTRA: { readonly error?: unknown; readonly message?: string } = Object.freeze({});
 
-/** @internal */
 /** `counts` with the states no step ended in left out. */
 function countsOf(counts: Readonly<Record<FinalStepState, number>>): Partial<Record<StepState, number>> {
   const out: Partial<Record<StepState, number>> = {};
@@ -541,6 +540,7 @@ function clearTag(node: Node, run: Run): void {
   node.spec._clearTag(run);
 }
 
+/** @internal */
 export class Run {
   readonly #c: RunConfig;
   readonly #stamp: RunStamp;
@@ -986,7 +986,7 @@ export class Run {
       } else {
         const e = this.#newEdge(node);
         if (d.lastEdge < 0) d.firstEdge = e;
-        else (this.#edgeNext as Int32Array)[d.lastEdge] = e;
+        else this.#edgeNext[d.lastEdge] = e;
         d.lastEdge = e;
         node.waiting++;
       }
@@ -1120,8 +1120,7 @@ export class Run {
 
   #start(node: Node): void {
     this.#running++;
-    node.flags |= HAS_SLOT;
-    node.flags |= ACTIVE;
+    node.flags |= HAS_SLOT | ACTIVE;
     const demand = demandOf(node);
     if (demand !== null) for (const [k, v] of demand) this.#poolFree.set(k, (this.#poolFree.get(k) as number) - v);
     if ((node.flags & FAST) !== 0 && this.#sync !== undefined && (node.flags & TOOK_OVER) === 0 && this.#started.has(node.executor)) {

@@ -152,6 +152,7 @@ export class MemoryStore implements Store, SyncStoreOps {
   /** Entries by output path (inspect in tests). */
   readonly entries: MemoryEntries = this.#map;
 
+  /** Sizes the entry table for `steps` more entries (see {@link Store.reserve}). */
   reserve(steps: number): void {
     this.#map.reserve(steps);
   }
