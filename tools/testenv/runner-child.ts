@@ -1,12 +1,11 @@
 /**
  * For adoption tests: start a runner in a child process and wait until it has recorded the job
- * in flight of a step (`.cairn/job.json`), so the test can kill it and start another runner.
+ * in flight of a step (its job file beside the step's output path), so the test can kill it and start another runner.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { JOB_FILE, type JobRecord } from '@cairn/runner';
+import { localLayout, type JobRecord } from '@cairn/runner';
 
 /** A runner child that has submitted a step's job. */
 export interface RunnerWithJob {
@@ -27,7 +26,7 @@ export async function startRunnerUntilJob(script: string, args: readonly string[
   let stderr = '';
   child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  const file = join(stepPath, JOB_FILE);
+  const file = localLayout.jobFile(stepPath);
   for (let i = 0; i < 600; i++) {
     if (existsSync(file)) return { child, exited, job: JSON.parse(readFileSync(file, 'utf8')) as JobRecord };
     await sleep(50);

@@ -1,11 +1,13 @@
 /**
  * Finds the steps a store holds. The store is keyed by output path and keeps no index, so
- * the prefix is walked: a directory with a status, record, lease or attempt logs is a step
- * (its contents are not descended into).
+ * the prefix is walked: a directory with a status, record or attempt logs is a step (its
+ * contents are not descended into), and so is a path with a lease beside it (a step running
+ * for the first time has no output directory yet). What the store keeps beside outputs
+ * (leases, staged attempts) is not walked.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { LEASE_FILE, LocalStore, RECORD_FILE, STATUS_FILE, type ArtifactRecord, type LeaseInfo, type StatusToken } from '@cairn/runner';
+import { localLayout, LocalStore, RECORD_FILE, STATUS_FILE, type ArtifactRecord, type LeaseInfo, type StatusToken } from '@cairn/runner';
 import { usageError } from './errors.js';
 
 /** Steps are looked for this many directory levels below the prefix (`name/version` is 2). */
@@ -30,7 +32,13 @@ export interface StoredStep {
 }
 
 function isStepDir(dir: string, names: ReadonlySet<string>): boolean {
-  return names.has(STATUS_FILE) || names.has(RECORD_FILE) || names.has(LEASE_FILE) || existsSync(join(dir, '.cairn', 'logs'));
+  return names.has(STATUS_FILE) || names.has(RECORD_FILE) || existsSync(join(dir, '.cairn', 'logs'));
+}
+
+/** The step a lease file beside outputs belongs to (`.{base}.cairn-lease` → `{dir}/{base}`), if it is one. */
+function leasedStep(dir: string, name: string): string | undefined {
+  const m = /^\.(.+)\.cairn-lease$/.exec(name);
+  return m === null ? undefined : join(dir, m[1] as string);
 }
 
 /** Output directories of every step under `prefix`. */
@@ -53,12 +61,16 @@ export function findStepDirs(prefix: string): string[] {
       found.push(dir);
       continue;
     }
+    for (const e of entries) {
+      const leased = leasedStep(dir, e.name);
+      if (leased !== undefined && !names.has(e.name.slice(1, -'.cairn-lease'.length))) found.push(leased);
+    }
     if (depth >= MAX_DEPTH) continue;
     for (const e of entries) {
-      if (e.isDirectory() && !(depth === 0 && SKIP.has(e.name)) && e.name !== '.cairn') stack.push([join(dir, e.name), depth + 1]);
+      if (e.isDirectory() && !(depth === 0 && SKIP.has(e.name)) && e.name !== '.cairn' && !localLayout.isSibling(e.name)) stack.push([join(dir, e.name), depth + 1]);
     }
   }
-  return found.sort();
+  return [...new Set(found)].sort();
 }
 
 function readRecordFile(dir: string): ArtifactRecord | null {

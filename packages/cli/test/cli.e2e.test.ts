@@ -287,7 +287,7 @@ describe('interrupts and leases', () => {
       expect(train.leaseHolder).toContain(`:${run.child.pid} (run `);
       const live = cairn(dir, ['unlock', '--stale', '--prefix', prefix]);
       expect(live.stdout).toContain('live  train/v1');
-      expect(existsSync(join(prefix, 'train', 'v1', '.executor_status.lock'))).toBe(true);
+      expect(existsSync(join(prefix, 'train', '.v1.cairn-lease'))).toBe(true);
     } finally {
       run.child.kill('SIGKILL');
       await run.done;
@@ -298,7 +298,7 @@ describe('interrupts and leases', () => {
     expect(list.stdout).toContain('rerun with --stale');
     const cleared = cairn(dir, ['unlock', '--stale', '--prefix', prefix]);
     expect(cleared.stdout).toContain('cleared train/v1');
-    expect(existsSync(join(prefix, 'train', 'v1', '.executor_status.lock'))).toBe(false);
+    expect(existsSync(join(prefix, 'train', '.v1.cairn-lease'))).toBe(false);
   });
 });
 

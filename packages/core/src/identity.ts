@@ -3,7 +3,7 @@ import type { CoreBackend } from './backend-types.js';
 import { compareCodePoints } from './canonical.js';
 import { CairnError } from './errors.js';
 import { TableWriter } from './pack.js';
-import type { StepSpec } from './spec.js';
+import { specInternals as S, type StepSpec } from './spec.js';
 
 let walkEpoch = 0;
 
@@ -15,10 +15,10 @@ export function nextWalkEpoch(): number {
 
 /** The canonical identity text of one step whose dependencies are already hashed (docs/identity.md). */
 export function identityText(spec: StepSpec): string {
-  const deps = spec.deps.map((d) => `${d.name}-${d._peekHash() as string}`).sort(compareCodePoints);
+  const deps = spec.deps.map((d) => `${d.name}-${S.peekHash(d) as string}`).sort(compareCodePoints);
   let out = '{"deps":[';
   for (let i = 0; i < deps.length; i++) out += (i ? ',' : '') + JSON.stringify(deps[i]);
-  return `${out}],"hashAttrs":${spec.attrsCanonical},"name":${JSON.stringify(spec.name)}}`;
+  return `${out}],"hashAttrs":${S.attrsCanonical(spec)},"name":${JSON.stringify(spec.name)}}`;
 }
 
 /** Unhashed specs reachable from `roots`, dependencies first (iterative; stops at hashed specs). */
@@ -28,10 +28,10 @@ function collectUnhashed(roots: readonly StepSpec[]): StepSpec[] {
   const stack: StepSpec[] = [];
   const next: number[] = [];
   for (const root of roots) {
-    if (root._hasHash() || root._visitState(epoch) !== 0) continue;
+    if (S.hasHash(root) || S.visitState(root, epoch) !== 0) continue;
     stack.push(root);
     next.push(0);
-    root._setVisit(epoch, 1);
+    S.setVisit(root, epoch, 1);
     while (stack.length > 0) {
       const top = stack.length - 1;
       const node = stack[top] as StepSpec;
@@ -39,20 +39,20 @@ function collectUnhashed(roots: readonly StepSpec[]): StepSpec[] {
       if (i < node.deps.length) {
         next[top] = i + 1;
         const dep = node.deps[i] as StepSpec;
-        const s = dep._visitState(epoch);
-        if (s === 2 || dep._hasHash()) continue;
+        const s = S.visitState(dep, epoch);
+        if (s === 2 || S.hasHash(dep)) continue;
         if (s === 1) {
           const from = stack.indexOf(dep);
           const cycle = [...stack.slice(from), dep].map((n) => n.name).join(' -> ');
           throw new CairnError('CAIRN_GRAPH_CYCLE', `Step "${dep.name}" depends on itself: ${cycle}. Break the cycle.`, { step: dep.name });
         }
-        dep._setVisit(epoch, 1);
+        S.setVisit(dep, epoch, 1);
         stack.push(dep);
         next.push(0);
       } else {
         stack.pop();
         next.pop();
-        node._setVisit(epoch, 2);
+        S.setVisit(node, epoch, 2);
         order.push(node);
       }
     }
@@ -78,7 +78,7 @@ export function computeIdentities(roots: readonly StepSpec[]): void {
   if (n === 0) return;
   const backend = getBackend();
   if (n < 16) {
-    for (const spec of order) spec._setHash(backend.xxh64Hex(identityText(spec)));
+    for (const spec of order) S.setHash(spec, backend.xxh64Hex(identityText(spec)));
     return;
   }
   for (let start = 0; start < n; start += BATCH) hashBatch(backend, n <= BATCH ? order : order.slice(start, start + BATCH));
@@ -94,7 +94,7 @@ function hashBatch(backend: CoreBackend, list: readonly StepSpec[]): void {
   // specs it rests on follow, with their hashes given and no dependencies of their own.
   const m = list.length;
   const epoch = nextWalkEpoch();
-  for (let i = 0; i < m; i++) (list[i] as StepSpec)._setSlot(epoch, i);
+  for (let i = 0; i < m; i++) S.setSlot(list[i] as StepSpec, epoch, i);
   let edges = 0;
   for (let i = 0; i < m; i++) edges += (list[i] as StepSpec).deps.length;
   const deps = new Uint32Array(edges);
@@ -105,10 +105,10 @@ function hashBatch(backend: CoreBackend, list: readonly StepSpec[]): void {
     const ds = (list[i] as StepSpec).deps;
     for (let k = 0; k < ds.length; k++) {
       const d = ds[k] as StepSpec;
-      let slot = d._slot(epoch);
+      let slot = S.slot(d, epoch);
       if (slot < 0) {
         slot = m + boundary.length;
-        d._setSlot(epoch, slot);
+        S.setSlot(d, epoch, slot);
         boundary.push(d);
       }
       deps[e++] = slot;
@@ -132,14 +132,14 @@ function hashBatch(backend: CoreBackend, list: readonly StepSpec[]): void {
   for (let i = 0; i < m; i++) {
     const spec = list[i] as StepSpec;
     names.add(spec.name);
-    attrs.add(spec.attrsCanonical);
+    attrs.add(S.attrsCanonical(spec));
   }
   const known = b > 0 ? Buffer.alloc(16 * total) : undefined;
   for (let k = 0; k < b; k++) {
     const spec = boundary[k] as StepSpec;
     names.add(spec.name);
     attrs.addEmpty();
-    spec._writeHash(known as Buffer, 16 * (m + k));
+    S.writeHash(spec, known as Buffer, 16 * (m + k));
   }
   const result = backend.fingerprintAll({ offsets, deps }, names.table(), attrs.table(), known);
   if (!result.ok) {
@@ -149,11 +149,11 @@ function hashBatch(backend: CoreBackend, list: readonly StepSpec[]): void {
   }
   // The specs keep the hex table; each hash string is made when first read.
   const batch = { hashes: result.hex };
-  for (let i = 0; i < m; i++) (list[i] as StepSpec)._setHashes(batch, i);
+  for (let i = 0; i < m; i++) S.setHashes(list[i] as StepSpec, batch, i);
 }
 
 /** The hash of one spec, computing whatever upstream identities are missing. */
 export function hashOf(spec: StepSpec): string {
   computeIdentities([spec]);
-  return spec._peekHash() as string;
+  return S.peekHash(spec) as string;
 }

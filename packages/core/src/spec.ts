@@ -201,6 +201,46 @@ interface LazyCache {
   payload?: string;
 }
 
+/**
+ * @internal Operations on a spec's private scratch for Cairn's own modules (identity, graph
+ * walks, the runner): not part of StepSpec's public type. Reached through `@cairn/core/internal`.
+ */
+export interface SpecInternals {
+  /** Canonical encoding of `hashAttrs` (what identity hashes). */
+  attrsCanonical(spec: StepSpec): string;
+  /** Sets the hash to entry `i` of a batch (decoded when first read). */
+  setHashes(spec: StepSpec, batch: HashBatch, i: number): void;
+  /** Sets the hash computed one by one. */
+  setHash(spec: StepSpec, hash: string): void;
+  /**
+   * The note `owner` left on the spec, or undefined (none, or another owner's since). One owner
+   * at a time: an owner must be able to find its value another way when it is gone (a runner
+   * looks the node up by output path), and clears its notes when done.
+   */
+  tag(spec: StepSpec, owner: object): unknown;
+  /** Leaves `value` for `owner` (replacing any other owner's note). */
+  setTag(spec: StepSpec, owner: object, value: unknown): void;
+  /** Removes `owner`'s note, if it is still there. */
+  clearTag(spec: StepSpec, owner: object): void;
+  /** Traversal state in walk `epoch` (0 = untouched). */
+  visitState(spec: StepSpec, epoch: number): number;
+  /** Sets traversal state for walk `epoch`. */
+  setVisit(spec: StepSpec, epoch: number, state: number): void;
+  /** Node index for walk `epoch`, or -1. */
+  slot(spec: StepSpec, epoch: number): number;
+  /** Assigns node index `slot` in walk `epoch`. */
+  setSlot(spec: StepSpec, epoch: number, slot: number): void;
+  /** The hash if already computed. */
+  peekHash(spec: StepSpec): string | undefined;
+  /** Whether the hash is known (without making its string). */
+  hasHash(spec: StepSpec): boolean;
+  /** Writes the 16 hex digits of the (known) hash into `out` at `at`. */
+  writeHash(spec: StepSpec, out: Uint8Array, at: number): void;
+}
+
+/** @internal Set by StepSpec's static block (below). */
+export let specInternals: SpecInternals;
+
 /** Entry `i` of a table of 16-byte hex digests, as a string. */
 const hexText = (bytes: Uint8Array, i: number): string => Buffer.prototype.latin1Slice.call(bytes, 16 * i, 16 * i + 16) as string;
 
@@ -229,7 +269,7 @@ export class StepSpec {
   #hash: string | undefined;
   /** @internal `nameWithHash`, made on first use. */
   #nameWithHash: string | undefined;
-  /** @internal one owner's note on this spec (a runner's node for it): see `_tag`. */
+  /** One owner's note on this spec (a runner's node for it): see {@link SpecInternals.tag}. */
   #tagOwner: object | undefined;
   #tagValue: unknown;
   /** @internal traversal scratch (epoch * 4 + state), so large walks need no side maps. */
@@ -441,102 +481,72 @@ export class StepSpec {
     return c.inputs;
   }
 
-  /** @internal Canonical encoding of `hashAttrs` (what identity hashes). */
-  get attrsCanonical(): string {
-    return this.#p?.attrsCanon ?? canonicalize(this.hashAttrs, { path: 'hashAttrs', step: this.name });
-  }
-
-  /** @internal Sets the hash to entry `i` of a batch (decoded when first read). */
-  _setHashes(batch: HashBatch, i: number): void {
-    this.#g = batch;
-    this.#i = i;
-    // Identity is fixed now; the canonical text is only needed again for diagnostics.
-    if (this.#p !== undefined) this.#p.attrsCanon = undefined;
-  }
-
-  /** @internal Sets the hash computed by a batch pass. */
-  _setHash(hash: string): void {
-    this.#hash = hash;
-    // Identity is fixed now; the canonical text is only needed again for diagnostics.
-    if (this.#p !== undefined) this.#p.attrsCanon = undefined;
-  }
-
   /**
-   * @internal The note `owner` left on this spec, or undefined (none, or another owner's since).
-   * One owner at a time: an owner must be able to find its value another way when it is gone
-   * (a runner looks the node up by output path), and clears its notes when done.
+   * What other Cairn modules may do to a spec without it being part of its public type: the
+   * identity pass's batched hashes and traversal marks, and one owner's note (a runner's node).
+   * Installed on {@link specInternals} once, here, where the private fields are in reach.
    */
-  _tag(owner: object): unknown {
-    return this.#tagOwner === owner ? this.#tagValue : undefined;
-  }
-
-  /** @internal Leaves `value` for `owner` (replacing any other owner's note). */
-  _setTag(owner: object, value: unknown): void {
-    this.#tagOwner = owner;
-    this.#tagValue = value;
-  }
-
-  /** @internal Removes `owner`'s note, if it is still there. */
-  _clearTag(owner: object): void {
-    if (this.#tagOwner === owner) this.#tagOwner = this.#tagValue = undefined;
-  }
-
-  /** @internal Traversal state in walk `epoch` (0 = untouched). */
-  _visitState(epoch: number): number {
-    return this.#visit >>> 2 === epoch ? this.#visit & 3 : 0;
-  }
-
-  /** @internal Sets traversal state for walk `epoch`. */
-  _setVisit(epoch: number, state: number): void {
-    this.#visit = epoch * 4 + state;
-  }
-
-  /** @internal Node index for walk `epoch`, or -1. */
-  _slot(epoch: number): number {
-    return this.#visit === epoch * 4 + 3 ? this.#slot : -1;
-  }
-
-  /** @internal Assigns node index `slot` in walk `epoch`. */
-  _setSlot(epoch: number, slot: number): void {
-    this.#visit = epoch * 4 + 3;
-    this.#slot = slot;
-  }
-
-  /** @internal The hash if already computed. */
-  _peekHash(): string | undefined {
-    if (this.#hash !== undefined) return this.#hash;
-    const g = this.#g;
-    // A lowered spec's hash sits in its graph once lower() has hashed the lowering; a
-    // batch-hashed plain spec's in its batch.
-    if (g === undefined || g.hashes.length === 0) return undefined;
-    return (this.#hash = hexText(g.hashes, this.#i));
-  }
-
-  /** @internal Whether the hash is known (without making its string). */
-  _hasHash(): boolean {
-    if (this.#hash !== undefined) return true;
-    const g = this.#g;
-    return g !== undefined && g.hashes.length > 0;
-  }
-
-  /**
-   * @internal Writes the 16 hex digits of the (known) hash into `out` at `at`, from the batch's
-   * bytes when no string was made: walks over large graphs need the digits, not a string per spec.
-   */
-  _writeHash(out: Uint8Array, at: number): void {
-    const h = this.#hash;
-    if (h !== undefined) {
-      for (let k = 0; k < 16; k++) out[at + k] = h.charCodeAt(k);
-      return;
-    }
-    const bytes = (this.#g as LoweredGraph | HashBatch).hashes;
-    const from = 16 * this.#i;
-    for (let k = 0; k < 16; k++) out[at + k] = bytes[from + k] as number;
+  static {
+    specInternals = {
+      attrsCanonical: (s) => s.#p?.attrsCanon ?? canonicalize(s.hashAttrs, { path: 'hashAttrs', step: s.name }),
+      setHashes(s, batch, i) {
+        s.#g = batch;
+        s.#i = i;
+        // Identity is fixed now; the canonical text is only needed again for diagnostics.
+        if (s.#p !== undefined) s.#p.attrsCanon = undefined;
+      },
+      setHash(s, hash) {
+        s.#hash = hash;
+        if (s.#p !== undefined) s.#p.attrsCanon = undefined;
+      },
+      tag: (s, owner) => (s.#tagOwner === owner ? s.#tagValue : undefined),
+      setTag(s, owner, value) {
+        s.#tagOwner = owner;
+        s.#tagValue = value;
+      },
+      clearTag(s, owner) {
+        if (s.#tagOwner === owner) s.#tagOwner = s.#tagValue = undefined;
+      },
+      visitState: (s, epoch) => (s.#visit >>> 2 === epoch ? s.#visit & 3 : 0),
+      setVisit(s, epoch, state) {
+        s.#visit = epoch * 4 + state;
+      },
+      slot: (s, epoch) => (s.#visit === epoch * 4 + 3 ? s.#slot : -1),
+      setSlot(s, epoch, slot) {
+        s.#visit = epoch * 4 + 3;
+        s.#slot = slot;
+      },
+      peekHash(s) {
+        if (s.#hash !== undefined) return s.#hash;
+        const g = s.#g;
+        // A lowered spec's hash sits in its graph once lower() has hashed the lowering; a
+        // batch-hashed plain spec's in its batch.
+        if (g === undefined || g.hashes.length === 0) return undefined;
+        return (s.#hash = hexText(g.hashes, s.#i));
+      },
+      hasHash(s) {
+        if (s.#hash !== undefined) return true;
+        const g = s.#g;
+        return g !== undefined && g.hashes.length > 0;
+      },
+      writeHash(s, out, at) {
+        // From the batch's bytes when no string was made: walks over large graphs need the
+        // digits, not a string per spec.
+        const h = s.#hash;
+        if (h !== undefined) {
+          for (let k = 0; k < 16; k++) out[at + k] = h.charCodeAt(k);
+          return;
+        }
+        const bytes = (s.#g as LoweredGraph | HashBatch).hashes;
+        const from = 16 * s.#i;
+        for (let k = 0; k < 16; k++) out[at + k] = bytes[from + k] as number;
+      },
+    };
   }
 
   /** 16 lowercase hex digits: XXH64 of the canonical identity bytes. */
   get hash(): string {
-    return this.#hash ?? this._peekHash() ?? hashOf(this);
+    return this.#hash ?? specInternals.peekHash(this) ?? hashOf(this);
   }
 
   /** `${name}-${hash}`: the step's identity. */

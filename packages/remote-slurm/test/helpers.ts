@@ -37,6 +37,8 @@ export function jobFor(root: string, exportName: string, options: { resources?: 
     resources: spec.resources ?? {},
     logPaths: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') },
     attemptDir,
+    finalPath: outputPath,
+    staged: { path: outputPath, dir: outputPath, attempt: 1, logs: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') }, scratch: attemptDir },
     signal: options.signal ?? new AbortController().signal,
   };
 }

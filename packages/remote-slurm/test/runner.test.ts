@@ -8,7 +8,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { StepSpec } from '@cairn/core';
-import { JOB_FILE, StepRunner, type ArtifactRecord } from '@cairn/runner';
+import { localLayout, StepRunner, type ArtifactRecord } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startRunnerUntilJob } from '../../../tools/testenv/runner-child.js';
 import { missingSlurmBinaries, startSlurm, type SlurmCluster } from '../../../tools/testenv/slurm.js';
@@ -84,6 +84,6 @@ describe.skipIf(skip)('StepRunner with the Slurm executor', () => {
     const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord;
     expect(record.result).toBe(`napped in ${slurmId}`);
     expect(record.attempts).toMatchObject([{ attempt: 1, state: 'succeeded', executor: 'slurm', adopted: true, jobId: job.job.jobId }]);
-    expect(existsSync(join(path, JOB_FILE))).toBe(false);
+    expect(existsSync(localLayout.jobFile(path))).toBe(false);
   }, 90_000);
 });

@@ -2,7 +2,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSy
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { hasCode } from '@cairn/core';
-import type { JobHandle } from '@cairn/runner';
+import type { JobHandle } from '@cairn/runner/executor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshExecutor, type SshExecutorOptions, type SshJobInfo } from '../src/index.js';
 import { alive, hostOf, jobFor, Recorder, scratch, removeScratch, sshdOrSkip, startSshd, until, type SshdInstance } from './helpers.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { makeTask, StepSpec, type Resources } from '@cairn/core';
-import type { ExecutorHost, JobRequest, JobStatus } from '@cairn/runner';
+import type { ExecutorHost, JobRequest, JobStatus } from '@cairn/runner/executor';
 import { sshdOrSkip as sshdOrSkipFor, startSshd, testHostOptions, type SshdInstance } from '../../../tools/testenv/sshd.js';
 import type { SshHostOptions } from '../src/index.js';
 
@@ -117,6 +117,8 @@ export function jobFor(
     resources: opts.resources ?? {},
     logPaths: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') },
     attemptDir,
+    finalPath: outputPath,
+    staged: { path: outputPath, dir: outputPath, attempt: 1, logs: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') }, scratch: attemptDir },
     signal: opts.signal ?? new AbortController().signal,
   };
 }

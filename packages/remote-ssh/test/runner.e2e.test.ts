@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { StepSpec } from '@cairn/core';
-import { JOB_FILE, StepRunner, type ArtifactRecord } from '@cairn/runner';
+import { localLayout, StepRunner, type ArtifactRecord } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRunnerUntilJob } from '../../../tools/testenv/runner-child.js';
 import { createSshExecutor } from '../src/index.js';
@@ -70,6 +70,6 @@ describe.runIf(run)('StepRunner with the SSH executor (end to end)', () => {
     const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord;
     expect(record.result).toBe('slept');
     expect(record.attempts).toMatchObject([{ attempt: 1, state: 'succeeded', executor: 'ssh', adopted: true, jobId: job.job.jobId }]);
-    expect(existsSync(join(path, JOB_FILE))).toBe(false);
+    expect(existsSync(localLayout.jobFile(path))).toBe(false);
   }, 60_000);
 });

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeTask, hasCode } from '@cairn/core';
-import { decodeResult, type JobHandle } from '@cairn/runner';
+import { decodeResult, type JobHandle } from '@cairn/runner/executor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshExecutor, type SshExecutorOptions, type SshJobInfo } from '../src/index.js';
 import { alive, hostOf, jobFor, Recorder, removeScratch, scratch, sshdOrSkip, startSshd, until, type SshdInstance } from './helpers.js';

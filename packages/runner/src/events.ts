@@ -2,31 +2,9 @@
  * Typed progress events. Every state change of every step is reported once, in order.
  */
 
-/** A step's state during a run. */
-export type StepState =
-  /** Discovered; waiting for its dependencies or a free slot. */
-  | 'pending'
-  /** Another runner holds the step's lease; waiting without holding a slot. */
-  | 'waiting-lease'
-  /** An attempt is running on an executor. */
-  | 'running'
-  /** An attempt failed and another one follows (`retries`, timeouts, infrastructure faults). */
-  | 'retrying'
-  /** Ran in this run and recorded SUCCESS. */
-  | 'succeeded'
-  /** Failed (after its retries); recorded FAILED. */
-  | 'failed'
-  /** Did not run because a dependency failed; recorded DEP_FAILED. */
-  | 'dep-failed'
-  /** Stopped by cancellation (signal, SIGINT); a running step records CANCELLED. A rerun resumes. */
-  | 'cancelled'
-  /** Already built (recorded SUCCESS, output present): served from the store, not run. */
-  | 'cached'
-  /** Built by another runner while this one waited on its lease: counted completed, not run here. */
-  | 'skipped';
+import type { StepState } from './states.js';
 
-/** States a step ends in. */
-export type FinalStepState = 'succeeded' | 'failed' | 'dep-failed' | 'cancelled' | 'cached' | 'skipped';
+export type { FinalStepState, StepState } from './states.js';
 
 /** A step changed state. */
 export interface StepEvent {

@@ -1,48 +1,42 @@
 /**
- * @cairn/runner — the StepRunner: caching, leases, failure propagation, executor plugins and
- * local executors.
+ * @cairn/runner — the StepRunner for pipeline authors: runs step graphs lazily and
+ * content-addressed, with leases shared across processes and hosts, retries, timeouts,
+ * cancellation, a dry run and executor plugins. Plugin authors: `@cairn/runner/executor` (executors)
+ * and `@cairn/runner/store` (stores); the far side of an executor: `@cairn/runner/worker`.
  */
 export { StepRunner } from './runner.js';
 export { run } from './run.js';
 export { StepRunError } from './errors.js';
 export { currentClient } from './context.js';
-export { LocalStore } from './store/local.js';
-export { MemoryStore, type MemoryEntries, type MemoryEntry } from './store/memory.js';
+export { LocalStore } from './store/local/store.js';
+export { localLayout } from './store/local/layout.js';
+export { MemoryStore } from './store/memory.js';
 export { parseStatus, STATUS_FILE } from './store/status.js';
-export { JOB_FILE, RECORD_FILE } from './store/records.js';
-export { LEASE_FILE, isStale } from './store/leases.js';
+export { RECORD_FILE } from './store/records.js';
+export { isStale } from './store/leases.js';
+export { STEP_STATES, STATUSES, FINAL_STATES, isFinalState, isOkState } from './states.js';
 export { builtinExecutors } from './registry.js';
 export { createInlineExecutor } from './executors/inline.js';
-export { createThreadsExecutor, createProcessExecutor, runTask, workerEntryPath } from './executors/local.js';
+export { createThreadsExecutor, createProcessExecutor } from './executors/local.js';
 export { tailLogs } from './executors/common.js';
-// The worker side of the result format and log lines, for executors that run steps in their own workers.
-export { decodeResult, encodeResult, failure, rebuildError } from './worker/result.js';
-export { lineLogger } from './worker/run-task.js';
+export { workerEntryPath } from './worker/paths.js';
 
 export type { StepRunnerOptions, RunOptions, Steps } from './runner.js';
-export type { RunSummary, StepOutcome, RunnerLogger, StepInput } from './scheduler.js';
+export type { RunnerLogger } from './run/run.js';
+export type { StepInput } from './run/discover.js';
+export type { RunSummary, StepOutcome } from './run/summary.js';
 export type { StepFailure } from './errors.js';
 export type { ExecutorClient, LoadedArtifact } from './context.js';
 export type { Plan, PlanStep, PlanState } from './plan.js';
-export type { StepEvent, RunEvent, RunnerEvent, RunnerListener, StepState, FinalStepState } from './events.js';
-export type { Store, StoredState, AttemptFiles, SyncStoreOps } from './store/store.js';
-export type { LocalStoreOptions } from './store/local.js';
+export type { StepEvent, RunEvent, RunnerEvent, RunnerListener } from './events.js';
+export type { StepState, FinalStepState, StateInfo, StatusInfo } from './states.js';
+export type { AttemptLogs, CommitRequest, Store, StoredState, StagedAttempt } from './store/store.js';
+export type { LocalStoreOptions } from './store/local/store.js';
+export type { MemoryEntries, MemoryEntry } from './store/memory.js';
 export type { StatusToken, ParsedStatus } from './store/status.js';
-export type { ArtifactRecord, AttemptRecord, DeferredRecord, ErrorData, JobRecord } from './store/records.js';
+export type { ArtifactRecord, AttemptRecord, ErrorData, JobRecord } from './store/records.js';
 export type { LeaseHolder, LeaseInfo, LeaseOptions } from './store/leases.js';
 export type { ExecutorsOption } from './registry.js';
-export type {
-  CancelSupport,
-  Executor,
-  ExecutorCapabilities,
-  ExecutorFactory,
-  ExecutorHost,
-  JobHandle,
-  JobRequest,
-  JobState,
-  JobStatus,
-  TerminalState,
-} from './executor.js';
-export type { ThreadsExecutorOptions, ProcessExecutorOptions, RunTaskOptions } from './executors/local.js';
+export type { Executor, ExecutorFactory, JobHandle, JobStatus } from './executor/contract.js';
+export type { ThreadsExecutorOptions, ProcessExecutorOptions } from './executors/local.js';
 export type { TailLogsOptions } from './executors/common.js';
-export type { WorkerErrorData, WorkerResult } from './worker/result.js';

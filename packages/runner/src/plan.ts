@@ -3,6 +3,7 @@
  */
 import { type ArtifactStep, computeIdentities, describeDrift, expandSpecs, isArtifactStep, lower, StepSpec } from '@cairn/core';
 import { CairnError } from '@cairn/core';
+import { classify } from './run/classify.js';
 import type { Store, StoredState } from './store/store.js';
 
 /** What a run would do with a step. */
@@ -44,23 +45,24 @@ export interface Plan {
   readonly counts: Readonly<Partial<Record<PlanState, number>>>;
 }
 
-function classify(spec: StepSpec, st: StoredState | undefined, forceRunFailed: boolean): { state: PlanState; reason: string } {
-  if (spec.mutable) return { state: 'run', reason: `mutable version "${spec.version}" is always rebuilt` };
-  if (!st) return { state: 'run', reason: 'not built' };
-  if (st.problem !== undefined) return { state: 'run', reason: `${st.problem}; treated as not built` };
-  if (st.status === 'SUCCESS') {
-    const rec = st.record;
-    if (spec.fingerprint !== undefined && rec?.fingerprint !== undefined && rec.fingerprint !== spec.fingerprint) {
-      const lines = describeDrift(rec.fingerprintPayload ?? '', spec.fingerprintPayload ?? '');
-      const pinned = spec.expectedFingerprint !== undefined ? ' The fingerprint is pinned: the run would fail (CAIRN_FINGERPRINT_MISMATCH).' : ' Served from the cache with a warning.';
-      return { state: 'drifted', reason: `recorded fingerprint ${rec.fingerprint}, now ${spec.fingerprint}: ${lines.join('; ')}.${pinned}` };
+/** What a plan says of a step with stored state `st` (the run's own classification, in a plan's words). */
+function planOf(spec: StepSpec, path: string, st: StoredState | undefined, forceRunFailed: boolean): { state: PlanState; reason: string } {
+  const c = classify(spec, path, st);
+  switch (c.verdict) {
+    case 'built': {
+      const rec = st?.record;
+      if (spec.fingerprint !== undefined && rec?.fingerprint !== undefined && rec.fingerprint !== spec.fingerprint) {
+        const lines = describeDrift(rec.fingerprintPayload ?? '', spec.fingerprintPayload ?? '');
+        const pinned = spec.expectedFingerprint !== undefined ? ' The fingerprint is pinned: the run would fail (CAIRN_FINGERPRINT_MISMATCH).' : ' Served from the cache with a warning.';
+        return { state: 'drifted', reason: `recorded fingerprint ${rec.fingerprint}, now ${spec.fingerprint}: ${lines.join('; ')}.${pinned}` };
+      }
+      return { state: 'cached', reason: c.reason };
     }
-    return { state: 'cached', reason: 'recorded SUCCESS' };
+    case 'failed-before':
+      return { state: 'failed-before', reason: forceRunFailed ? `${c.reason}; would run again` : `${c.reason}; would fail with CAIRN_PREVIOUS_FAILURE (forceRunFailed: false)` };
+    default:
+      return { state: 'run', reason: c.reason };
   }
-  if (st.status === 'FAILED' || st.status === 'DEP_FAILED') {
-    return { state: 'failed-before', reason: forceRunFailed ? `recorded ${st.status}; would run again` : `recorded ${st.status}; would fail with CAIRN_PREVIOUS_FAILURE (forceRunFailed: false)` };
-  }
-  return { state: 'run', reason: st.status === null ? 'no status recorded' : `recorded ${st.status}` };
 }
 
 /** @internal Builds a plan, pulling `steps` one at a time. Reads the store; never writes. */
@@ -90,9 +92,9 @@ export async function makePlan(
       seen.add(p);
       return true;
     });
-    const states = await store.readStates(fresh.map((s) => s.outputPath(prefix)), fresh.map((s) => s.fingerprint !== undefined));
+    const states = await store.readStates(fresh.map((s) => s.outputPath(prefix)), true);
     const verdict = new Map<StepSpec, { state: PlanState; reason: string }>();
-    fresh.forEach((s, i) => verdict.set(s, classify(s, states[i], forceRunFailed)));
+    fresh.forEach((s, i) => verdict.set(s, planOf(s, s.outputPath(prefix), states[i], forceRunFailed)));
     // A step is needed when the root is it, or a needed, not-built dependent reaches it.
     const needed = new Set<StepSpec>([root]);
     for (let i = fresh.length - 1; i >= 0; i--) {

@@ -4,7 +4,7 @@
  * executor is started when a run first needs it and stopped when the last run using it ends.
  */
 import { CairnError } from '@cairn/core';
-import type { Executor, ExecutorFactory, ExecutorHost, JobStatus } from './executor.js';
+import type { Executor, ExecutorFactory, ExecutorHost, JobStatus } from './executor/contract.js';
 import { createInlineExecutor } from './executors/inline.js';
 import { createProcessExecutor, createThreadsExecutor } from './executors/local.js';
 

@@ -9,9 +9,11 @@ import type { ExecutorClient, LoadedArtifact } from './context.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
 import { makePlan, type Plan } from './plan.js';
 import { ExecutorRegistry, type ExecutorsOption } from './registry.js';
-import { Run, type RunnerLogger, type RunSummary, type StepInput } from './scheduler.js';
-import type { LeaseOptions } from './store/leases.js';
-import { LocalStore } from './store/local.js';
+import type { StepInput } from './run/discover.js';
+import { Run, type RunnerLogger } from './run/run.js';
+import type { RunSummary } from './run/summary.js';
+import { leaseTiming, type LeaseOptions } from './store/leases.js';
+import { LocalStore } from './store/local/store.js';
 import { MemoryStore } from './store/memory.js';
 import type { Store } from './store/store.js';
 
@@ -39,6 +41,12 @@ export interface StepRunnerOptions {
   readonly onEvent?: RunnerListener;
   /** Lease timing. */
   readonly leases?: LeaseOptions;
+  /**
+   * Infrastructure failures an executor reports (`infrastructure: true`, a lost job: a node
+   * failure, a preemption, a host gone) retried per step without spending the step's own `retries`.
+   * @default 3
+   */
+  readonly infraRetries?: number;
 }
 
 /** Options of one {@link StepRunner.run}. */
@@ -81,6 +89,9 @@ export class StepRunner {
   constructor(options: StepRunnerOptions = {}) {
     this.#options = options;
     positiveInt('maxConcurrent', options.maxConcurrent, 8);
+    if (options.infraRetries !== undefined && (!Number.isInteger(options.infraRetries) || options.infraRetries < 0)) {
+      throw new CairnError('CAIRN_CONFIG', `infraRetries must be a non-negative integer, got ${String(options.infraRetries)} (${typeof options.infraRetries}).`);
+    }
     for (const [k, v] of Object.entries(options.pools ?? {})) {
       if (typeof v !== 'number' || !(v >= 0)) throw new CairnError('CAIRN_CONFIG', `pools.${k} must be a non-negative number, got ${String(v)}.`);
     }
@@ -137,8 +148,6 @@ export class StepRunner {
     const prefix = this.prefix();
     const runId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
     const logger = o.logger ?? defaultLogger;
-    // Fail once, up front, on a store that cannot be written, instead of once per root step.
-    await this.#store.checkWritable?.(prefix);
     this.#registry.configure({ prefix, logger, client: this.#client });
     const listeners = this.#listeners;
     const emit =
@@ -153,7 +162,6 @@ export class StepRunner {
               }
             }
           };
-    const leases = o.leases ?? {};
     const run = new Run({
       runId,
       store: this.#store,
@@ -164,13 +172,12 @@ export class StepRunner {
       defaultExecutor: o.defaultExecutor ?? 'inline',
       remoteExecutor: o.remoteExecutor,
       forceRunFailed: options.forceRunFailed ?? true,
+      infraRetries: o.infraRetries ?? 3,
       signal: options.signal,
       handleSigint: options.handleSigint ?? true,
       emit,
       logger,
-      heartbeatMs: leases.heartbeatMs ?? 30_000,
-      staleMs: leases.staleMs ?? 90_000,
-      pollMs: leases.pollMs ?? 1_000,
+      leases: leaseTiming(o.leases),
       client: this.#client,
     });
     return run.execute(steps);

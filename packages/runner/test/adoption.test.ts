@@ -2,23 +2,30 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore, StepRunner, type ArtifactRecord, type JobRecord } from '../src/index.js';
+import { attemptDir, jobFile, leaseFile, stagedAt } from '../src/store/local/layout.js';
 import { Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 import { scriptedExecutor } from './helpers/scripted-executor.js';
 
 const dir = tempDirs();
-const JOB = '.cairn/job.json';
 
-/** What a runner killed mid-step leaves behind: its lease (its process is gone) and the job it recorded. */
+/**
+ * What a runner killed mid-step leaves behind: its lease (its process is gone), the job it
+ * recorded, and the staged directory that job writes into (with a file of the job's output).
+ */
 function deadRunnerLeftovers(path: string, job: JobRecord): void {
-  mkdirSync(join(path, '.cairn'), { recursive: true });
-  writeFileSync(join(path, JOB), JSON.stringify(job));
+  const staged = job.staged as NonNullable<JobRecord['staged']>;
+  mkdirSync(staged.dir, { recursive: true });
+  writeFileSync(join(staged.dir, 'part'), 'written by the adopted job');
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(jobFile(path), JSON.stringify(job));
   const holder = { worker_id: 'elsewhere-1-old', timestamp: Date.now() / 1000 - 3600, host: 'elsewhere', pid: 1, processStartTime: null, runId: 'old', token: 'old.1' };
-  writeFileSync(join(path, '.executor_status.lock'), JSON.stringify(holder));
+  writeFileSync(leaseFile(path), JSON.stringify(holder));
 }
 
-function leftoverJob(jobId: string): JobRecord {
+function leftoverJob(path: string, jobId: string): JobRecord {
   const earlier = { attempt: 1, start: 1, end: 2, state: 'failed' as const, executor: 'cluster', jobId: 'old-1', host: 'elsewhere' };
-  return { cairn: 1, executor: 'cluster', job: { jobId, executor: 'scripted', info: { slurmJobId: '42' } }, attempt: 2, start: 3, firstStart: 1, attempts: [earlier], host: 'elsewhere', runId: 'old' };
+  const staged = stagedAt(path, attemptDir(path, 'old', 2), 2);
+  return { cairn: 1, executor: 'cluster', job: { jobId, executor: 'scripted', info: { slurmJobId: '42' } }, attempt: 2, start: 3, firstStart: 1, attempts: [earlier], host: 'elsewhere', runId: 'old', staged };
 }
 
 const record = (path: string) => JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord;
@@ -30,11 +37,11 @@ describe('adopting jobs of a dead runner', () => {
     const g = new Graph().step('a', [], { executor: 'cluster', retries: 1 });
     const path = g.get('a').outputPath(prefix);
     const running = new StepRunner({ prefix, executors: { cluster: ex } }).run(g.pick('a'));
-    while (!existsSync(join(path, JOB))) await new Promise((r) => setTimeout(r, 2));
-    const job = JSON.parse(readFileSync(join(path, JOB), 'utf8')) as JobRecord;
+    while (!existsSync(jobFile(path))) await new Promise((r) => setTimeout(r, 2));
+    const job = JSON.parse(readFileSync(jobFile(path), 'utf8')) as JobRecord;
     expect(job).toMatchObject({ cairn: 1, executor: 'cluster', attempt: 1, attempts: [], job: { jobId: `${g.get('a').nameWithHash}.1#1` } });
     await running;
-    expect(existsSync(join(path, JOB))).toBe(false);
+    expect(existsSync(jobFile(path))).toBe(false);
     expect(readFileSync(join(path, '.executor_status'), 'utf8')).toBe('SUCCESS');
   });
 
@@ -46,7 +53,7 @@ describe('adopting jobs of a dead runner', () => {
     const running = new StepRunner({ prefix, executors: { cluster: ex } }).run(g.pick('a'));
     while (ex.submitted.length === 0) await new Promise((r) => setTimeout(r, 1));
     await new Promise((r) => setTimeout(r, 5));
-    expect(existsSync(join(path, JOB))).toBe(false);
+    expect(existsSync(jobFile(path))).toBe(false);
     await running;
   });
 
@@ -55,7 +62,7 @@ describe('adopting jobs of a dead runner', () => {
     const ex = scriptedExecutor(() => ({}), { capabilities: { resumable: true }, adopt: () => ({ delayMs: 5, status: { state: 'succeeded', result: { from: 'adopted' } } }) });
     const g = new Graph().step('a', [], { executor: 'cluster', retries: 1 });
     const path = g.get('a').outputPath(prefix);
-    deadRunnerLeftovers(path, leftoverJob('job-7'));
+    deadRunnerLeftovers(path, leftoverJob(path, 'job-7'));
     const logger = memoryLogger();
     const summary = await new StepRunner({ prefix, executors: { cluster: ex }, logger }).run(g.pick('a'));
     expect(summary.counts).toEqual({ succeeded: 1 });
@@ -69,8 +76,10 @@ describe('adopting jobs of a dead runner', () => {
       [2, 'succeeded', 'cluster', 'job-7', true],
     ]);
     expect(rec.job?.info).toEqual({ slurmJobId: '42' });
-    expect(existsSync(join(path, JOB))).toBe(false);
-    expect(existsSync(join(path, '.executor_status.lock'))).toBe(false);
+    expect(existsSync(jobFile(path))).toBe(false);
+    expect(existsSync(leaseFile(path))).toBe(false);
+    // The adopted job's staged output is what was committed.
+    expect(readFileSync(join(path, 'part'), 'utf8')).toBe('written by the adopted job');
     expect(logger.lines.some((l) => l.includes('adopted job job-7'))).toBe(true);
   });
 
@@ -79,12 +88,15 @@ describe('adopting jobs of a dead runner', () => {
     const ex = scriptedExecutor(() => ({}), { capabilities: { resumable: true }, adopt: () => null });
     const g = new Graph().step('a', [], { executor: 'cluster' });
     const path = g.get('a').outputPath(prefix);
-    deadRunnerLeftovers(path, leftoverJob('job-8'));
+    deadRunnerLeftovers(path, leftoverJob(path, 'job-8'));
     await new StepRunner({ prefix, executors: { cluster: ex }, logger: memoryLogger() }).run(g.pick('a'));
     expect(ex.submitted).toHaveLength(1);
     expect(ex.adopted).toEqual([]);
     expect(record(path).attempts.map((a) => [a.attempt, a.adopted])).toEqual([[1, undefined]]);
-    expect(existsSync(join(path, JOB))).toBe(false);
+    expect(existsSync(jobFile(path))).toBe(false);
+    // The dead runner's staged directory was swept, not committed.
+    expect(existsSync(join(path, 'part'))).toBe(false);
+    expect(existsSync(attemptDir(path, 'old', 2))).toBe(false);
   });
 
   it('ignores a job file when the lease was not taken over from a dead runner', async () => {
@@ -92,10 +104,11 @@ describe('adopting jobs of a dead runner', () => {
     const ex = scriptedExecutor(() => ({}), { capabilities: { resumable: true }, adopt: () => ({}) });
     const g = new Graph().step('a', [], { executor: 'cluster' });
     const path = g.get('a').outputPath(prefix);
-    await new LocalStore().writeJob(path, leftoverJob('job-9'));
+    mkdirSync(prefix, { recursive: true });
+    await new LocalStore().writeJob(path, leftoverJob(path, 'job-9'));
     await new StepRunner({ prefix, executors: { cluster: ex } }).run(g.pick('a'));
     expect(ex.adopted).toEqual([]);
     expect(ex.submitted).toHaveLength(1);
-    expect(existsSync(join(path, JOB))).toBe(false);
+    expect(existsSync(jobFile(path))).toBe(false);
   });
 });

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { apply, CairnError, hasCode, lower, makeTask, OUT, StepSpec } from '@cairn/core';
-import type { Executor, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../src/executor.js';
+import type { Executor, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../src/executor/contract.js';
 import { createProcessExecutor, createThreadsExecutor } from '../src/executors/local.js';
 import { combine, produce } from './fixtures/steps.mjs';
 
@@ -58,14 +58,17 @@ function pathSpec(exportName: string): StepSpec {
 function jobFor(spec: StepSpec, init: { signal?: AbortSignal; depPaths?: Record<string, string>; depResults?: Record<string, unknown> } = {}): JobRequest {
   const outputPath = join(dir, 'store', spec.nameWithHash);
   const attemptDir = join(dir, 'attempts', `${spec.nameWithHash}.1`);
+  const logPaths = { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') };
   return {
     jobKey: `${spec.nameWithHash}.1`,
     spec,
     task: makeTask(spec, { outputPath, depPaths: init.depPaths ?? {}, depResults: init.depResults ?? {}, attempt: 1 }),
     outputPath,
+    finalPath: outputPath,
+    staged: { path: outputPath, dir: outputPath, attempt: 1, logs: logPaths, scratch: attemptDir },
     prefix: dir,
     resources: {},
-    logPaths: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') },
+    logPaths,
     attemptDir,
     signal: init.signal ?? new AbortController().signal,
   };

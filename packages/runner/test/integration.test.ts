@@ -101,7 +101,10 @@ describe('inline executor', () => {
     });
     await new StepRunner({ prefix }).run([step]);
     const out = step.outputPath(prefix);
-    expect(seen).toEqual({ name: 'logs', out, depPaths: { [up.nameWithHash]: up.outputPath(prefix) }, depResults: { [up.nameWithHash]: { n: 1 } }, attempt: 1, resources: { cpu: 1 } });
+    // While it runs, a step writes into its attempt's own directory beside its output path.
+    expect(seen.out).toMatch(new RegExp(`^${prefix}/\\.${step.nameWithHash}\\.cairn-attempt-.+-1$`));
+    expect(existsSync(seen.out as string)).toBe(false); // renamed into place by the commit
+    expect({ ...seen, out }).toEqual({ name: 'logs', out, depPaths: { [up.nameWithHash]: up.outputPath(prefix) }, depResults: { [up.nameWithHash]: { n: 1 } }, attempt: 1, resources: { cpu: 1 } });
     expect(readFileSync(join(out, '.cairn/logs/attempt-1.stdout'), 'utf8')).toMatch(/INFO hello\n$/);
     expect(readFileSync(join(out, '.cairn/logs/attempt-1.stderr'), 'utf8')).toMatch(/WARN careful\n$/);
   });

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StepSpec, hasCode } from '@cairn/core';
 import { StepRunError, StepRunner, isStale, type RunnerEvent } from '../src/index.js';
 import { processStartTime } from '../src/store/leases.js';
+import { leaseFile } from '../src/store/local/layout.js';
 import { Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 
 let cleanups: (() => void)[] = [];
@@ -19,8 +20,8 @@ function sleeper(): ChildProcess {
   return child;
 }
 function writeLease(path: string, holder: Record<string, unknown>): void {
-  mkdirSync(path, { recursive: true });
-  writeFileSync(join(path, '.executor_status.lock'), JSON.stringify({ worker_id: 'other', runId: 'other', token: 'other.1', ...holder }));
+  mkdirSync(join(path, '..'), { recursive: true });
+  writeFileSync(leaseFile(path), JSON.stringify({ worker_id: 'other', runId: 'other', token: 'other.1', ...holder }));
 }
 const now = () => Date.now() / 1000;
 
@@ -31,7 +32,7 @@ describe('leases', () => {
     writeLease(g.get('a').outputPath(prefix), { host: 'elsewhere', pid: 1, processStartTime: null, timestamp: now() - 3600 });
     await new StepRunner({ prefix, logger: memoryLogger() }).run(g.pick('a'));
     expect(g.calls).toEqual(['a']);
-    expect(existsSync(join(g.get('a').outputPath(prefix), '.executor_status.lock'))).toBe(false);
+    expect(existsSync(leaseFile(g.get('a').outputPath(prefix)))).toBe(false);
   });
 
   it('recognises a dead holder on this host at once (pid gone)', async () => {
@@ -67,8 +68,10 @@ describe('leases', () => {
     while (!g.calls.includes('independent')) await new Promise((res) => setTimeout(res, 5));
     expect(events.some((e) => e.type === 'step' && e.step === 'shared' && e.state === 'waiting-lease')).toBe(true);
     // The other runner finishes.
+    mkdirSync(path, { recursive: true });
+    writeFileSync(join(path, '.artifact.json'), JSON.stringify({ cairn: 1, name: 'shared', nameWithHash: g.get('shared').nameWithHash, outputPath: path }));
     writeFileSync(join(path, '.executor_status'), 'SUCCESS');
-    rmSync(join(path, '.executor_status.lock'));
+    rmSync(leaseFile(path));
     const summary = await p;
     expect(g.calls).toEqual(['independent']);
     expect(summary.outcome(g.get('shared'))?.state).toBe('skipped');
@@ -82,7 +85,8 @@ describe('leases', () => {
       fn: (out, ctx) =>
         new Promise<void>((resolve) => {
           // Another runner steals the lease.
-          writeLease(out, { host: 'thief', pid: 1, processStartTime: null, timestamp: now(), token: 'thief.1' });
+          writeLease(spec.outputPath(prefix), { host: 'thief', pid: 1, processStartTime: null, timestamp: now(), token: 'thief.1' });
+          writeFileSync(join(out, 'mine'), 'written by the victim');
           ctx.signal.addEventListener('abort', () => {
             sawAbort = ctx.signal.reason;
             resolve();
@@ -94,7 +98,7 @@ describe('leases', () => {
     expect(hasCode(err.failures[0]?.error, 'CAIRN_LEASE_LOST')).toBe(true);
     expect(hasCode(sawAbort, 'CAIRN_LEASE_LOST')).toBe(true);
     const path = spec.outputPath(prefix);
-    expect(existsSync(join(path, '.executor_status'))).toBe(false);
-    expect(JSON.parse(readFileSync(join(path, '.executor_status.lock'), 'utf8')).host).toBe('thief');
+    expect(existsSync(path)).toBe(false); // nothing of the victim's attempt was published
+    expect(JSON.parse(readFileSync(leaseFile(path), 'utf8')).host).toBe('thief');
   });
 });

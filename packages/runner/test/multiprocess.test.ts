@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { beforeAll, afterEach, describe, expect, it } from 'vitest';
 import { StepSpec } from '@cairn/core';
+import { leaseFile } from '../src/store/local/layout.js';
 import { tempDir } from './helpers/graph.js';
 
 // These tests run runners in child processes, which import the built dist/ of @cairn/core and @cairn/runner.
@@ -75,7 +76,7 @@ describe('runners in separate processes', () => {
     }
     expect(status(0)).toBe('SUCCESS');
     expect(status(2)).not.toBe('SUCCESS');
-    expect(existsSync(join(chainPath(prefix, 2), '.executor_status.lock'))).toBe(true); // the dead runner's lease
+    expect(existsSync(leaseFile(chainPath(prefix, 2)))).toBe(true); // the dead runner's lease
     const succeededBefore = [0, 1, 2, 3, 4].filter((i) => status(i) === 'SUCCESS');
     const second = child('chain', prefix, t.dir);
     const r2 = await second.done;
@@ -100,6 +101,6 @@ describe('runners in separate processes', () => {
     expect(r.out).toContain('"code":"CAIRN_CANCELLED"');
     const path = new StepSpec({ name: 'long' }).outputPath(prefix);
     expect(read(join(path, '.executor_status'))).toBe('CANCELLED');
-    expect(existsSync(join(path, '.executor_status.lock'))).toBe(false);
+    expect(existsSync(leaseFile(path))).toBe(false);
   });
 });

@@ -66,8 +66,8 @@ describe('PathIndex', () => {
 describe('MemoryStore.entries', () => {
   it('reads like a Map of the entries by path, and deletes', async () => {
     const store = new MemoryStore();
-    await store.commit('/p/a', 'SUCCESS');
-    await store.commit('/p/b', 'FAILED');
+    store.put('/p/a', 'SUCCESS');
+    store.put('/p/b', 'FAILED');
     expect(store.entries.size).toBe(2);
     expect([...store.entries.keys()]).toEqual(['/p/a', '/p/b']);
     expect(store.entries.get('/p/b')?.status).toBe('FAILED');

@@ -1,11 +1,16 @@
 // The durable-store floor: the raw file operations one step needs on a local disk, done by
-// hand without Cairn. Per step (in a fresh directory):
-//   1. read  {dir}/.executor_status            the cache check (a miss: ENOENT)
-//   2. mkdir {dir}                             the output directory
-//   3. open  {dir}/.executor_status.lock  wx   the lease (O_EXCL create)
-//   4. write {dir}/.artifact.json.tmp, rename  the record, atomically
-//   5. write {dir}/.executor_status.tmp, rename the status, atomically
-//   6. unlink {dir}/.executor_status.lock      lease release
+// hand without Cairn, for the same guarantees (a lease that is never empty, a status re-checked
+// under it, an output staged beside its path and renamed into place, a commit fenced by the
+// lease). Per step (`{dir}` its output path, `{lease}` and `{stage}` beside it):
+//   1. read   {dir}/.executor_status             the cache check (a miss: ENOENT)
+//   2. write  {lease}.tmp, link {lease}, unlink  the lease, published whole
+//   3. read   {dir}/.executor_status             re-checked under the lease (a miss)
+//   4. mkdir  {stage}                            the attempt's own directory
+//   5. write  {stage}/.artifact.json             the record (the directory is private: no temp file)
+//   6. write  {stage}/.executor_status           the status
+//   7. read   {lease}                            the fence: still ours?
+//   8. rename {stage} -> {dir}                   the commit
+//   9. unlink {lease}                            release
 // `sync` does the steps one after another with synchronous calls; `async` keeps `concurrency`
 // steps in flight with fs/promises. The runner's cold rate is reported as a fraction of `sync`.
 import * as fs from 'node:fs';
@@ -25,32 +30,48 @@ function missing(err) {
   if (err.code !== 'ENOENT') throw err;
 }
 
-function stepSync(root, i) {
+function paths(root, i) {
   const d = stepDir(root, i);
+  const base = d.slice(root.length + 1);
+  return { d, lease: join(root, `.${base}.cairn-lease`), stage: join(root, `.${base}.cairn-attempt-run-1`) };
+}
+
+function stepSync(root, i) {
+  const { d, lease, stage } = paths(root, i);
   try {
     fs.readFileSync(join(d, '.executor_status'), 'utf8');
   } catch (err) {
     missing(err);
   }
-  fs.mkdirSync(d, { recursive: true });
-  fs.writeFileSync(join(d, '.executor_status.lock'), LEASE, { flag: 'wx' });
-  fs.writeFileSync(join(d, '.artifact.json.tmp'), RECORD);
-  fs.renameSync(join(d, '.artifact.json.tmp'), join(d, '.artifact.json'));
-  fs.writeFileSync(join(d, '.executor_status.tmp'), 'SUCCESS');
-  fs.renameSync(join(d, '.executor_status.tmp'), join(d, '.executor_status'));
-  fs.unlinkSync(join(d, '.executor_status.lock'));
+  fs.writeFileSync(`${lease}.tmp`, LEASE);
+  fs.linkSync(`${lease}.tmp`, lease);
+  fs.unlinkSync(`${lease}.tmp`);
+  try {
+    fs.readFileSync(join(d, '.executor_status'), 'utf8');
+  } catch (err) {
+    missing(err);
+  }
+  fs.mkdirSync(stage);
+  fs.writeFileSync(join(stage, '.artifact.json'), RECORD);
+  fs.writeFileSync(join(stage, '.executor_status'), 'SUCCESS');
+  check(fs.readFileSync(lease, 'utf8') === LEASE, 'the lease is ours');
+  fs.renameSync(stage, d);
+  fs.unlinkSync(lease);
 }
 
 async function stepAsync(root, i) {
-  const d = stepDir(root, i);
+  const { d, lease, stage } = paths(root, i);
   await fsp.readFile(join(d, '.executor_status'), 'utf8').catch(missing);
-  await fsp.mkdir(d, { recursive: true });
-  await fsp.writeFile(join(d, '.executor_status.lock'), LEASE, { flag: 'wx' });
-  await fsp.writeFile(join(d, '.artifact.json.tmp'), RECORD);
-  await fsp.rename(join(d, '.artifact.json.tmp'), join(d, '.artifact.json'));
-  await fsp.writeFile(join(d, '.executor_status.tmp'), 'SUCCESS');
-  await fsp.rename(join(d, '.executor_status.tmp'), join(d, '.executor_status'));
-  await fsp.unlink(join(d, '.executor_status.lock'));
+  await fsp.writeFile(`${lease}.tmp`, LEASE);
+  await fsp.link(`${lease}.tmp`, lease);
+  await fsp.unlink(`${lease}.tmp`);
+  await fsp.readFile(join(d, '.executor_status'), 'utf8').catch(missing);
+  await fsp.mkdir(stage);
+  await fsp.writeFile(join(stage, '.artifact.json'), RECORD);
+  await fsp.writeFile(join(stage, '.executor_status'), 'SUCCESS');
+  check((await fsp.readFile(lease, 'utf8')) === LEASE, 'the lease is ours');
+  await fsp.rename(stage, d);
+  await fsp.unlink(lease);
 }
 
 function verify(root, n) {

@@ -4,7 +4,7 @@
  * rerun after the fault is removed must complete.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -171,11 +171,15 @@ describe('faults', () => {
     const abort = new AbortController();
     cleanups.push(() => abort.abort());
     const running = new StepRunner({ prefix, executors: [ssh], logger: quiet }).run([step], { handleSigint: false, signal: abort.signal });
-    const pidFile = join(step.outputPath(prefix), 'pid');
+    // The step writes into its attempt's staged directory beside its output path.
+    const pidFile = () => {
+      const staged = existsSync(prefix) ? readdirSync(prefix).find((d) => d.includes('.cairn-attempt-')) : undefined;
+      return staged === undefined ? '' : join(prefix, staged, 'pid');
+    };
     const deadline = Date.now() + 30_000;
-    while (!existsSync(pidFile) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-    expect(existsSync(pidFile)).toBe(true);
-    const remotePid = Number(readFileSync(pidFile, 'utf8'));
+    while (!existsSync(pidFile()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    expect(existsSync(pidFile())).toBe(true);
+    const remotePid = Number(readFileSync(pidFile(), 'utf8'));
     cleanups.push(() => {
       try {
         process.kill(remotePid, 'SIGKILL');

@@ -1,7 +1,6 @@
 /** `cairn logs <step> [-f]`: a step's attempt logs from the store, optionally following a running step. */
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { LocalStore, tailLogs } from '@cairn/runner';
+import { existsSync } from 'node:fs';
+import { LocalStore, tailLogs, type AttemptLogs } from '@cairn/runner';
 import { loadConfig, requirePrefix } from '../config.js';
 import type { CliContext } from '../context.js';
 import { usageError } from '../errors.js';
@@ -31,26 +30,19 @@ export async function resolveStoredStep(prefix: string, selector: string): Promi
   return matches[0] as StoredStep;
 }
 
-/** Attempt numbers that have log files, ascending. */
-function attemptsOnDisk(path: string): number[] {
-  const dir = join(path, '.cairn', 'logs');
-  if (!existsSync(dir)) return [];
-  const nums = new Set<number>();
-  for (const f of readdirSync(dir)) {
-    const m = /^attempt-(\d+)\.(stdout|stderr)$/.exec(f);
-    if (m) nums.add(Number(m[1]));
-  }
-  return [...nums].sort((a, b) => a - b);
-}
-
 /** Prints the logs; with `--follow`, keeps printing (including later attempts) until the step's lease is released. */
 export async function logsCommand(ctx: CliContext, selector: string, options: LogsCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
   const prefix = requirePrefix(config);
   const step = await resolveStoredStep(prefix, selector);
   const store = new LocalStore();
-  const onDisk = attemptsOnDisk(step.path);
-  let attempt = options.attempt ?? onDisk[onDisk.length - 1] ?? step.record?.attempts.at(-1)?.attempt;
+  const logsOf = async (n: number | undefined): Promise<AttemptLogs | undefined> => {
+    const all = await store.attemptLogs(step.path);
+    // A running attempt's logs are in its staged directory; after the commit, in the output's.
+    return n === undefined ? all.at(-1) : (all.filter((a) => a.attempt === n).find((a) => a.running) ?? all.find((a) => a.attempt === n));
+  };
+  const onDisk = [...new Set((await store.attemptLogs(step.path)).map((a) => a.attempt))];
+  let attempt = options.attempt ?? (await logsOf(undefined))?.attempt ?? step.record?.attempts.at(-1)?.attempt;
   if (attempt === undefined) {
     if (!options.follow) {
       ctx.stderr.write(`${step.rel}: no logs yet.\n`);
@@ -58,33 +50,41 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
     }
     attempt = 1;
   }
+  const seen = { stdout: 0, stderr: 0 };
   const print = async (lines: AsyncIterable<string>) => {
     for await (const line of lines) ctx.stdout.write(`${line}\n`);
   };
   if (!options.follow) {
-    const files = store.attemptFiles(step.path, attempt);
-    if (!existsSync(files.stdout) && !existsSync(files.stderr)) {
+    const files = await logsOf(attempt);
+    if (files === undefined || (!existsSync(files.stdout) && !existsSync(files.stderr))) {
       throw usageError(`Step ${step.rel} has no logs for attempt ${attempt}.`, `Attempts with logs: ${onDisk.join(', ') || 'none'}.`);
     }
     await print(tailLogs(files, { follow: false, isRunning: () => false }));
     return 0;
   }
-  // Follow the current attempt while the step's lease is held; move on when a newer attempt appears.
+  // Follow the current attempt while the step's lease is held; move on when a newer attempt appears,
+  // and to the committed copy of the same log when the attempt is published.
   const stop = new AbortController();
   const onInt = () => stop.abort();
   process.once('SIGINT', onInt);
   try {
     for (;;) {
       const current = attempt;
+      const files = (await logsOf(current)) ?? { attempt: current, stdout: '', stderr: '', running: true };
       let newer: number | undefined;
-      // Asked before each read, so the read after the lease is released drains what was written before.
+      let moved = false;
       const isRunning = async () => {
-        newer = attemptsOnDisk(step.path).find((n) => n > current);
-        return newer === undefined && (await store.readLease(step.path)) !== null;
+        const all = await store.attemptLogs(step.path);
+        newer = all.map((a) => a.attempt).find((n) => n > current);
+        moved = files.running && !existsSync(files.stdout) && !existsSync(files.stderr) && all.some((a) => a.attempt === current && !a.running);
+        return newer === undefined && !moved && (await store.readLease(step.path)) !== null;
       };
-      await print(tailLogs(store.attemptFiles(step.path, current), { follow: true, signal: stop.signal, isRunning }));
-      if (newer === undefined || stop.signal.aborted) break;
+      await print(tailLogs(files, { follow: true, signal: stop.signal, isRunning, position: seen }));
+      if (stop.signal.aborted) break;
+      if (moved) continue;
+      if (newer === undefined) break;
       attempt = newer;
+      seen.stdout = seen.stderr = 0;
       ctx.stdout.write(`--- attempt ${attempt} ---\n`);
     }
   } finally {

@@ -2,7 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { relative } from 'node:path';
-import { LocalStore, type ArtifactRecord } from '@cairn/runner';
+import { localLayout, type ArtifactRecord } from '@cairn/runner';
 import { usageError } from '../errors.js';
 import { scanStore, type StoredStep } from '../store-scan.js';
 import { newestJournal, type JournalEvent } from './journal.js';
@@ -12,9 +12,9 @@ import type { ReportAttempt, ReportData, ReportOutcome, ReportStep } from './mod
 const LOG_TAIL_LINES = 40;
 
 function logTail(path: string, attempt: number): string[] {
-  const files = new LocalStore().attemptFiles(path, attempt);
+  const files = localLayout.logsDir(path);
   const lines: string[] = [];
-  for (const f of [files.stdout, files.stderr]) {
+  for (const f of [`${files}/attempt-${attempt}.stdout`, `${files}/attempt-${attempt}.stderr`]) {
     if (!existsSync(f)) continue;
     const text = readFileSync(f, 'utf8');
     lines.push(...text.split('\n').filter((l, i, all) => l !== '' || i < all.length - 1));

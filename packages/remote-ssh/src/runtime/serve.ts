@@ -26,7 +26,7 @@ import { isAbsolute, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { CairnError } from '@cairn/core';
 import { WORKER_PROTOCOL, type FromThread, type FromWorker, type OutputListing, type ToThread, type ToWorker } from './protocol.js';
-import { encodeResult, failure } from '@cairn/runner';
+import { encodeResult, failure } from '@cairn/runner/worker';
 
 /** Logs up to this size travel inline with `done`. */
 const INLINE_LOG_BYTES = 64 * 1024;

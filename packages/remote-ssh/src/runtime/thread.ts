@@ -8,7 +8,7 @@
 import { appendFileSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { CairnError, decodeTask } from '@cairn/core';
-import { encodeResult, failure, lineLogger, runTask } from '@cairn/runner';
+import { encodeResult, failure, lineLogger, runTask } from '@cairn/runner/worker';
 import type { FromThread, ToThread } from './protocol.js';
 
 type Write = (chunk: unknown, encoding?: unknown, cb?: unknown) => boolean;

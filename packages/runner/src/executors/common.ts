@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StringDecoder } from 'node:string_decoder';
 import { CairnError, isCairnError } from '@cairn/core';
-import type { JobHandle, JobRequest, JobStatus } from '../executor.js';
+import type { JobHandle, JobRequest, JobStatus } from '../executor/contract.js';
 import { isCancelledResult, rebuildError, type WorkerResult } from '../worker/result.js';
 
 /** How often a followed log is re-read. */
@@ -42,6 +42,12 @@ export interface TailLogsOptions {
   readonly isRunning: () => boolean | Promise<boolean>;
   /** Pause between passes that read nothing. @default 200 */
   readonly intervalMs?: number | undefined;
+  /**
+   * Where to start reading each file, kept up to date with what was yielded: hand the same object
+   * to a second call to continue a log that moved (an attempt's log once its attempt is committed).
+   * @default from the start
+   */
+  readonly position?: { stdout: number; stderr: number } | undefined;
 }
 
 /**
@@ -51,7 +57,8 @@ export interface TailLogsOptions {
  * newline is yielded at the end.
  */
 export async function* tailLogs(paths: { readonly stdout: string; readonly stderr: string }, options: TailLogsOptions): AsyncIterable<string> {
-  const files = [paths.stdout, paths.stderr].map((path) => ({ path, offset: 0, partial: '', decoder: new StringDecoder('utf8') }));
+  const pos = options.position;
+  const files = (['stdout', 'stderr'] as const).map((which) => ({ which, path: paths[which], offset: pos?.[which] ?? 0, partial: '', decoder: new StringDecoder('utf8') }));
   for (;;) {
     const running = options.follow && !options.signal?.aborted && (await options.isRunning());
     let read = false;
@@ -67,6 +74,7 @@ export async function* tailLogs(paths: { readonly stdout: string; readonly stder
           f.offset += bytesRead;
           const lines = (f.partial + f.decoder.write(buf.subarray(0, bytesRead))).split('\n');
           f.partial = lines.pop() ?? '';
+          if (pos !== undefined) pos[f.which] = f.offset - Buffer.byteLength(f.partial);
           yield* lines;
         }
       } finally {
@@ -84,6 +92,7 @@ export async function* tailLogs(paths: { readonly stdout: string; readonly stder
   }
   for (const f of files) {
     const rest = f.partial + f.decoder.end();
+    if (pos !== undefined) pos[f.which] = f.offset;
     if (rest) yield rest;
   }
 }

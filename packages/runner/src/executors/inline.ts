@@ -6,8 +6,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { CairnError, type StepContext, type StepLogger } from '@cairn/core';
-import { anchor } from '../anchor.js';
-import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../executor.js';
+import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../executor/contract.js';
 
 const capabilities: ExecutorCapabilities = Object.freeze({
   remote: false,
@@ -129,9 +128,7 @@ function call(job: JobRequest, ctx: InlineContext): JobStatus | Promise<JobStatu
 
 /**
  * The `inline` executor. A class, not an object of closures: every runner has its own instance,
- * and V8's optimised code for the runner's synchronous path calls `runSync` through the
- * prototype's one function. Per-instance closures would make that call target die with each
- * runner, and with it the optimised code of the next runner in the same process.
+ * and the runner's synchronous path calls `runSync` through the prototype's one function.
  */
 class InlineExecutor implements Executor {
   readonly name = 'inline';
@@ -212,8 +209,3 @@ class InlineExecutor implements Executor {
 export function createInlineExecutor(): Executor {
   return new InlineExecutor();
 }
-
-// One idle executor and context, so their classes outlive any one runner (see anchor.ts). The
-// context's job is never read.
-anchor(new InlineExecutor());
-anchor(new InlineContext({} as JobRequest, undefined));

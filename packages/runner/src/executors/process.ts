@@ -1,16 +1,20 @@
 /**
  * The `process` executor: runs each attempt in its own Node process
  * (`node dist/worker-entry.js --task … --result …`), detached in its own process group so
- * a cancel stops the step and everything it started.
+ * a cancel stops the step and everything it started. Each worker holds one end of a pipe whose
+ * other end is the runner's: when the runner dies, however it dies, the worker stops within
+ * half a second (worker/parent-watch.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
+import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { CairnError, encodeTask } from '@cairn/core';
-import type { Executor, ExecutorCapabilities, ExecutorHost, JobRequest, JobStatus } from '../executor.js';
+import type { Executor, ExecutorCapabilities, ExecutorHost, JobRequest, JobStatus } from '../executor/contract.js';
 import { assertBuilt, workerEntryPath } from '../worker/paths.js';
+import { PARENT_FD_ENV } from '../worker/parent-watch.js';
 import { decodeResult } from '../worker/result.js';
 import { abortReasonCode, cancelActive, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
 
@@ -145,8 +149,9 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
       try {
         child = spawn(process.execPath, [...nodeArgs, entryFile, '--task', taskPath, '--result', resultPath], {
           detached: true,
-          stdio: ['ignore', out, err],
-          env: { ...process.env, CAIRN_WATCH_PARENT: '1', ...options.env },
+          // fd 3: the pipe that closes when this process dies (the worker watches it).
+          stdio: ['ignore', out, err, 'pipe'],
+          env: { ...process.env, ...options.env, [PARENT_FD_ENV]: '3' },
         });
       } finally {
         closeSync(out);
@@ -158,11 +163,15 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
         throw new CairnError('CAIRN_EXECUTOR', `Step "${job.task.name}": cannot start a worker process (${(cause as Error).message}).`, { step: job.task.name, cause });
       }
       const pid = child.pid as number;
+      // Our end of the pipe must not keep the runner alive, and must stay open while the worker runs.
+      const lifeline = child.stdio[3] as Socket | null;
+      lifeline?.unref();
       const entry: ProcJob = { jobId: job.jobKey, step: job.task.name, child, pid, resultPath, logPaths: job.logPaths, exited: Promise.resolve() };
       const onAbort = () => requestCancel(entry, job.signal.reason);
       entry.exited = once(child, 'exit').then(async ([code, signal]) => {
         const status = await finish(entry, code as number | null, signal as NodeJS.Signals | null);
         job.signal.removeEventListener('abort', onAbort);
+        lifeline?.destroy();
         active.delete(entry.jobId);
         h.report(entry.jobId, status);
       }).catch((e: unknown) => h.logger.error(`process: reporting job ${entry.jobId} failed: ${String(e)}`));

@@ -1,16 +1,16 @@
 /**
- * Leases: at most one runner works on a step at a time, across processes on one host and
- * hosts sharing a filesystem. A lease is the file `{outputPath}/.executor_status.lock`,
- * created atomically (O_EXCL) and holding a {@link LeaseHolder} (a superset of Marin's
- * `{worker_id, timestamp}`). The holder refreshes it on one shared timer; a lease not
- * refreshed for `staleMs` may be taken over. On the holder's own host a dead holder (its pid
- * gone, or reused by a process with another start time) is recognised at once.
+ * Lease holders and staleness, whatever store keeps the lease. At most one runner works on a
+ * step at a time, across processes and hosts sharing the store. A lease holds a
+ * {@link LeaseHolder} (a superset of Marin's `{worker_id, timestamp}`), written whole before it
+ * is published (a store never shows an empty lease). The holder refreshes it on one shared
+ * timer; a lease not refreshed for `staleMs` may be taken over. On the holder's own host a dead
+ * holder (its pid gone, or reused by a process with another start time) is recognised at once.
  */
 import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 
-/** File name of the lease inside a step's output directory. */
-export const LEASE_FILE = '.executor_status.lock';
+/** Marin's lock file inside a step's output directory: honoured (read) by Cairn, never written. */
+export const MARIN_LOCK_FILE = '.executor_status.lock';
 
 /** Who holds a lease. */
 export interface LeaseHolder {
@@ -26,7 +26,7 @@ export interface LeaseHolder {
   processStartTime: number | null;
   /** The holder's run id. */
   runId: string;
-  /** Unique per run, and per acquisition outside a run's synchronous path: how a holder recognises its own lease. */
+  /** Unique per run (a run holds at most one lease per step): how a holder recognises its own lease. */
   token: string;
 }
 
@@ -38,6 +38,10 @@ export interface LeaseInfo {
   readonly raw: string;
   /** Last modification, epoch ms (age of an unreadable lease). */
   readonly mtimeMs: number;
+  /** Where the lease is (a file or object name), for messages. */
+  readonly location?: string;
+  /** A store's version tag of what was read (an object store's ETag), compared on takeover. */
+  readonly etag?: string;
 }
 
 /** Lease timing. */
@@ -48,6 +52,24 @@ export interface LeaseOptions {
   readonly staleMs?: number;
   /** How often a step waiting on another runner's lease re-checks it. @default 1_000 */
   readonly pollMs?: number;
+  /**
+   * A lease whose content cannot be read (empty, garbage: a writer that died, or tampering) is
+   * taken over, with a warning naming it, once it is this old. @default 5_000
+   */
+  readonly unreadableGraceMs?: number;
+}
+
+/** Lease timing with every default applied. */
+export interface LeaseTiming {
+  readonly heartbeatMs: number;
+  readonly staleMs: number;
+  readonly pollMs: number;
+  readonly unreadableGraceMs: number;
+}
+
+/** {@link LeaseOptions} with the defaults filled in. */
+export function leaseTiming(o: LeaseOptions = {}): LeaseTiming {
+  return { heartbeatMs: o.heartbeatMs ?? 30_000, staleMs: o.staleMs ?? 90_000, pollMs: o.pollMs ?? 1_000, unreadableGraceMs: o.unreadableGraceMs ?? 5_000 };
 }
 
 const HOST = hostname();
@@ -70,25 +92,20 @@ export function processStartTime(pid: number): number | null {
 }
 
 const SELF_START = processStartTime(process.pid);
-let counter = 0;
-
-let lastRunId = '';
-let lastWorkerId = '';
-
-/** A fresh holder for this process and run (`now`: epoch ms, when the caller already has it). */
+/**
+ * The lease holder of a run: one per run, shared by all its leases (a run holds at most one
+ * lease per step, so its token tells its leases from any other run's). `timestamp` is set to
+ * the time of each write.
+ */
 export function makeHolder(runId: string, now = Date.now()): LeaseHolder {
-  if (runId !== lastRunId) {
-    lastRunId = runId;
-    lastWorkerId = `${HOST}-${process.pid}-${runId}`;
-  }
   return {
-    worker_id: lastWorkerId,
+    worker_id: `${HOST}-${process.pid}-${runId}`,
     timestamp: now / 1000,
     host: HOST,
     pid: process.pid,
     processStartTime: SELF_START,
     runId,
-    token: `${runId}.${++counter}`,
+    token: `${runId}.${process.pid}`,
   };
 }
 
@@ -113,12 +130,13 @@ function pidAlive(pid: number): boolean {
 }
 
 /**
- * Whether a lease may be taken over: not refreshed for `staleMs`, or held by a process on
- * this host that is no longer alive (pid gone, or a different process start time).
+ * Whether a lease may be taken over: not refreshed for `staleMs`, held by a process on this
+ * host that is no longer alive (pid gone, or a different process start time), or unreadable
+ * and older than `unreadableGraceMs` (default: `staleMs`).
  */
-export function isStale(info: LeaseInfo, staleMs: number, now = Date.now()): boolean {
+export function isStale(info: LeaseInfo, staleMs: number, now = Date.now(), unreadableGraceMs = staleMs): boolean {
   const h = info.holder;
-  if (h === null) return now - info.mtimeMs > staleMs;
+  if (h === null) return now - info.mtimeMs > unreadableGraceMs;
   // Marin writes epoch seconds; tolerate milliseconds too.
   const ts = h.timestamp < 1e11 ? h.timestamp * 1000 : h.timestamp;
   if (now - ts > staleMs) return true;

@@ -2,11 +2,12 @@
  * An in-memory store with the same semantics as {@link LocalStore}: for tests and for
  * measuring the scheduler without the filesystem. Nothing is shared between processes.
  */
+import { CairnError } from '@cairn/core';
 import { PathIndex } from '../path-index.js';
 import { type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
 import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { StatusToken } from './status.js';
-import { type AttemptFiles, mirrorsAsync, type Store, type StoredState, type SyncStoreOps } from './store.js';
+import type { AttemptLogs, CommitRequest, Maybe, StagedAttempt, Store, StoreCapabilities, StoredState } from './store.js';
 
 /** What the store holds for one step (every field undefined until written). */
 export interface MemoryEntry {
@@ -15,11 +16,8 @@ export interface MemoryEntry {
   status: StatusToken | undefined;
   /** The holder object itself (never its JSON: the text is made only when a lease is read). */
   lease: LeaseHolder | undefined;
-  /**
-   * When the lease was last written, epoch ms; undefined while it is the holder's own creation
-   * time (`timestamp`, epoch s): no clock read and no number kept per lease.
-   */
-  leaseMtimeMs: number | undefined;
+  /** The holder's `timestamp` (epoch s) when the lease was written: a run's one holder object is shared by its leases. */
+  leaseTs: number;
   job: JobRecord | undefined;
   /** The record (one committed deferred is built when the entry is read through `entries`, or its state with the record). */
   record: ArtifactRecord | undefined;
@@ -33,7 +31,7 @@ export interface MemoryEntry {
  * into the old generation instead of copying each out of the young one.
  */
 function newEntry(path: string): MemoryEntry {
-  return { path, status: undefined, lease: undefined, leaseMtimeMs: undefined, job: undefined, record: undefined, deferred: undefined };
+  return { path, status: undefined, lease: undefined, leaseTs: 0, job: undefined, record: undefined, deferred: undefined };
 }
 
 /** The entry's record, building a deferred one now (once). */
@@ -142,12 +140,37 @@ class Entries implements MemoryEntries {
 /** The state of a step with no status (shared: most reads of a cold run find nothing). */
 const ABSENT: StoredState = Object.freeze({ status: null });
 const ABSENT_WITH_RECORD: StoredState = Object.freeze({ status: null, record: null });
+const CAPABILITIES: StoreCapabilities = Object.freeze({ staging: 'none' });
+const NO_LOGS: readonly AttemptLogs[] = Object.freeze([]);
 
-/** The in-memory store. */
-export class MemoryStore implements Store, SyncStoreOps {
+/** The staging of a memory step: its output path itself (nothing is on disk); log paths made when asked. */
+class MemoryStaged implements StagedAttempt {
+  constructor(
+    readonly path: string,
+    readonly attempt: number,
+  ) {}
+
+  get dir(): string {
+    return this.path;
+  }
+
+  get logs(): { stdout: string; stderr: string } {
+    return { stdout: `${this.path}/.cairn/logs/attempt-${this.attempt}.stdout`, stderr: `${this.path}/.cairn/logs/attempt-${this.attempt}.stderr` };
+  }
+
+  get scratch(): string {
+    return `${this.path}/.cairn/attempt-${this.attempt}`;
+  }
+
+  toJSON(): StagedAttempt {
+    return { path: this.path, dir: this.dir, attempt: this.attempt, logs: this.logs, scratch: this.scratch };
+  }
+}
+
+/** The in-memory store: every operation answers synchronously. */
+export class MemoryStore implements Store {
   readonly kind = 'memory';
-  /** Every operation is synchronous underneath (not offered to a subclass that overrides the async ones). */
-  readonly sync: SyncStoreOps | undefined = mirrorsAsync(this, MemoryStore) ? this : undefined;
+  readonly capabilities = CAPABILITIES;
   readonly #map = new Entries();
   /** Entries by output path (inspect in tests). */
   readonly entries: MemoryEntries = this.#map;
@@ -157,15 +180,7 @@ export class MemoryStore implements Store, SyncStoreOps {
     this.#map.reserve(steps);
   }
 
-  #entry(path: string): MemoryEntry {
-    return this.#map.ensure(path);
-  }
-
-  async readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
-    return this.readStatesSync(paths, withRecord);
-  }
-
-  readStatesSync(paths: readonly string[], withRecord: readonly boolean[] | boolean): StoredState[] {
+  readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Maybe<StoredState[]> {
     const out = new Array<StoredState>(paths.length);
     for (let i = 0; i < paths.length; i++) {
       const e = this.#map.find(paths[i] as string);
@@ -177,97 +192,107 @@ export class MemoryStore implements Store, SyncStoreOps {
     return out;
   }
 
-  async prepare(path: string): Promise<void> {
-    this.#entry(path);
-  }
+  checkWritable(): Maybe<void> {}
 
-  prepareSync(path: string): boolean {
-    const n = this.#map.size;
-    this.#map.ensure(path);
-    return this.#map.size > n;
-  }
-
-  async commit(path: string, status: StatusToken, record?: ArtifactRecord): Promise<void> {
-    this.commitSync(path, status, record);
-  }
-
-  commitSync(path: string, status: StatusToken, record?: ArtifactRecord): void {
-    const e = this.#entry(path);
-    if (record !== undefined) {
-      e.record = record;
-      e.deferred = undefined;
-    }
-    e.status = status;
-  }
-
-  commitDeferredSync(path: string, status: StatusToken, record: DeferredRecord): void {
-    // A subclass that overrides commitSync (to observe or alter commits) sees every record.
-    if (this.commitSync !== MemoryStore.prototype.commitSync) {
-      this.commitSync(path, status, record.build());
-      return;
-    }
-    const e = this.#entry(path);
-    e.deferred = record;
-    e.record = undefined;
-    e.status = status;
-  }
-
-  async createLease(path: string, holder: LeaseHolder): Promise<boolean> {
-    return this.createLeaseSync(path, holder);
-  }
-
-  createLeaseSync(path: string, holder: LeaseHolder): boolean {
-    const e = this.#entry(path);
+  createLease(path: string, holder: LeaseHolder): Maybe<boolean> {
+    const e = this.#map.ensure(path);
     if (e.lease !== undefined) return false;
     e.lease = holder;
-    e.leaseMtimeMs = typeof holder.timestamp === 'number' ? undefined : Date.now();
+    e.leaseTs = holder.timestamp;
     return true;
   }
 
-  async readLease(path: string): Promise<LeaseInfo | null> {
+  readLease(path: string): Maybe<LeaseInfo | null> {
     const e = this.#map.find(path);
     if (e?.lease === undefined) return null;
-    const raw = JSON.stringify(e.lease);
-    return { holder: parseHolder(raw), raw, mtimeMs: e.leaseMtimeMs ?? e.lease.timestamp * 1000 };
+    const raw = JSON.stringify({ ...e.lease, timestamp: e.leaseTs });
+    return { holder: parseHolder(raw), raw, mtimeMs: e.leaseTs * 1000, location: path };
   }
 
-  async writeLease(path: string, holder: LeaseHolder): Promise<void> {
-    const e = this.#entry(path);
-    // A copy: the caller may change its holder later (a refresh), as a file would not change.
+  refreshLease(path: string, holder: LeaseHolder): Maybe<boolean> {
+    const e = this.#map.find(path);
+    if (e?.lease?.token !== holder.token) return false;
+    e.lease = holder;
+    e.leaseTs = holder.timestamp;
+    return true;
+  }
+
+  /** Writes a lease as another runner would (tests: stale or foreign holders). */
+  putLease(path: string, holder: LeaseHolder): void {
+    const e = this.#map.ensure(path);
     e.lease = { ...holder };
-    e.leaseMtimeMs = Date.now();
+    e.leaseTs = holder.timestamp;
   }
 
-  async removeLease(path: string): Promise<void> {
-    this.removeLeaseSync(path);
-  }
-
-  removeLeaseSync(path: string): void {
+  breakLease(path: string, observed: LeaseInfo): Maybe<boolean> {
     const e = this.#map.find(path);
-    if (e !== undefined) e.lease = undefined;
-  }
-
-  async breakLease(path: string, observed: LeaseInfo): Promise<boolean> {
-    const e = this.#map.find(path);
-    if (e?.lease === undefined || JSON.stringify(e.lease) !== observed.raw) return false;
+    if (e?.lease === undefined || JSON.stringify({ ...e.lease, timestamp: e.leaseTs }) !== observed.raw) return false;
     e.lease = undefined;
     return true;
   }
 
-  async writeJob(path: string, job: JobRecord): Promise<void> {
-    this.#entry(path).job = job;
+  releaseLease(path: string, holder: LeaseHolder): Maybe<void> {
+    const e = this.#map.find(path);
+    if (e !== undefined && e.lease?.token === holder.token) e.lease = undefined;
   }
 
-  async readJob(path: string): Promise<JobRecord | null> {
+  stage(path: string, _holder: LeaseHolder, attempt: number): Maybe<StagedAttempt> {
+    return new MemoryStaged(path, attempt);
+  }
+
+  commit(path: string, holder: LeaseHolder, request: CommitRequest): Maybe<void> {
+    const e = this.#map.ensure(path);
+    if (e.lease?.token !== holder.token) {
+      throw new CairnError('CAIRN_LEASE_LOST', `The lease of ${path} is no longer this runner's; nothing was committed.`, { retryable: false });
+    }
+    const record = request.record;
+    if (record !== undefined) {
+      // A subclass that overrides commitRecord (to observe or alter commits) sees every record built.
+      if (this.commitRecord !== MemoryStore.prototype.commitRecord) this.commitRecord(path, record.build());
+      else {
+        e.deferred = record;
+        e.record = undefined;
+      }
+    }
+    e.status = request.status;
+    if (request.release === true) e.lease = undefined;
+  }
+
+  /** Where a committed record goes; override to observe records (they are then built at once). */
+  commitRecord(path: string, record: ArtifactRecord): void {
+    const e = this.#map.ensure(path);
+    e.record = record;
+    e.deferred = undefined;
+  }
+
+  /** Sets a step's status (and record) directly, as another runner's commit would (tests). */
+  put(path: string, status: StatusToken, record?: ArtifactRecord): void {
+    const e = this.#map.ensure(path);
+    e.status = status;
+    if (record !== undefined) {
+      e.record = record;
+      e.deferred = undefined;
+    }
+  }
+
+  abandon(): Maybe<void> {}
+
+  sweep(): Maybe<void> {}
+
+  writeJob(path: string, job: JobRecord): Maybe<void> {
+    this.#map.ensure(path).job = job;
+  }
+
+  readJob(path: string): Maybe<JobRecord | null> {
     return this.#map.find(path)?.job ?? null;
   }
 
-  async removeJob(path: string): Promise<void> {
+  removeJob(path: string): Maybe<void> {
     const e = this.#map.find(path);
     if (e) e.job = undefined;
   }
 
-  attemptFiles(path: string, attempt: number): AttemptFiles {
-    return { stdout: `${path}/.cairn/logs/attempt-${attempt}.stdout`, stderr: `${path}/.cairn/logs/attempt-${attempt}.stderr`, dir: `${path}/.cairn/attempt-${attempt}` };
+  attemptLogs(): Maybe<readonly AttemptLogs[]> {
+    return NO_LOGS;
   }
 }

@@ -2,20 +2,18 @@
  * The `.artifact.json` record: what a step was, what it returned and how it ran. Field names
  * follow Marin's `ArtifactRecord` where one exists.
  */
-import type { JobHandle } from '../executor.js';
+import type { JobHandle } from '../executor/contract.js';
 import type { Provenance } from '@cairn/core';
 import type { StatusToken } from './status.js';
+import type { StagedAttempt } from './store.js';
 
 /** File name of the record inside a step's output directory. */
 export const RECORD_FILE = '.artifact.json';
 
-/** Where a running job of a resumable executor is recorded, relative to the step's output directory. */
-export const JOB_FILE = '.cairn/job.json';
-
 /**
- * A job in flight (`.cairn/job.json`): written once a resumable executor accepted an attempt,
- * removed when the step is committed. A runner that takes over a dead runner's lease adopts
- * the job from it instead of submitting again.
+ * A job in flight: written once a resumable executor accepted an attempt, removed when the step
+ * is committed. A runner that takes over a dead runner's lease adopts the job from it instead of
+ * submitting again, and commits the staged attempt the job writes into.
  */
 export interface JobRecord {
   /** Format version. */
@@ -36,6 +34,8 @@ export interface JobRecord {
   readonly host: string;
   /** The run that submitted the job. */
   readonly runId: string;
+  /** Where the job writes its output (committed by whichever runner sees the job end). */
+  readonly staged?: StagedAttempt;
 }
 
 /** One attempt of a step. */

@@ -1,10 +1,24 @@
 /**
- * The artifact store contract. Everything is keyed by a step's output path. Implementations:
- * {@link LocalStore} (filesystem, the default) and {@link MemoryStore} (tests, benchmarks).
+ * The artifact store contract (types only: a store plugin imports this file, not the engine).
+ * Everything is keyed by a step's output path. Implementations: `LocalStore` (a filesystem, the
+ * default), `MemoryStore` (tests, benchmarks), `@cairn/store-s3` (object stores).
+ *
+ * Every operation may finish synchronously or return a promise ({@link Maybe}): a store whose
+ * calls are cheap (memory, a local disk) answers at once and the runner finishes a step on its
+ * own stack; a network store returns promises. Callers handle both.
+ *
+ * The protocol the runner follows for one step (README "Leases" and "Commits"):
+ * `createLease` (or `breakLease` + `createLease` over a stale one) → re-read the state under the
+ * lease → `stage` per attempt → `commit` (fenced: the store checks the lease is still ours
+ * immediately before it publishes, and publishes nothing otherwise) → `releaseLease` (only ours).
  */
 import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { LeaseHolder, LeaseInfo } from './leases.js';
 import type { StatusToken } from './status.js';
+import type { Maybe } from '../maybe.js';
+
+export type { Maybe };
+
 
 /** What the store holds for one step. */
 export interface StoredState {
@@ -16,94 +30,106 @@ export interface StoredState {
   readonly problem?: string;
 }
 
-/** Where one attempt's logs go. */
-export interface AttemptFiles {
+/** Where one attempt of a step writes while it runs. Plain data: it travels in job records. */
+export interface StagedAttempt {
+  /** The step's output path, where the attempt's output is published at the commit. */
+  readonly path: string;
+  /**
+   * Where the attempt writes: the step's `OUT` and `ctx.outputPath`. A directory beside `path`
+   * on the same filesystem, renamed into place by the commit (`capabilities.staging: 'rename'`),
+   * or `path` itself for a store that cannot stage (`'none'`).
+   */
+  readonly dir: string;
+  /** 1-based attempt number. */
+  readonly attempt: number;
+  /** The attempt's log files (under `dir`, so they are published with the output). */
+  readonly logs: { readonly stdout: string; readonly stderr: string };
+  /** A directory for the executor's own files of this attempt (task, result); not created by the store. */
+  readonly scratch: string;
+}
+
+/** Log files of one attempt of a step, committed or running. */
+export interface AttemptLogs {
+  /** 1-based attempt number. */
+  readonly attempt: number;
   /** stdout log file. */
   readonly stdout: string;
   /** stderr log file. */
   readonly stderr: string;
-  /** Scratch directory of the attempt (not created by the store). */
-  readonly dir: string;
+  /** Whether the attempt is still staged (running, or left by a dead runner) rather than committed. */
+  readonly running: boolean;
 }
 
-/**
- * Optional synchronous operations of a store whose calls are cheap enough to make on the event
- * loop (memory, local disk with `io: 'sync'`). Same semantics as their async counterparts. When a
- * store offers them and a step runs on an executor with `runSync`, the runner runs the whole
- * lease → run → commit → release of that step without a promise.
- */
-export interface SyncStoreOps {
-  /** {@link Store.readStates}, synchronously. */
-  readStatesSync(paths: readonly string[], withRecord: readonly boolean[] | boolean): StoredState[];
-  /** {@link Store.prepare}, synchronously; true when this call created the step's directory (so nothing else could have written in it). */
-  prepareSync(path: string): boolean;
-  /** {@link Store.createLease}, synchronously. */
-  createLeaseSync(path: string, holder: LeaseHolder): boolean;
-  /** {@link Store.commit}, synchronously. */
-  commitSync(path: string, status: StatusToken, record?: ArtifactRecord): void;
-  /** {@link Store.removeLease}, synchronously. */
-  removeLeaseSync(path: string): void;
+/** What a store can do, as data. */
+export interface StoreCapabilities {
   /**
-   * Optional: {@link commitSync} for a store that keeps record objects in memory. It may keep
-   * `record` and build it only when the record is read; reads must return what `record.build()`
-   * returns. The runner calls it instead of `commitSync` whenever it writes a record on the
-   * synchronous path. A store that serialises records should not offer it.
+   * How an attempt's output reaches its output path. `rename`: the attempt writes into its own
+   * directory beside the path, renamed into place by the commit, so a zombie attempt can never
+   * change a committed output and a half-written output is never at the path. `none`: the
+   * attempt writes at the path itself (MemoryStore: nothing is on disk to protect).
    */
-  commitDeferredSync?(path: string, status: StatusToken, record: DeferredRecord): void;
+  readonly staging: 'rename' | 'none';
+}
+
+/** What one commit publishes. */
+export interface CommitRequest {
+  /** The status, written last: the commit point. */
+  readonly status: StatusToken;
+  /** The record, written before the status. A store that keeps records in memory may keep this and build it when first read. */
+  readonly record?: DeferredRecord | undefined;
+  /** The attempt whose output is published with the status. Absent: the status (and record) are written at the path in place, keeping what is there (DEP_FAILED). */
+  readonly staged?: StagedAttempt | undefined;
+  /** Also release the lease once published: the fence's check stands for the release's (one read fewer per step). */
+  readonly release?: boolean | undefined;
 }
 
 /** An artifact store. */
 export interface Store {
-  /** Synchronous operations, when the store offers them (undefined otherwise). */
-  readonly sync?: SyncStoreOps | undefined;
-  /** Implementation name (`local`, `memory`). */
+  /** Implementation name (`local`, `memory`, `s3`). */
   readonly kind: string;
-  /**
-   * Optional hint: a run is about to read and write up to `steps` steps it may not have seen.
-   * A store with in-memory tables sizes them once instead of growing them step by step.
-   */
+  /** Capabilities, as data. */
+  readonly capabilities: StoreCapabilities;
+  /** Optional hint: a run is about to touch up to `steps` steps it may not have seen (a store with in-memory tables sizes them once). */
   reserve?(steps: number): void;
   /** Reads many steps' states at once; `withRecord[i]` also reads the record of `paths[i]`. Never throws for corrupt files. */
-  readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]>;
-  /** Creates the step's output directory. */
-  prepare(path: string): Promise<void>;
-  /** Writes the record (if given) and then the status, each atomically: a crash never leaves SUCCESS without its record. */
-  commit(path: string, status: StatusToken, record?: ArtifactRecord): Promise<void>;
-  /** Creates the lease atomically; false when one exists. */
-  createLease(path: string, holder: LeaseHolder): Promise<boolean>;
-  /** Reads the lease; null when there is none. */
-  readLease(path: string): Promise<LeaseInfo | null>;
-  /** Replaces the lease atomically (refresh). */
-  writeLease(path: string, holder: LeaseHolder): Promise<void>;
-  /** Deletes the lease (no error when absent). */
-  removeLease(path: string): Promise<void>;
-  /** Removes a stale lease if it is still exactly `observed`; true when removed. */
-  breakLease(path: string, observed: LeaseInfo): Promise<boolean>;
-  /** Records the job in flight (`.cairn/job.json`), atomically. */
-  writeJob(path: string, job: JobRecord): Promise<void>;
-  /** The job in flight recorded for a step; null when none (or unreadable). */
-  readJob(path: string): Promise<JobRecord | null>;
-  /** Removes the job in flight (no error when absent). */
-  removeJob(path: string): Promise<void>;
+  readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Maybe<StoredState[]>;
   /**
-   * Checks, before a run starts, that the store under `prefix` can be written (creating the
-   * prefix if needed). Throws `CAIRN_STORE` naming the prefix and the fix. Optional.
+   * Throws `CAIRN_STORE` (naming the prefix and the fix) when nothing can be written under
+   * `prefix`. Called once per run, only when a step must be written, before anything runs; it
+   * may create the prefix. A run that only reads never calls it.
    */
-  checkWritable?(prefix: string): Promise<void>;
-  /** Log files and scratch directory of one attempt. */
-  attemptFiles(path: string, attempt: number): AttemptFiles;
-}
-
-/** The async methods {@link SyncStoreOps} mirror. */
-const MIRRORED = ['readStates', 'prepare', 'commit', 'createLease', 'removeLease'] as const;
-
-/**
- * @internal True when `store` uses `base`'s own async methods that {@link SyncStoreOps} mirror:
- * a subclass overriding one of them (to observe or alter it) gets no sync operations, so the
- * runner always goes through its override.
- */
-export function mirrorsAsync(store: Store, base: { prototype: object }): boolean {
-  const proto = base.prototype as Record<string, unknown>;
-  const self = store as unknown as Record<string, unknown>;
-  return MIRRORED.every((m) => self[m] === proto[m]);
+  checkWritable(prefix: string): Maybe<void>;
+  /** Creates the lease atomically with `holder`'s content already in it (never an empty lease); false when one exists. */
+  createLease(path: string, holder: LeaseHolder): Maybe<boolean>;
+  /** Reads the lease; null when there is none. */
+  readLease(path: string): Maybe<LeaseInfo | null>;
+  /** Rewrites the lease with `holder`'s current content if it is still `holder`'s; false when it is not (lost). */
+  refreshLease(path: string, holder: LeaseHolder): Maybe<boolean>;
+  /** Removes a stale lease if it is still exactly `observed`; true when removed (two takers cannot both win). */
+  breakLease(path: string, observed: LeaseInfo): Maybe<boolean>;
+  /** Removes the lease if it is still `holder`'s; never removes another holder's lease. */
+  releaseLease(path: string, holder: LeaseHolder): Maybe<void>;
+  /**
+   * Prepares where attempt `attempt` writes. `previous`: the attempt before it in this run,
+   * whose logs are carried over and whose staged output is dropped.
+   */
+  stage(path: string, holder: LeaseHolder, attempt: number, previous?: StagedAttempt): Maybe<StagedAttempt>;
+  /**
+   * Publishes `request` — record, then status, with the staged output — only while the lease is
+   * `holder`'s: it checks the lease immediately before publishing, and throws
+   * `CAIRN_LEASE_LOST` having published nothing when it is not. Does not release the lease.
+   */
+  commit(path: string, holder: LeaseHolder, request: CommitRequest): Maybe<void>;
+  /** Drops a staged attempt that will not be committed (its lease was lost), never touching the output path. */
+  abandon(staged: StagedAttempt): Maybe<void>;
+  /** Removes what dead attempts of other runs left beside `path` (called after taking a stale lease over), except `keep`. */
+  sweep(path: string, keep?: StagedAttempt): Maybe<void>;
+  /** Records the job in flight of a resumable executor, atomically. */
+  writeJob(path: string, job: JobRecord): Maybe<void>;
+  /** The job in flight recorded for a step; null when none (or unreadable). */
+  readJob(path: string): Maybe<JobRecord | null>;
+  /** Removes the job in flight (no error when absent). */
+  removeJob(path: string): Maybe<void>;
+  /** The log files of a step's attempts: the committed ones and any still staged, oldest first. */
+  attemptLogs(path: string): Maybe<readonly AttemptLogs[]>;
 }

@@ -13,19 +13,23 @@
  * - SIGTERM/SIGINT: aborts `ctx.signal`, gives the step up to 2 s to stop, writes
  *   `{ ok: false, error: { code: 'CAIRN_CANCELLED', … } }`, exit 143.
  * - `ctx.log` lines go to stdout (info) and stderr (warn, error) as `[step] LEVEL message`.
- * - With `CAIRN_WATCH_PARENT=1` (set by the process executor) the worker cancels itself, as on
- *   SIGTERM, once the runner that started it is gone: a killed runner leaves no orphan writing
- *   into an output directory that the next run rebuilds. Remote executors leave it unset, so
- *   their jobs survive a runner restart and are adopted.
+ * - With `CAIRN_PARENT_FD` (set by the process executor: one end of a pipe the runner holds) the
+ *   worker learns at once when its runner dies, however it died: it aborts `ctx.signal`, gives the
+ *   step half a second, and kills its own process group (the step's children too), writing no
+ *   result. A killed runner leaves no orphan working on a step whose lease the next run takes
+ *   over. Remote executors leave it unset, so their jobs survive a runner restart and are adopted.
  */
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { CairnError, decodeTask, type TaskPayload } from '@cairn/core';
 import { encodeResult, failure, type WorkerResult } from './result.js';
+import { watchParent } from './parent-watch.js';
 import { lineLogger, runTask } from './run-task.js';
 
 /** How long a cancelled step may take to stop before the worker reports and exits. */
 const CANCEL_GRACE_MS = 2000;
+/** How long a step whose runner died may take to stop before its process group is killed. */
+const ORPHAN_GRACE_MS = 500;
 
 const EXIT_OK = 0;
 const EXIT_FAILED = 1;
@@ -95,17 +99,21 @@ async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  if (process.env.CAIRN_WATCH_PARENT === '1') {
-    // Detached workers outlive their runner; re-parenting (ppid changes) means it died.
-    const parent = process.ppid;
-    const watch = setInterval(() => {
-      if (process.ppid !== parent) {
-        clearInterval(watch);
-        onSignal('SIGHUP');
+  watchParent(() => {
+    if (cancelling) return;
+    cancelling = true;
+    controller.abort(new CairnError('CAIRN_CANCELLED', `Step "${task.name}": its runner died.`, { step: task.name }));
+    const die = () => {
+      try {
+        process.kill(-process.pid, 'SIGKILL');
+      } catch {
+        // Not a process group leader (started by hand): this process at least.
       }
-    }, 500);
-    watch.unref();
-  }
+      process.exit(EXIT_CANCELLED);
+    };
+    setTimeout(die, ORPHAN_GRACE_MS).unref();
+    run.then(die, die);
+  });
 
   let outcome: WorkerResult;
   try {

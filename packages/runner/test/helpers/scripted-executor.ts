@@ -1,4 +1,4 @@
-import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../../src/executor.js';
+import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../../src/executor/contract.js';
 
 /** What the scripted executor does with one job. */
 export interface Script {

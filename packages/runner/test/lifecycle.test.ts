@@ -1,22 +1,17 @@
-// The synchronous path: a store with sync operations + an executor with runSync run a step's
-// lease → run → commit → release → settle without promises. Same files, records and events as
-// the general path; anything asynchronous is handed over to it.
+// One lifecycle, sync or async: a store that answers at once + an executor with runSync finish a
+// step's lease → run → commit → release → settle without a promise; a store or a step that
+// answers with promises goes through the same lifecycle, with the same files, records and events.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
 import { hasCode, StepSpec } from '@cairn/core';
-import { currentClient, LocalStore, MemoryStore, type RunnerEvent, StepRunner, type StoredState } from '../src/index.js';
+import { currentClient, LocalStore, MemoryStore, type RunnerEvent, StepRunner } from '../src/index.js';
+import { leaseFile } from '../src/store/local/layout.js';
+import { AsyncMemoryStore } from './helpers/async-store.js';
 import { chain, Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 
 const dir = tempDirs();
-
-/** A MemoryStore that overrides an async method: it offers no sync operations, so every step takes the general path. */
-class AsyncOnlyStore extends MemoryStore {
-  override async readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
-    return super.readStates(paths, withRecord);
-  }
-}
 
 /** Record fields that differ between runs (time, run id). */
 function stable(record: unknown): unknown {
@@ -32,15 +27,8 @@ function build(): StepSpec[] {
   return [a, b, c, d];
 }
 
-describe('synchronous path', () => {
-  it('offers sync operations only on stores whose async methods are their own', () => {
-    expect(new MemoryStore().sync).toBeDefined();
-    expect(new AsyncOnlyStore().sync).toBeUndefined();
-    expect(new LocalStore().sync).toBeDefined();
-    expect(new LocalStore({ io: 'async' }).sync).toBeUndefined();
-  });
-
-  it('writes the same records and emits the same events as the general path', async () => {
+describe('one step lifecycle, sync or async', () => {
+  it('a store that answers with promises writes the same records and emits the same events', async () => {
     const outcome = async (store: MemoryStore) => {
       const events: string[] = [];
       const r = new StepRunner({ prefix: '/p', store, onEvent: (e: RunnerEvent) => e.type === 'step' && events.push(`${e.step}:${e.state}:${e.attempt ?? ''}`) });
@@ -52,7 +40,7 @@ describe('synchronous path', () => {
       return { events, records, statuses, leases, counts: summary.counts, results: specs.map((s) => summary.outcome(s)?.result) };
     };
     const fast = await outcome(new MemoryStore());
-    const general = await outcome(new AsyncOnlyStore());
+    const general = await outcome(new AsyncMemoryStore());
     expect(fast).toEqual(general);
     expect(fast.statuses).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS', 'SUCCESS']);
     expect(fast.leases).toBe(0);
@@ -77,7 +65,7 @@ describe('synchronous path', () => {
     expect(seen).toEqual(Array.from({ length: 5 }, () => ['caller', 'function']));
   });
 
-  it('hands a step that returns a promise, or fails and has retries, to the general path', async () => {
+  it('a step that returns a promise, or fails and retries, goes on asynchronously in the same lifecycle', async () => {
     let tries = 0;
     const store = new MemoryStore();
     const s0 = new StepSpec({ name: 's0', fn: () => 0 });
@@ -151,13 +139,13 @@ describe('synchronous path', () => {
     // Another runner finishes b while this one runs a.
     g.on('a', () => {
       mkdirSync(bPath, { recursive: true });
-      writeFileSync(join(bPath, '.artifact.json'), JSON.stringify({ cairn: 1, name: 'b', result: 'elsewhere' }));
+      writeFileSync(join(bPath, '.artifact.json'), JSON.stringify({ cairn: 1, name: 'b', nameWithHash: g.get('b').nameWithHash, outputPath: bPath, result: 'elsewhere' }));
       writeFileSync(join(bPath, '.executor_status'), 'SUCCESS');
     });
     const summary = await new StepRunner({ prefix, logger: memoryLogger() }).run([g.get('c')]);
     expect(g.calls).toEqual(['a', 'c']);
     expect(summary.outcome(g.get('b'))?.state).toBe('skipped');
-    expect(existsSync(join(bPath, '.executor_status.lock'))).toBe(false);
+    expect(existsSync(leaseFile(bPath))).toBe(false);
     expect(readFileSync(join(g.get('c').outputPath(prefix), '.executor_status'), 'utf8')).toBe('SUCCESS');
   });
 

@@ -8,6 +8,7 @@
  * third-party ones do.
  */
 import type { Resources, StepSpec, TaskPayload } from '@cairn/core';
+import type { StagedAttempt } from '../store/store.js';
 
 /** How reliably an executor can stop a running job. */
 export type CancelSupport =
@@ -94,15 +95,23 @@ export interface JobRequest {
    * such jobs only go to `inProcess` executors, which call `spec.fn`.
    */
   readonly task: TaskPayload;
-  /** Absolute output location. */
+  /**
+   * Where the attempt writes its output (`task.outputPath`, the step's `OUT` and
+   * `ctx.outputPath`): a staging directory beside the final path on the same filesystem, renamed
+   * into place by the runner's commit. Write only under it; never record it as the final path.
+   */
   readonly outputPath: string;
+  /** The step's final output path (what the record says; the output appears there at the commit). */
+  readonly finalPath: string;
+  /** The staged attempt (`outputPath`, log files, scratch directory): plain data. */
+  readonly staged: StagedAttempt;
   /** Store prefix. */
   readonly prefix: string;
   /** Resources declared (after defaults). */
   readonly resources: Resources;
-  /** Local files for this attempt's stdout/stderr. */
+  /** Local files for this attempt's stdout/stderr (inside `outputPath`, so they are published with it). */
   readonly logPaths: { readonly stdout: string; readonly stderr: string };
-  /** Directory the executor may use for this attempt's scratch files (local). */
+  /** Directory the executor may use for this attempt's own files (task, result); not created by the runner. */
   readonly attemptDir: string;
   /** Aborted when the step must stop (cancel, timeout, lease loss). Executors may also rely on `cancel`. */
   readonly signal: AbortSignal;

@@ -1,0 +1,6 @@
+/**
+ * @cairn/core/internal — for Cairn's own packages only (the runner), not for pipelines or
+ * plugins: no compatibility promise. It reaches what StepSpec keeps out of its public type.
+ */
+export { specInternals } from './spec.js';
+export type { SpecInternals } from './spec.js';

@@ -1,0 +1,302 @@
+/**
+ * Discovery: pulling the caller's steps (eagerly, one item at a time, or an array in chunks),
+ * lowering handles, hashing fresh specs, expanding each item's unseen dependencies with one
+ * batched state read per frontier, classifying each step (built steps are not descended below),
+ * validating executors and function references, and wiring the new steps to their dependencies.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { type ArtifactStep, CairnError, computeIdentities, describeDrift, formatFnRef, isArtifactStep, lower, resolveFnRef, StepSpec } from '@cairn/core';
+import { specInternals as S } from '@cairn/core/internal';
+import { isPromise } from '../maybe.js';
+import type { StoredState } from '../store/store.js';
+import { classify } from './classify.js';
+import { NO_EXTRA } from './dependents.js';
+import { BUILT, extOf, newNode, type Node, SETTLED } from './node.js';
+import { buildNodeRecord } from './record.js';
+import type { Run } from './run.js';
+
+/** A step as the caller may pass it. */
+export type StepInput = StepSpec | ArtifactStep<unknown>;
+
+/** Items of an array taken per expansion (one identity pass and one batched state read each). */
+const CHUNK = 1024;
+
+/** Pulls `steps` into `run` until they are exhausted or the run stops pulling. */
+export async function pull(run: Run, steps: Iterable<StepInput> | AsyncIterable<StepInput>): Promise<void> {
+  if (Array.isArray(steps)) {
+    const list = steps as readonly StepInput[];
+    // At least one step per item: size the tables once instead of doubling them ~log2(n) times.
+    run.nodes.reserve(run.nodes.size + list.length);
+    run.store.reserve?.(list.length);
+    for (let i = 0; i < list.length && !run.stopPulling; i += CHUNK) {
+      const room = run.admission.room();
+      if (room !== undefined) await room;
+      const added = add(run, list.slice(i, i + CHUNK));
+      if (added !== undefined) await added;
+      await yieldToLoop();
+    }
+    return;
+  }
+  const asyncIt = (steps as AsyncIterable<StepInput>)[Symbol.asyncIterator];
+  const it: Iterator<StepInput> | AsyncIterator<StepInput> = typeof asyncIt === 'function' ? asyncIt.call(steps) : (steps as Iterable<StepInput>)[Symbol.iterator]();
+  let pulled = 0;
+  let finished = false;
+  try {
+    while (!run.stopPulling) {
+      // Backpressure: do not pull more while enough runnable work is already queued.
+      const room = run.admission.room();
+      if (room !== undefined) {
+        await room;
+        continue;
+      }
+      let r = it.next();
+      if (r instanceof Promise) r = await r;
+      if ((r as IteratorResult<StepInput>).done) {
+        finished = true;
+        break;
+      }
+      const added = add(run, [(r as IteratorResult<StepInput>).value]);
+      if (added !== undefined) await added;
+      // Let running steps make progress between pulls of a synchronous iterable.
+      if (++pulled % 64 === 0) await yieldToLoop();
+    }
+  } finally {
+    if (!finished) await Promise.resolve(it.return?.()).catch(() => undefined);
+  }
+}
+
+/** The specs of `items` not seen by this run yet (lowering the handles among them in one call). */
+function rootsOf(run: Run, items: readonly StepInput[]): readonly StepSpec[] {
+  // One lowering and one identity pass per batch: provenance is captured once and fresh graphs
+  // are hashed in a single backend call. Most chunks are all fresh specs: no array is filtered.
+  let handles: ArtifactStep<unknown>[] | undefined;
+  let specs: StepSpec[] | undefined;
+  let known = false;
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i];
+    if (item instanceof StepSpec) {
+      if (specs !== undefined) specs.push(item);
+      if (S.tag(item, run) !== undefined) known = true;
+    } else if (isArtifactStep(item)) {
+      if (handles === undefined) {
+        handles = [];
+        specs = items.slice(0, i) as StepSpec[];
+      }
+      handles.push(item);
+    } else {
+      throw new CairnError('CAIRN_BAD_DEPENDENCY', `run(): got ${item === null ? 'null' : typeof item} where a step was expected; pass StepSpecs or handles returned by apply().`);
+    }
+  }
+  const plain = specs ?? (items as readonly StepSpec[]);
+  if (plain.length > 0) computeIdentities(plain);
+  if (handles === undefined && !known) return plain;
+  const lowered = handles !== undefined ? lower(handles) : [];
+  const list: StepSpec[] = [];
+  let h = 0;
+  for (const item of items) {
+    const root = item instanceof StepSpec ? item : (lowered[h++] as StepSpec);
+    if (S.tag(root, run) === undefined) list.push(root);
+  }
+  return list;
+}
+
+/**
+ * Adds `items` and everything upstream of them the run has not seen; a promise only when the
+ * store reads asynchronously or function references must be imported.
+ */
+export function add(run: Run, items: readonly StepInput[]): Promise<void> | undefined {
+  const roots = rootsOf(run, items);
+  if (roots.length === 0) return undefined;
+  return expand(run, [], roots);
+}
+
+/** One frontier after another: new nodes, one batched state read, classification, the next frontier. */
+function expand(run: Run, fresh: Node[], frontier: readonly StepSpec[]): Promise<void> | undefined {
+  const prefix = run.prefix;
+  const nodes = run.nodes;
+  while (frontier.length > 0) {
+    const start = fresh.length;
+    // Arrays sized up front and trimmed after: grown by push they would be copied ~8 times.
+    const paths = new Array<string>(frontier.length);
+    let nPaths = 0;
+    for (let i = 0; i < frontier.length; i++) {
+      const spec = frontier[i] as StepSpec;
+      if (S.tag(spec, run) !== undefined) continue;
+      const path = spec.outputPath(prefix);
+      const existing = nodes.get(path);
+      if (existing !== undefined) {
+        S.setTag(spec, run, existing);
+        if (existing.spec !== spec) run.aliases.push(spec);
+        continue;
+      }
+      const node = newNode(spec, path, run.stamp, buildNodeRecord);
+      nodes.add(node);
+      S.setTag(spec, run, node);
+      fresh.push(node);
+      // Mutable steps are rebuilt whatever is stored: nothing to read.
+      if (!spec.mutable) paths[nPaths++] = path;
+    }
+    paths.length = nPaths;
+    run.unsettled += fresh.length - start;
+    const states = nPaths > 0 ? run.store.readStates(paths, true) : [];
+    if (isPromise(states)) {
+      return states.then((s) => expand(run, fresh, afterRead(run, fresh, start, s)));
+    }
+    frontier = afterRead(run, fresh, start, states);
+  }
+  return finishAdd(run, fresh);
+}
+
+/** Classifies the nodes from `start` with their states; returns the next frontier (dependencies of steps not built). */
+function afterRead(run: Run, fresh: Node[], start: number, states: readonly StoredState[]): StepSpec[] {
+  let k = 0;
+  for (let i = start; i < fresh.length; i++) {
+    const node = fresh[i] as Node;
+    if (node.spec.mutable) continue;
+    const st = states[k++] as StoredState;
+    node.prior = st;
+    const c = classify(node.spec, node.path, st);
+    if (c.verdict === 'built') node.flags |= BUILT;
+    else if (c.verdict === 'unusable') run.logger.warn(`Step ${node.name} (${node.path}): ${c.problem}; treating it as not built.`);
+  }
+  const next: StepSpec[] = [];
+  for (let i = start; i < fresh.length; i++) {
+    const node = fresh[i] as Node;
+    if ((node.flags & BUILT) !== 0) continue;
+    const deps = node.spec.deps;
+    for (let j = 0; j < deps.length; j++) {
+      const d = deps[j] as StepSpec;
+      if (S.tag(d, run) === undefined) next.push(d);
+    }
+  }
+  return next;
+}
+
+/** Validates and wires the new nodes, then pumps. */
+function finishAdd(run: Run, fresh: Node[]): Promise<void> | undefined {
+  if (run.cancelled) {
+    for (const node of fresh) run.dependents.settle(node, 'cancelled', NO_EXTRA);
+    return undefined;
+  }
+  let checks: Promise<unknown> | undefined;
+  try {
+    checks = validate(run, fresh);
+  } catch (err) {
+    abandon(run, fresh, err);
+    throw err;
+  }
+  if (checks === undefined) {
+    wireAll(run, fresh);
+    return undefined;
+  }
+  return checks.then(
+    () => wireAll(run, fresh),
+    (err: unknown) => {
+      abandon(run, fresh, err);
+      throw err;
+    },
+  );
+}
+
+function abandon(run: Run, fresh: readonly Node[], err: unknown): void {
+  for (const node of fresh) if ((node.flags & SETTLED) === 0) run.dependents.settle(node, 'cancelled', { error: err });
+}
+
+function wireAll(run: Run, fresh: readonly Node[]): void {
+  // Discovery order, so independent steps start in the order given. Any order is correct: a
+  // dependency settling later notifies the dependents registered on it.
+  for (let i = 0; i < fresh.length; i++) wire(run, fresh[i] as Node);
+  run.admission.pump();
+}
+
+/** Checks executors and function refs of steps that will run; a promise only when refs must be imported. */
+function validate(run: Run, nodes: readonly Node[]): Promise<unknown> | undefined {
+  const c = run.config;
+  let refs: Promise<unknown>[] | undefined;
+  for (const node of nodes) {
+    if ((node.flags & BUILT) !== 0) continue;
+    const spec = node.spec;
+    const name = spec.executor ?? (c.remoteExecutor !== undefined && hasResources(spec) ? c.remoteExecutor : c.defaultExecutor);
+    if (!run.registry.has(name)) {
+      throw new CairnError('CAIRN_EXECUTOR', `Step "${spec.name}" asks for executor "${name}", which is not registered (registered: ${run.registry.names().join(', ')}). Register it with new StepRunner({ executors: [...] }) or fix the name.`, { step: spec.name });
+    }
+    node.executor = name;
+    const ex = run.registry.get(name);
+    if (!ex.capabilities.inProcess) {
+      if (spec.ref === undefined) {
+        throw new CairnError(
+          'CAIRN_INLINE_FN_REMOTE',
+          `Step "${spec.name}": its function is an inline closure, which cannot run on executor "${name}". Export it and wrap it with defineStep(import.meta.url, '<exportName>', fn), or run it on the "inline" executor.`,
+          { step: spec.name },
+        );
+      }
+      const key = formatFnRef(spec.ref);
+      let check = run.refChecks.get(key);
+      if (check === undefined) {
+        check = resolveFnRef(spec.ref, spec.kind === 'path' ? spec.fn : undefined, spec.name);
+        run.refChecks.set(key, check);
+      }
+      (refs ??= []).push(check);
+    }
+    const r = spec.resources;
+    const max = ex.capabilities.maxConcurrency;
+    if (r !== undefined || max !== undefined) {
+      const demand = run.admission.demand(r, name, max);
+      if (demand !== null) extOf(node).demand = demand;
+    }
+  }
+  return refs !== undefined ? Promise.all(refs) : undefined;
+}
+
+function hasResources(spec: StepSpec): boolean {
+  const r = spec.resources;
+  return r !== undefined && Object.keys(r).length > 0;
+}
+
+/** A new node's place in the run: cached, dep-failed, waiting on its dependencies, or ready. */
+function wire(run: Run, node: Node): void {
+  if ((node.flags & SETTLED) !== 0) return;
+  if ((node.flags & BUILT) !== 0) {
+    const drift = driftOf(node);
+    if (drift instanceof Error) {
+      run.failStep(node, drift);
+      return;
+    }
+    if (drift !== undefined) run.logger.warn(drift);
+    run.dependents.settle(node, 'cached', drift !== undefined ? { message: drift } : NO_EXTRA);
+    return;
+  }
+  let failedDep: Node | undefined;
+  const deps = node.spec.deps;
+  for (let i = 0; i < deps.length; i++) {
+    const d = run.nodeOf(deps[i] as StepSpec) as Node;
+    if (d === node) continue;
+    if ((d.flags & SETTLED) !== 0) {
+      if (d.state !== 'succeeded' && d.state !== 'cached' && d.state !== 'skipped') failedDep ??= d;
+    } else run.dependents.link(d, node);
+  }
+  if (failedDep !== undefined) {
+    run.dependents.settle(node, failedDep.state === 'cancelled' ? 'cancelled' : 'dep-failed', run.depFailedExtra(node, failedDep));
+    if (failedDep.state !== 'cancelled') run.depFailed(node);
+    return;
+  }
+  run.event(node, 'pending', NO_EXTRA);
+  if (node.waiting === 0) run.admission.enqueue(node);
+}
+
+/** Drift of a built step: undefined (none), a warning, or an Error (pinned fingerprint). */
+function driftOf(node: Node): string | Error | undefined {
+  const spec = node.spec;
+  const rec = node.prior?.record;
+  if (spec.fingerprint === undefined || !rec || rec.fingerprint === undefined || rec.fingerprint === spec.fingerprint) return undefined;
+  const lines = describeDrift(rec.fingerprintPayload ?? '', spec.fingerprintPayload ?? '');
+  const detail = lines.length > 0 ? `\n  ${lines.join('\n  ')}` : '';
+  if (spec.expectedFingerprint !== undefined) {
+    return new CairnError(
+      'CAIRN_FINGERPRINT_MISMATCH',
+      `Step "${spec.name}@${spec.version}": the output at ${node.path} was built with fingerprint ${rec.fingerprint}, but ${spec.expectedFingerprint} is pinned.${detail}\nBump the version, or delete the output to rebuild it.`,
+      { step: spec.name },
+    );
+  }
+  return `${spec.name}@${spec.version}: recipe drift — recorded fingerprint ${rec.fingerprint}, now ${spec.fingerprint}; serving the cached output. Bump the version to rebuild.${detail}`;
+}

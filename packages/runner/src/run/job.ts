@@ -1,0 +1,146 @@
+/**
+ * One attempt of one step as its executor sees it (a {@link JobRequest}). An in-process
+ * executor reads few of its fields, so the task payload and dependency maps are built on first
+ * access, and the AbortController behind `signal` only when someone asks for the signal: most
+ * synchronous steps never do ("scheduler overhead" bench row). `abort` records the reason either way.
+ */
+import type { Resources, StepSpec, TaskPayload } from '@cairn/core';
+import type { JobRequest } from '../executor/contract.js';
+import type { StagedAttempt } from '../store/store.js';
+import { keyOf, type Node } from './node.js';
+
+/** Dependencies' output paths and returned values, keyed by `nameWithHash`. */
+export interface DepInputs {
+  readonly depPaths: Record<string, string>;
+  readonly depResults: Record<string, unknown>;
+}
+
+/** What a job needs from its run. */
+export interface JobSource {
+  /** The nodes of a step's dependencies, in order. */
+  depNodesOf(node: Node): readonly Node[];
+}
+
+const NO_RESOURCES: Resources = Object.freeze({});
+
+/** Dependencies' output paths and recorded results (every dependency's result is known by now). */
+export function depInputsOf(deps: readonly Node[]): DepInputs {
+  // Null-prototype objects start in dictionary mode: keys are step hashes, unique per step, and
+  // literal objects would grow one hidden class per key.
+  const depPaths = Object.create(null) as Record<string, string>;
+  const depResults = Object.create(null) as Record<string, unknown>;
+  for (let i = 0; i < deps.length; i++) {
+    const d = deps[i] as Node;
+    depPaths[keyOf(d)] = d.path;
+    if (d.result !== undefined) depResults[keyOf(d)] = d.result;
+  }
+  return { depPaths, depResults };
+}
+
+export class Job implements JobRequest {
+  readonly #node: Node;
+  readonly #source: JobSource;
+  readonly staged: StagedAttempt;
+  readonly attempt: number;
+  #deps: readonly Node[] | undefined = undefined;
+  #inputs: DepInputs | undefined = undefined;
+  #task: TaskPayload | undefined = undefined;
+  #ac: AbortController | undefined = undefined;
+  /** Aborted (with `reason`), whether or not the controller exists. */
+  aborted = false;
+  reason: unknown = undefined;
+
+  constructor(source: JobSource, node: Node, staged: StagedAttempt, attempt: number) {
+    this.#source = source;
+    this.#node = node;
+    this.staged = staged;
+    this.attempt = attempt;
+  }
+
+  get jobKey(): string {
+    return `${keyOf(this.#node)}.${this.attempt}`;
+  }
+
+  get spec(): StepSpec {
+    return this.#node.spec;
+  }
+
+  get outputPath(): string {
+    return this.staged.dir;
+  }
+
+  get finalPath(): string {
+    return this.#node.path;
+  }
+
+  get prefix(): string {
+    return this.#node.stamp.prefix;
+  }
+
+  get resources(): Resources {
+    return this.#node.spec.resources ?? NO_RESOURCES;
+  }
+
+  get logPaths(): { readonly stdout: string; readonly stderr: string } {
+    return this.staged.logs;
+  }
+
+  get attemptDir(): string {
+    return this.staged.scratch;
+  }
+
+  get #depNodes(): readonly Node[] {
+    return (this.#deps ??= this.#source.depNodesOf(this.#node));
+  }
+
+  /** Dependencies' paths and results. */
+  get inputs(): DepInputs {
+    return (this.#inputs ??= depInputsOf(this.#depNodes));
+  }
+
+  get task(): TaskPayload {
+    if (this.#task !== undefined) return this.#task;
+    const node = this.#node;
+    const spec = node.spec;
+    const deps = this.#depNodes;
+    const depKeys = new Array<string>(deps.length);
+    for (let i = 0; i < deps.length; i++) depKeys[i] = keyOf(deps[i] as Node);
+    const inputs = this.inputs;
+    return (this.#task = {
+      v: 1,
+      name: spec.name,
+      nameWithHash: keyOf(node),
+      kind: spec.kind,
+      ref: spec.ref ?? { module: 'inline:', export: spec.name },
+      inputs: spec.inputs,
+      depKeys,
+      outputPath: this.staged.dir,
+      depPaths: inputs.depPaths,
+      depResults: inputs.depResults,
+      attempt: this.attempt,
+      resources: spec.resources ?? {},
+    });
+  }
+
+  get signal(): AbortSignal {
+    return this.controller().signal;
+  }
+
+  /** The AbortController behind `signal`, created now if needed (already aborted when `abort` came first). */
+  controller(): AbortController {
+    let ac = this.#ac;
+    if (ac === undefined) {
+      ac = this.#ac = new AbortController();
+      if (this.aborted) ac.abort(this.reason);
+    }
+    return ac;
+  }
+
+  /** Stops the attempt (cancel, timeout, lease loss); the first reason wins. */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.#ac?.abort(reason);
+  }
+}

@@ -1,0 +1,407 @@
+/**
+ * One run of the StepRunner: the state its modules share, and how it starts and ends.
+ *
+ * discover.ts pulls and expands the caller's steps; admission.ts starts ready steps within the
+ * slots and pools; lifecycle.ts runs each step (leases.ts, attempts.ts, retry-policy.ts,
+ * commit.ts); dependents.ts settles steps and propagates to their dependents. Everything is keyed
+ * by output path (two specs with one path are one step). The only timers are one lease heartbeat,
+ * one re-check of foreign leases while a step waits on one, and per-step timeouts where declared.
+ */
+import { CairnError, type StepSpec } from '@cairn/core';
+import { specInternals as S } from '@cairn/core/internal';
+import { clientStorage, type ExecutorClient } from '../context.js';
+import { StepRunError, type StepFailure } from '../errors.js';
+import type { RunnerEvent } from '../events.js';
+import { isPromise, type Maybe } from '../maybe.js';
+import { PathIndex } from '../path-index.js';
+import type { ExecutorRegistry } from '../registry.js';
+import type { FinalStepState, StepState } from '../states.js';
+import { type LeaseHolder, type LeaseTiming, makeHolder } from '../store/leases.js';
+import type { Store, StoredState } from '../store/store.js';
+import { Admission } from './admission.js';
+import { writeDepFailed } from './commit.js';
+import { Dependents, depFailedError, NO_EXTRA, type SettleExtra } from './dependents.js';
+import { pull, type StepInput } from './discover.js';
+import type { Job } from './job.js';
+import { LeaseKeeper } from './leases.js';
+import { startLifecycle } from './lifecycle.js';
+import { ACTIVE, HAS_RESULT, type Node, type RunStamp, SETTLED } from './node.js';
+import { type RunSummary, summaryOf } from './summary.js';
+
+/** The runner's logger. */
+export interface RunnerLogger {
+  /** Progress. */
+  info(message: string): void;
+  /** Something to look at (drift, corrupt files). */
+  warn(message: string): void;
+  /** A failure. */
+  error(message: string): void;
+}
+
+/** @internal Everything a run needs from its runner. */
+export interface RunConfig {
+  readonly runId: string;
+  readonly store: Store;
+  readonly prefix: string;
+  readonly maxConcurrent: number;
+  readonly pools: Readonly<Record<string, number>>;
+  readonly registry: ExecutorRegistry;
+  readonly defaultExecutor: string;
+  readonly remoteExecutor: string | undefined;
+  readonly forceRunFailed: boolean;
+  readonly infraRetries: number;
+  readonly signal: AbortSignal | undefined;
+  readonly handleSigint: boolean;
+  readonly emit: ((event: RunnerEvent) => void) | undefined;
+  readonly logger: RunnerLogger;
+  readonly leases: LeaseTiming;
+  readonly client: ExecutorClient;
+}
+
+/** Concurrent DEP_FAILED writes. */
+const DEP_FAILED_WRITES = 16;
+
+/** @internal */
+export class Run {
+  readonly config: RunConfig;
+  readonly stamp: RunStamp;
+  readonly prefix: string;
+  readonly store: Store;
+  readonly registry: ExecutorRegistry;
+  readonly logger: RunnerLogger;
+  readonly client: ExecutorClient;
+  readonly timing: LeaseTiming;
+  /** This run's one lease holder. */
+  readonly holder: LeaseHolder;
+  /** Every step of the run by output path. */
+  readonly nodes = new PathIndex<Node>();
+  /** Specs that share a node with another spec (their tags are cleared at the end too). */
+  readonly aliases: StepSpec[] = [];
+  /** Function-reference checks by formatted ref (one import per distinct ref). */
+  readonly refChecks = new Map<string, Promise<unknown>>();
+  readonly dependents: Dependents;
+  readonly admission: Admission;
+  readonly leases: LeaseKeeper;
+  /** The attempt running on the run's own stack right now. */
+  syncJob: Job | null = null;
+  unsettled = 0;
+  stopPulling = false;
+  cancelled = false;
+  cancelReason: unknown;
+  #pulling = true;
+  #fatal: unknown;
+  readonly #failures: StepFailure[] = [];
+  readonly #counts: Record<FinalStepState, number> = { succeeded: 0, cached: 0, skipped: 0, failed: 0, 'dep-failed': 0, cancelled: 0 };
+  readonly #emit: ((event: RunnerEvent) => void) | undefined;
+  readonly #started = new Set<string>();
+  readonly #starting = new Map<string, Promise<void>>();
+  readonly #writes: Node[] = [];
+  #writing = 0;
+  #idle: (() => void) | undefined;
+
+  constructor(config: RunConfig) {
+    this.config = config;
+    this.prefix = config.prefix;
+    this.store = config.store;
+    this.registry = config.registry;
+    this.logger = config.logger;
+    this.client = config.client;
+    this.timing = config.leases;
+    this.#emit = config.emit;
+    this.stamp = { runId: config.runId, prefix: config.prefix, epoch: Date.now() };
+    this.holder = makeHolder(config.runId);
+    this.dependents = new Dependents(this);
+    this.admission = new Admission(this, config.maxConcurrent, config.pools);
+    this.leases = new LeaseKeeper(this);
+  }
+
+  /** Runs to the end: resolves with the summary, rejects with StepRunError / CAIRN_CANCELLED / a setup error. */
+  async execute(steps: Iterable<StepInput> | AsyncIterable<StepInput>): Promise<RunSummary> {
+    const c = this.config;
+    const onAbort = () => this.cancel(c.signal?.reason ?? new CairnError('CAIRN_CANCELLED', 'The run was cancelled.'));
+    const onSigint = () => {
+      if (this.cancelled) {
+        // A second Ctrl-C: stop waiting and let the default handler end the process.
+        process.removeListener('SIGINT', onSigint);
+        process.kill(process.pid, 'SIGINT');
+        return;
+      }
+      this.logger.warn('Interrupted: cancelling running steps (Ctrl-C again to exit at once).');
+      this.cancel(new CairnError('CAIRN_CANCELLED', 'The run was interrupted (SIGINT).'));
+    };
+    if (c.handleSigint) process.on('SIGINT', onSigint);
+    c.signal?.addEventListener('abort', onAbort, { once: true });
+    this.#emit?.({ type: 'run-started', runId: c.runId, prefix: c.prefix, time: Date.now() });
+    const idle = new Promise<void>((resolve) => (this.#idle = resolve));
+    try {
+      if (c.signal?.aborted) onAbort();
+      await pull(this, steps).catch((err: unknown) => this.fail(err));
+      this.#pulling = false;
+      this.#checkIdle();
+      await idle;
+    } finally {
+      if (c.handleSigint) process.removeListener('SIGINT', onSigint);
+      c.signal?.removeEventListener('abort', onAbort);
+      this.leases.close();
+      // A finished run leaves no tags behind: specs outlive runs, and would keep their nodes alive.
+      this.nodes.forEach(clearTag, this);
+      for (const spec of this.aliases) S.clearTag(spec, this);
+      await Promise.all([...this.#starting.keys()].map((n) => this.registry.release(n).catch((err: unknown) => this.logger.warn(`Stopping executor "${n}" failed: ${String(err)}`))));
+    }
+    const counts = countsOf(this.#counts);
+    this.#emit?.({ type: 'run-finished', runId: c.runId, prefix: c.prefix, counts, time: Date.now() });
+    if (this.#fatal !== undefined) throw this.#fatal;
+    if (this.cancelled) {
+      throw new CairnError('CAIRN_CANCELLED', `The run was cancelled (${this.#counts.cancelled} step(s) stopped or not started). Rerun to resume: finished steps are not run again.`, { cause: this.cancelReason });
+    }
+    if (this.#failures.length > 0) throw new StepRunError(this.#failures, this.#counts['dep-failed']);
+    return summaryOf(c.runId, c.prefix, counts, this.nodes);
+  }
+
+  /** Cancels the run: running steps are aborted and record CANCELLED; the rest never start. */
+  cancel(reason: unknown): void {
+    if (this.cancelled) return;
+    this.cancelled = true;
+    this.cancelReason = reason;
+    this.stopPulling = true;
+    this.admission.wake();
+    this.syncJob?.abort(reason);
+    for (const node of this.nodes.values()) {
+      if ((node.flags & SETTLED) !== 0) continue;
+      const job = node.ext === null ? null : node.ext.job;
+      if (job !== null) job.abort(reason);
+      else if ((node.flags & ACTIVE) === 0) this.dependents.settle(node, 'cancelled', { error: reason });
+    }
+    this.#checkIdle();
+  }
+
+  /** A setup failure (discovery, an unwritable store): the run stops and rejects with it. */
+  fail(err: unknown): void {
+    if (this.#fatal === undefined) this.#fatal = err;
+    this.cancel(err);
+  }
+
+  /** The node of `spec` in this run: its tag, else the node at its output path. */
+  nodeOf(spec: StepSpec): Node | undefined {
+    const tagged = S.tag(spec, this) as Node | undefined;
+    return tagged !== undefined ? tagged : this.nodes.get(spec.outputPath(this.prefix));
+  }
+
+  /** The nodes of a step's dependencies, in order. */
+  depNodesOf(node: Node): Node[] {
+    const deps = node.spec.deps;
+    const out = new Array<Node>(deps.length);
+    for (let i = 0; i < deps.length; i++) out[i] = this.nodeOf(deps[i] as StepSpec) as Node;
+    return out;
+  }
+
+  /** Reports a state change (when anyone listens). */
+  event(node: Node, state: StepState, extra: SettleExtra): void {
+    if (this.#emit === undefined) return;
+    try {
+      this.#emit({ type: 'step', runId: this.config.runId, step: node.name, path: node.path, state, ...extra, time: Date.now() });
+    } catch (err) {
+      this.logger.warn(`A progress listener threw: ${String(err)}`);
+    }
+  }
+
+  // ---- what the modules ask of the run ------------------------------------------------------
+
+  /** admission: begin `node`'s lifecycle. */
+  start(node: Node): void {
+    node.flags |= ACTIVE;
+    startLifecycle(this, node);
+  }
+
+  /** admission: runs a pump pass in the client's async context. */
+  inContext(pass: () => void): void {
+    if (clientStorage.getStore() === this.client) pass();
+    else clientStorage.run(this.client, pass);
+  }
+
+  /** admission: the store must take writes before the first step runs (a run that only reads never asks). */
+  beforeFirstStart(node: Node): Maybe<void> {
+    const named = (err: unknown) => {
+      const message = err instanceof Error ? err.message : String(err);
+      return new CairnError('CAIRN_STORE', `Step "${node.name}" is not built and must run, but: ${message} Nothing was run.`, { step: node.name, cause: err });
+    };
+    try {
+      const r = this.store.checkWritable(this.prefix);
+      return isPromise(r) ? r.catch((err: unknown) => Promise.reject(named(err))) : r;
+    } catch (err) {
+      throw named(err);
+    }
+  }
+
+  /** admission: a failure that stops the run. */
+  fatal(err: unknown): void {
+    this.fail(err);
+  }
+
+  /** lifecycle: the step is done (its slot is free); `error` for failed and cancelled ends. */
+  ended(node: Node, state: 'succeeded' | 'failed' | 'cancelled' | 'skipped', error: unknown): void {
+    node.flags &= ~ACTIVE;
+    this.admission.release(node);
+    if (state === 'failed') this.failStep(node, error);
+    else this.dependents.settle(node, state, state === 'cancelled' ? { error } : state === 'skipped' ? BUILT_ELSEWHERE : NO_EXTRA);
+  }
+
+  /** lifecycle: an exception escaped a step's lifecycle (a bug): the step fails, the run goes on. */
+  bug(node: Node, err: unknown): void {
+    this.leases.drop(node);
+    this.ended(node, 'failed', err);
+  }
+
+  /** lifecycle: the lease was not ours to take. */
+  notAcquired(node: Node, why: 'held' | 'done'): void {
+    if (why === 'done') {
+      this.ended(node, 'skipped', undefined);
+      return;
+    }
+    node.flags &= ~ACTIVE;
+    this.admission.release(node);
+    node.state = 'waiting-lease';
+    this.event(node, 'waiting-lease', NO_EXTRA);
+    this.leases.wait(node);
+    this.admission.pump();
+  }
+
+  /** lifecycle: makes every dependency's result known, confirming cached ones now that they are consumed. */
+  confirmDeps(node: Node): Maybe<void> {
+    const deps = this.depNodesOf(node);
+    let unknown: Node[] | undefined;
+    for (const d of deps) if ((d.flags & HAS_RESULT) === 0) (unknown ??= []).push(d);
+    if (unknown === undefined) return undefined;
+    const list = unknown;
+    const states = this.store.readStates(
+      list.map((d) => d.path),
+      true,
+    );
+    return isPromise(states) ? states.then((s) => this.#confirmed(node, list, s)) : this.#confirmed(node, list, states);
+  }
+
+  #confirmed(node: Node, deps: readonly Node[], states: readonly StoredState[]): void {
+    for (let i = 0; i < deps.length; i++) {
+      const d = deps[i] as Node;
+      const st = states[i] as StoredState;
+      if (st.status !== 'SUCCESS') {
+        throw new CairnError(
+          'CAIRN_PRUNED_OUTPUT_MISSING',
+          `Step "${node.name}": the cached output of its dependency "${d.name}" at ${d.path} disappeared after its inputs were pruned (status=${st.status ?? 'none'}); rerun to rebuild it and its inputs.`,
+          { step: node.name },
+        );
+      }
+      d.flags |= HAS_RESULT;
+      d.result = st.record?.result;
+    }
+  }
+
+  /** attempts: reports `running`. */
+  running(node: Node, attempt: number): void {
+    this.event(node, 'running', { attempt });
+  }
+
+  /** lifecycle: another attempt follows. */
+  retrying(node: Node, attempt: number, error: unknown): void {
+    this.event(node, 'retrying', { attempt, error });
+    this.logger.warn(`Step ${node.name}: attempt ${attempt} failed (${error instanceof Error ? error.message : String(error)}); retrying.`);
+  }
+
+  /** attempts: starts executor `name` for this run (once); undefined when already started. */
+  ensureStarted(name: string): Maybe<void> {
+    if (this.#started.has(name)) return undefined;
+    let p = this.#starting.get(name);
+    if (p === undefined) {
+      p = this.registry.use(name).then(() => void this.#started.add(name));
+      this.#starting.set(name, p);
+    }
+    return p;
+  }
+
+  /** leases: a waiting step was built by the other runner. */
+  builtElsewhere(node: Node): void {
+    this.dependents.settle(node, 'skipped', BUILT_ELSEWHERE);
+  }
+
+  /** leases: a waiting step may be tried again. */
+  retry(node: Node): void {
+    node.state = 'pending';
+    this.event(node, 'pending', { message: 'the other runner released its lease' });
+    this.admission.enqueue(node);
+    this.admission.pump();
+  }
+
+  /** Fails a step (recording it among the run's failures). */
+  failStep(node: Node, error: unknown): void {
+    if ((node.flags & SETTLED) !== 0) return;
+    this.#failures.push({ step: node.name, path: node.path, error });
+    this.logger.error(`Step ${node.name} failed: ${error instanceof Error ? error.message : String(error)}`);
+    this.dependents.settle(node, 'failed', { error });
+  }
+
+  /** What a step that did not run because of `dep` reports. */
+  depFailedExtra(node: Node, dep: Node): SettleExtra {
+    return { message: `dependency ${dep.name} ${dep.state}`, error: depFailedError(node, dep) };
+  }
+
+  // ---- dependents' host ------------------------------------------------------------------------
+
+  settled(node: Node, state: FinalStepState, extra: SettleExtra): void {
+    this.unsettled--;
+    this.#counts[state]++;
+    this.event(node, state, extra);
+  }
+
+  ready(node: Node): void {
+    this.admission.enqueue(node);
+  }
+
+  /** Records DEP_FAILED for `node` (a write that keeps the run open until it is done). */
+  depFailed(node: Node): void {
+    this.unsettled++;
+    this.#writes.push(node);
+    this.#drainWrites();
+  }
+
+  #drainWrites(): void {
+    while (this.#writing < DEP_FAILED_WRITES && this.#writes.length > 0) {
+      const node = this.#writes.shift() as Node;
+      this.#writing++;
+      writeDepFailed(this, node)
+        .catch((err: unknown) => this.logger.warn(`Recording DEP_FAILED for ${node.name} failed: ${String(err)}`))
+        .finally(() => {
+          this.#writing--;
+          this.unsettled--;
+          this.#drainWrites();
+          this.#checkIdle();
+        });
+    }
+  }
+
+  afterSettle(): void {
+    this.admission.pump();
+    this.#checkIdle();
+  }
+
+  #checkIdle(): void {
+    if (this.unsettled === 0 && !this.#pulling && this.#idle) {
+      const idle = this.#idle;
+      this.#idle = undefined;
+      idle();
+    }
+  }
+}
+
+const BUILT_ELSEWHERE: SettleExtra = Object.freeze({ message: 'built by another runner' });
+
+/** `counts` with the states no step ended in left out. */
+function countsOf(counts: Readonly<Record<FinalStepState, number>>): Partial<Record<StepState, number>> {
+  const out: Partial<Record<StepState, number>> = {};
+  for (const k in counts) if (counts[k as FinalStepState] > 0) out[k as FinalStepState] = counts[k as FinalStepState];
+  return out;
+}
+
+/** Clears the tag `run` left on a node's spec. */
+function clearTag(node: Node, run: Run): void {
+  S.clearTag(node.spec, run);
+}

@@ -1,0 +1,124 @@
+/**
+ * The local store's leases: the file `{parent}/.{base}.cairn-lease` beside the output
+ * directory (see layout.ts), holding a LeaseHolder as JSON.
+ *
+ * - create: the holder is written to a temporary file first and published with link(2), which
+ *   fails when a lease exists: one winner, and a lease file is never empty or half-written.
+ * - refresh: only while the file still holds our token; the new content replaces it by rename.
+ * - takeover (break): the stale file is renamed aside and compared with what was read; a lease
+ *   created meanwhile is put back with link(2), so two takers cannot both win.
+ * - release: only while the file still holds our token (read, compare, unlink).
+ * The window left between a compare and the rename or unlink that follows it is a few
+ * microseconds of this process's own calls; README "Leases" says what it can and cannot do.
+ */
+import { CairnError } from '@cairn/core';
+import { type LeaseHolder, type LeaseInfo, parseHolder } from '../leases.js';
+import { storeError } from './errors.js';
+import { isMissing, type Io } from './io.js';
+import { leaseFile, parentOf, tmpName } from './layout.js';
+
+type Op<T> = Generator<unknown, T, unknown>;
+
+/** Writes `text` to a new temporary file beside `file` (creating the parent directory once if missing); returns its name. */
+function* writeTemp(io: Io, file: string, text: string): Op<string> {
+  const tmp = tmpName(file);
+  try {
+    yield io.writeText(tmp, text);
+  } catch (err) {
+    if (!isMissing(err)) throw storeError('write the lease', tmp, err);
+    yield io.mkdir(parentOf(file), true);
+    yield io.writeText(tmp, text);
+  }
+  return tmp;
+}
+
+export function* createLease(io: Io, dir: string, holder: LeaseHolder): Op<boolean> {
+  const file = leaseFile(dir);
+  const tmp = yield* writeTemp(io, file, JSON.stringify(holder));
+  try {
+    return (yield io.link(tmp, file)) as boolean;
+  } catch (err) {
+    throw storeError('create the lease', file, err);
+  } finally {
+    yield io.unlink(tmp);
+  }
+}
+
+export function* readLease(io: Io, dir: string): Op<LeaseInfo | null> {
+  const file = leaseFile(dir);
+  try {
+    const raw = (yield io.readText(file)) as string | null;
+    if (raw === null) return null;
+    const st = (yield io.lstat(file)) as { mtimeMs: number } | null;
+    return { holder: parseHolder(raw), raw, mtimeMs: st?.mtimeMs ?? Date.now(), location: file };
+  } catch (err) {
+    if (isMissing(err)) return null;
+    throw storeError('read the lease', file, err);
+  }
+}
+
+/** The token in the lease file now, or null (no lease, or unreadable). */
+export function* leaseToken(io: Io, dir: string): Op<string | null> {
+  const file = leaseFile(dir);
+  let raw: string | null;
+  try {
+    raw = (yield io.readText(file)) as string | null;
+  } catch (err) {
+    throw storeError('read the lease', file, err);
+  }
+  return raw === null ? null : (parseHolder(raw)?.token ?? null);
+}
+
+export function* refreshLease(io: Io, dir: string, holder: LeaseHolder): Op<boolean> {
+  if ((yield* leaseToken(io, dir)) !== holder.token) return false;
+  const file = leaseFile(dir);
+  const tmp = yield* writeTemp(io, file, JSON.stringify(holder));
+  try {
+    yield io.rename(tmp, file);
+  } catch (err) {
+    yield io.unlink(tmp);
+    throw storeError('refresh the lease', file, err);
+  }
+  return true;
+}
+
+export function* breakLease(io: Io, dir: string, observed: LeaseInfo): Op<boolean> {
+  const file = leaseFile(dir);
+  const aside = tmpName(`${file}.stale`);
+  try {
+    yield io.rename(file, aside);
+  } catch (err) {
+    if (isMissing(err)) return false;
+    throw storeError('take over the lease', file, err);
+  }
+  const raw = (yield io.readText(aside)) as string | null;
+  if (raw !== observed.raw) {
+    // Not the lease we judged stale: put it back (link never replaces one made meanwhile).
+    yield io.link(aside, file);
+    yield io.unlink(aside);
+    return false;
+  }
+  yield io.unlink(aside);
+  return true;
+}
+
+export function* releaseLease(io: Io, dir: string, holder: LeaseHolder): Op<void> {
+  if ((yield* leaseToken(io, dir)) !== holder.token) return;
+  yield* unlinkLease(io, dir);
+}
+
+/** Removes the lease file (the caller has just checked that it is ours). */
+export function* unlinkLease(io: Io, dir: string): Op<void> {
+  const file = leaseFile(dir);
+  try {
+    yield io.unlink(file);
+  } catch (err) {
+    throw storeError('remove the lease', file, err);
+  }
+}
+
+/** `CAIRN_LEASE_LOST` for a commit whose lease is no longer ours. */
+export function leaseLost(dir: string, token: string | null): CairnError {
+  const now = token === null ? 'there is no lease (removed from outside, or taken over and released)' : `another runner holds it now (token ${token})`;
+  return new CairnError('CAIRN_LEASE_LOST', `The lease of ${dir} is no longer this runner's: ${now}. Nothing was committed; the other runner's work stands.`, { retryable: false });
+}
