@@ -37,6 +37,8 @@ export function summarize(sections: Record<string, Section>, failedTests: number
     const s = sections[`soak-${store}`];
     if (s) lines.push(`  peak memory (${store} store):  ${num(s.peakRssMiB)} MiB for ${num(s.steps).toLocaleString('en')} steps in ${num(s.seconds)} s = ${num(s.peakBytesPerStep)} B/step peak, ${num(s.retainedBytesPerStep)} B/step retained`);
   }
+  const leases = sections.leases ?? {};
+  if (Object.keys(leases).length) lines.push('  leases and commits:', ...Object.entries(leases).map(([k, v]) => `    ${k}: ${String(v)}`));
   const faults = sections.faults ?? {};
   if (Object.keys(faults).length) lines.push('  faults:', ...Object.entries(faults).map(([k, v]) => `    ${k}: ${String(v)}`));
   lines.push(`  failed tests: ${failedTests}`);
