@@ -43,10 +43,23 @@ function leasedStep(dir: string, name: string): string | undefined {
 
 /** Output directories of every step under `prefix`. */
 export function findStepDirs(prefix: string): string[] {
+  return walkStore(prefix).steps;
+}
+
+/**
+ * Attempt directories and aside outputs the store keeps beside output paths under `prefix`
+ * (`.{base}.cairn-attempt-…`, `.{base}.cairn-old-…`), with the output path each belongs to.
+ */
+export function findStagedDirs(prefix: string): { path: string; step: string }[] {
+  return walkStore(prefix).staged;
+}
+
+function walkStore(prefix: string): { steps: string[]; staged: { path: string; step: string }[] } {
   if (!existsSync(prefix)) {
     throw usageError(`The store prefix ${prefix} does not exist.`, 'Check --prefix / CAIRN_PREFIX, or run a pipeline first.');
   }
   const found: string[] = [];
+  const staged: { path: string; step: string }[] = [];
   const stack: [string, number][] = [[prefix, 0]];
   while (stack.length > 0) {
     const [dir, depth] = stack.pop() as [string, number];
@@ -64,13 +77,15 @@ export function findStepDirs(prefix: string): string[] {
     for (const e of entries) {
       const leased = leasedStep(dir, e.name);
       if (leased !== undefined && !names.has(e.name.slice(1, -'.cairn-lease'.length))) found.push(leased);
+      const m = /^\.(.+)\.cairn-(?:attempt|old)-/.exec(e.name);
+      if (m !== null && e.isDirectory()) staged.push({ path: join(dir, e.name), step: join(dir, m[1] as string) });
     }
     if (depth >= MAX_DEPTH) continue;
     for (const e of entries) {
       if (e.isDirectory() && !(depth === 0 && SKIP.has(e.name)) && e.name !== '.cairn' && !localLayout.isSibling(e.name)) stack.push([join(dir, e.name), depth + 1]);
     }
   }
-  return [...new Set(found)].sort();
+  return { steps: [...new Set(found)].sort(), staged: staged.sort((a, b) => a.path.localeCompare(b.path)) };
 }
 
 function readRecordFile(dir: string): ArtifactRecord | null {

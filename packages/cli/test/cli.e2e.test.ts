@@ -3,7 +3,8 @@
  * directories. Build first: `npx tsup` in packages/core, packages/runner and packages/cli.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, cairn, cairnAsync, findChromium, makeProject, screenshot, waitFor } from './helpers/cli.js';
@@ -221,6 +222,25 @@ describe('failures', () => {
     const r = cairn(dir, ['clean', 'pipeline.mjs', '--prefix', prefix()], { FX_VERSION: 'v2' });
     expect(r.code).toBe(0);
     expect(r.stdout.trim().split('\n')).toEqual(['would remove train/v1 (unreferenced)', '1 output(s); rerun with --yes to remove them.']);
+  });
+
+  it('clean removes attempt directories a dead runner left beside outputs, never a live one', () => {
+    const p = join(dir, 'leftovers');
+    expect(cairn(dir, ['run', 'pipeline.mjs', '--prefix', p]).code).toBe(0);
+    // A runner killed mid-attempt leaves its attempt's directory beside the output path.
+    const dead = join(p, 'train', '.v1.cairn-attempt-deadrun-1');
+    mkdirSync(join(dead, '.cairn', 'logs'), { recursive: true });
+    writeFileSync(join(dead, 'partial'), 'x');
+    const dry = cairn(dir, ['clean', '--prefix', p]);
+    expect(dry.stdout).toContain('would remove train/.v1.cairn-attempt-deadrun-1 (abandoned attempt)');
+    // While a live runner holds the step's lease, its attempt directory is not touched.
+    const lease = join(p, 'train', '.v1.cairn-lease');
+    writeFileSync(lease, JSON.stringify({ worker_id: 'live', timestamp: Date.now() / 1000, host: hostname(), pid: process.pid, processStartTime: null, runId: 'live', token: 'live.1' }));
+    expect(cairn(dir, ['clean', '--prefix', p]).stdout).not.toContain('cairn-attempt');
+    rmSync(lease);
+    expect(cairn(dir, ['clean', '--prefix', p, '--yes']).code).toBe(0);
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(join(p, 'train', 'v1'))).toBe(true);
   });
 
   it('--force-run-failed reruns a step that failed before', () => {

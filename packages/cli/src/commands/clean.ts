@@ -1,16 +1,18 @@
 /**
  * `cairn clean [pipeline] [--yes]`: removes failed outputs (FAILED, DEP_FAILED, CANCELLED, or
- * left without a status) and, given a pipeline, outputs the pipeline no longer references.
- * Lists what it would remove unless `--yes`. A step with a live lease is never touched.
+ * left without a status), attempt directories dead runs left beside output paths, and, given a
+ * pipeline, outputs the pipeline no longer references. Lists what it would remove unless
+ * `--yes`. A step with a live lease is never touched.
  */
 import { rm } from 'node:fs/promises';
+import { LocalStore } from '@cairn/runner';
 import { relative, sep } from 'node:path';
 import { isStale } from '@cairn/runner';
 import { loadConfig, requirePrefix } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { usageError } from '../errors.js';
 import { loadPipeline } from '../pipeline.js';
-import { scanStore } from '../store-scan.js';
+import { findStagedDirs, scanStore } from '../store-scan.js';
 import { STALE_MS } from './status.js';
 
 /** Options of `cairn clean`. */
@@ -24,7 +26,7 @@ export interface CleanCommandOptions {
 }
 
 /** Why an output is removable. */
-export type CleanReason = 'failed' | 'dep-failed' | 'cancelled' | 'incomplete' | 'unreferenced';
+export type CleanReason = 'failed' | 'dep-failed' | 'cancelled' | 'incomplete' | 'unreferenced' | 'abandoned attempt';
 
 /** Lists (and with `--yes` removes) failed and unreferenced outputs. */
 export async function cleanCommand(ctx: CliContext, file: string | undefined, options: CleanCommandOptions): Promise<number> {
@@ -45,6 +47,13 @@ export async function cleanCommand(ctx: CliContext, file: string | undefined, op
     else if (s.status === null) reason = 'incomplete';
     else if (referenced !== undefined && !referenced.has(s.path)) reason = 'unreferenced';
     if (reason !== undefined) victims.push({ path: s.path, rel: s.rel, reason });
+  }
+  // What dead attempts left beside output paths (the next run that takes a step over removes its own).
+  const store = new LocalStore();
+  for (const d of findStagedDirs(prefix)) {
+    const lease = await store.readLease(d.step);
+    if (lease !== null && !isStale(lease, STALE_MS)) continue;
+    victims.push({ path: d.path, rel: relative(prefix, d.path), reason: 'abandoned attempt' });
   }
   for (const v of victims) {
     // Never leave the prefix, whatever the scan returned.
