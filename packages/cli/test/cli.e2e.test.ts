@@ -147,7 +147,7 @@ describe('a pipeline through its life', () => {
     expect(steps.every((e) => e.state === 'cached')).toBe(true);
     expect(events.at(-1)).toMatchObject({ type: 'summary', exitCode: 0, counts: { cached: 1 } });
     const plan = JSON.parse(cairn(dir, ['plan', 'pipeline.mjs', '--prefix', prefix(), '--json']).stdout);
-    expect(plan.counts).toEqual({ pruned: 2, cached: 1 });
+    expect(plan.counts).toEqual({ 'not-examined': 2, cached: 1 });
   });
 
   it('explains a config change field by field', () => {

@@ -28,6 +28,7 @@ export type { RunSummary, StepOutcome } from './run/summary.js';
 export type { StepFailure } from './errors.js';
 export type { ExecutorClient, LoadedArtifact } from './context.js';
 export type { Plan, PlanStep, PlanState } from './plan.js';
+export { PLAN_LABELS } from './plan.js';
 export type { StepEvent, RunEvent, RunnerEvent, RunnerListener } from './events.js';
 export type { StepState, FinalStepState, StateInfo, StatusInfo } from './states.js';
 export type { AttemptLogs, CommitRequest, Store, StoredState, StagedAttempt } from './store/store.js';

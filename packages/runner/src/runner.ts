@@ -10,7 +10,7 @@ import type { RunnerEvent, RunnerListener } from './events.js';
 import { makePlan, type Plan } from './plan.js';
 import { ExecutorRegistry, type ExecutorsOption } from './registry.js';
 import type { StepInput } from './run/discover.js';
-import { Run, type RunnerLogger } from './run/run.js';
+import { type Rebuild, Run, type RunConfig, type RunnerLogger } from './run/run.js';
 import type { RunSummary } from './run/summary.js';
 import { leaseTiming, type LeaseOptions } from './store/leases.js';
 import { LocalStore } from './store/local/store.js';
@@ -61,6 +61,12 @@ export interface RunOptions {
   readonly signal?: AbortSignal;
   /** Cancel on Ctrl-C while the run is active. @default true */
   readonly handleSigint?: boolean;
+  /**
+   * Rerun these steps (handles, specs, step names or `nameWithHash`es) and everything downstream
+   * of them, whatever is stored, under the same identities; `'all'` reruns every step requested
+   * and everything upstream of it. Their outputs are replaced at the commit.
+   */
+  readonly rebuild?: readonly (StepInput | string)[] | 'all';
 }
 
 /** Anything `run()` accepts: a list, a generator, an async generator. */
@@ -71,6 +77,22 @@ const defaultLogger: RunnerLogger = {
   warn: (m) => console.warn(`[cairn] ${m}`),
   error: (m) => console.error(`[cairn] ${m}`),
 };
+
+/** The {@link Rebuild} of a run: specs and handles by output path, strings by name or `nameWithHash`. */
+function rebuildOf(rebuild: RunOptions['rebuild'], prefix: string): Rebuild | undefined {
+  if (rebuild === undefined) return undefined;
+  if (rebuild === 'all') return 'all';
+  if (!Array.isArray(rebuild)) throw new CairnError('CAIRN_CONFIG', `rebuild must be 'all' or a list of steps or step names, got ${typeof rebuild}.`);
+  const paths = new Set<string>();
+  const names = new Set<string>();
+  for (const r of rebuild) {
+    if (typeof r === 'string') names.add(r);
+    else if (r instanceof StepSpec) paths.add(r.outputPath(prefix));
+    else if (isArtifactStep(r)) paths.add(lower(r as ArtifactStep<unknown>).outputPath(prefix));
+    else throw new CairnError('CAIRN_CONFIG', `rebuild: ${r === null ? 'null' : typeof r} is not a step, handle or step name.`);
+  }
+  return { paths, names };
+}
 
 function positiveInt(name: string, v: number | undefined, dflt: number): number {
   const n = v ?? dflt;
@@ -130,9 +152,9 @@ export class StepRunner {
     return hasScheme(p) ? p : resolvePath(p);
   }
 
-  /** Reports what `run` would do, writing nothing. */
-  plan(steps: Steps, options: Pick<RunOptions, 'forceRunFailed'> = {}): Promise<Plan> {
-    return makePlan(steps, this.#store, this.prefix(), options.forceRunFailed ?? true);
+  /** Reports what `run` would do, writing nothing: the run's own discovery and classification, without running. */
+  plan(steps: Steps, options: Pick<RunOptions, 'forceRunFailed' | 'rebuild'> = {}): Promise<Plan> {
+    return makePlan(new Run(this.#runConfig(options, true)), steps);
   }
 
   /**
@@ -144,6 +166,11 @@ export class StepRunner {
   run(steps: Steps, options?: RunOptions): Promise<RunSummary>;
   async run(steps: Steps, options: RunOptions = {}): Promise<RunSummary | Plan> {
     if (options.dryRun) return this.plan(steps, options);
+    return new Run(this.#runConfig(options, false)).execute(steps);
+  }
+
+  /** What one run (or dry run) of this runner with `options` works with. */
+  #runConfig(options: RunOptions, dryRun: boolean): RunConfig {
     const o = this.#options;
     const prefix = this.prefix();
     const runId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
@@ -151,7 +178,7 @@ export class StepRunner {
     this.#registry.configure({ prefix, logger, client: this.#client });
     const listeners = this.#listeners;
     const emit =
-      listeners.size === 0
+      listeners.size === 0 || dryRun
         ? undefined
         : (event: RunnerEvent) => {
             for (const l of listeners) {
@@ -162,7 +189,7 @@ export class StepRunner {
               }
             }
           };
-    const run = new Run({
+    return {
       runId,
       store: this.#store,
       prefix,
@@ -179,8 +206,9 @@ export class StepRunner {
       logger,
       leases: leaseTiming(o.leases),
       client: this.#client,
-    });
-    return run.execute(steps);
+      rebuild: rebuildOf(options.rebuild, prefix),
+      dryRun,
+    };
   }
 
   /** Runs `steps` and loads each: `{ path, value }` in argument order (value from the step's record). */

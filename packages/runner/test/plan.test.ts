@@ -36,7 +36,7 @@ describe('dry run', () => {
     const plan = await r.run(g.pick('fresh', 'bad'), { dryRun: true });
     expect(snapshot(prefix)).toEqual(before);
     const state = Object.fromEntries(plan.steps.map((s) => [s.name, s.state]));
-    expect(state).toEqual({ base: 'pruned', mid: 'pruned', top: 'cached', fresh: 'run', bad: 'failed-before' });
+    expect(state).toEqual({ base: 'not-examined', mid: 'not-examined', top: 'cached', fresh: 'run', bad: 'failed-before' });
     expect(plan.steps.find((s) => s.name === 'fresh')?.path).toBe(g.get('fresh').outputPath(prefix));
     expect(g.calls.sort()).toEqual(['bad', 'base', 'mid', 'top']);
   });

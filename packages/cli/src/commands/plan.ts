@@ -29,7 +29,7 @@ export function printPlan(ctx: CliContext, plan: CliPlan, json: boolean | undefi
   const c = ctx.colors;
   const paint = (s: StepState) => {
     const label = STATE_LABELS[s];
-    return s === 'cached' ? c.green(label) : s === 'run' ? c.blue(label) : s === 'pruned' ? c.dim(label) : s === 'drifted' ? c.yellow(label) : s === 'failed-before' ? c.red(label) : label;
+    return s === 'cached' ? c.green(label) : s === 'run' ? c.blue(label) : s === 'not-examined' ? c.dim(label) : s === 'drifted' ? c.yellow(label) : s === 'failed-before' ? c.red(label) : label;
   };
   out(
     ctx,

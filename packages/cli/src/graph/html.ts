@@ -255,7 +255,7 @@ export function renderGraphHtml(model: GraphModel, options: GraphHtmlOptions = {
   const title = options.title ?? 'cairn graph';
   const states = Object.fromEntries(STEP_STATES.map((s) => [s, { label: STATE_LABELS[s], color: STATE_COLORS[s] }]));
   // Collapsed groups show their most urgent member's state.
-  const urgency = ['unknown', 'pruned', 'cached', 'running', 'run', 'drifted', 'failed-before'];
+  const urgency = ['unknown', 'not-examined', 'cached', 'running', 'run', 'drifted', 'failed-before'];
   const data = {
     title,
     states,

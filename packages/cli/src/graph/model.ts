@@ -9,8 +9,8 @@ export type StepState =
   | 'cached'
   /** Will run. */
   | 'run'
-  /** Not needed: everything downstream of it is cached. */
-  | 'pruned'
+  /** Upstream of a built step: a run does not look at it. */
+  | 'not-examined'
   /** Output exists but its recorded config differs (served from cache, with a warning). */
   | 'drifted'
   /** Failed in an earlier run; refused unless `--force-run-failed`. */
@@ -21,13 +21,13 @@ export type StepState =
   | 'unknown';
 
 /** Every {@link StepState}, in legend order. */
-export const STEP_STATES: readonly StepState[] = ['cached', 'run', 'pruned', 'drifted', 'failed-before', 'running', 'unknown'];
+export const STEP_STATES: readonly StepState[] = ['cached', 'run', 'not-examined', 'drifted', 'failed-before', 'running', 'unknown'];
 
 /** Human label of each state. */
 export const STATE_LABELS: Readonly<Record<StepState, string>> = {
   cached: 'cached',
   run: 'will run',
-  pruned: 'pruned',
+  'not-examined': 'cached (not examined)',
   drifted: 'drifted',
   'failed-before': 'failed before',
   running: 'running',
@@ -38,7 +38,7 @@ export const STATE_LABELS: Readonly<Record<StepState, string>> = {
 export const STATE_COLORS: Readonly<Record<StepState, string>> = {
   cached: '#3fa34d',
   run: '#2f6fde',
-  pruned: '#9aa0a6',
+  'not-examined': '#9aa0a6',
   drifted: '#e3a21a',
   'failed-before': '#d93f3f',
   running: '#8e44ad',

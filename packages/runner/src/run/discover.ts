@@ -11,7 +11,7 @@ import { isPromise } from '../maybe.js';
 import type { StoredState } from '../store/store.js';
 import { classify } from './classify.js';
 import { NO_EXTRA } from './dependents.js';
-import { BUILT, extOf, newNode, type Node, SETTLED } from './node.js';
+import { BUILT, extOf, FORCED, newNode, type Node, SETTLED } from './node.js';
 import { buildNodeRecord } from './record.js';
 import type { Run } from './run.js';
 
@@ -160,9 +160,11 @@ function afterRead(run: Run, fresh: Node[], start: number, states: readonly Stor
     else if (c.verdict === 'unusable') run.logger.warn(`Step ${node.name} (${node.path}): ${c.problem}; treating it as not built.`);
   }
   const next: StepSpec[] = [];
+  // Rebuilding: a step to rebuild may lie upstream of a built one, so nothing is pruned.
+  const prune = run.config.rebuild === undefined;
   for (let i = start; i < fresh.length; i++) {
     const node = fresh[i] as Node;
-    if ((node.flags & BUILT) !== 0) continue;
+    if (prune && (node.flags & BUILT) !== 0) continue;
     const deps = node.spec.deps;
     for (let j = 0; j < deps.length; j++) {
       const d = deps[j] as StepSpec;
@@ -172,8 +174,10 @@ function afterRead(run: Run, fresh: Node[], start: number, states: readonly Stor
   return next;
 }
 
-/** Validates and wires the new nodes, then pumps. */
+/** Validates and wires the new nodes, then pumps (a dry run stops after classifying them). */
 function finishAdd(run: Run, fresh: Node[]): Promise<void> | undefined {
+  if (run.config.rebuild !== undefined) markForced(run, fresh);
+  if (run.config.dryRun) return undefined;
   if (run.cancelled) {
     for (const node of fresh) run.dependents.settle(node, 'cancelled', NO_EXTRA);
     return undefined;
@@ -299,4 +303,46 @@ function driftOf(node: Node): string | Error | undefined {
     );
   }
   return `${spec.name}@${spec.version}: recipe drift — recorded fingerprint ${rec.fingerprint}, now ${spec.fingerprint}; serving the cached output. Bump the version to rebuild.${detail}`;
+}
+
+/**
+ * Marks the steps of `fresh` a run rebuilds whatever is stored: those named by `rebuild`, and
+ * every step downstream of one (its identity is unchanged, so its output would be served). Their
+ * dependencies are classified before them (earlier batches, or a post-order walk of this one).
+ */
+function markForced(run: Run, fresh: readonly Node[]): void {
+  const rebuild = run.config.rebuild as NonNullable<Run['config']['rebuild']>;
+  const named = (node: Node) => rebuild === 'all' || rebuild.paths.has(node.path) || rebuild.names.has(node.name) || rebuild.names.has(node.spec.nameWithHash);
+  const batch = new Set(fresh);
+  const done = new Set<Node>();
+  const force = (node: Node) => {
+    node.flags = (node.flags | FORCED) & ~BUILT;
+  };
+  for (const root of fresh) {
+    if (done.has(root)) continue;
+    const stack: [Node, number][] = [[root, 0]];
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1] as [Node, number];
+      const [node, i] = top;
+      const deps = node.spec.deps;
+      if (i < deps.length) {
+        top[1] = i + 1;
+        const d = run.nodeOf(deps[i] as StepSpec);
+        if (d !== undefined && d !== node && !done.has(d) && batch.has(d)) stack.push([d, 0]);
+        continue;
+      }
+      stack.pop();
+      done.add(node);
+      if (named(node)) force(node);
+      else {
+        for (let k = 0; k < deps.length; k++) {
+          const d = run.nodeOf(deps[k] as StepSpec);
+          if (d !== undefined && (d.flags & FORCED) !== 0) {
+            force(node);
+            break;
+          }
+        }
+      }
+    }
+  }
 }

@@ -10,7 +10,7 @@ import { drive, isPromise, type Maybe } from '../maybe.js';
 import { isStale, type LeaseHolder, type LeaseInfo, type LeaseTiming } from '../store/leases.js';
 import type { Store, StoredState } from '../store/store.js';
 import { usable } from './classify.js';
-import { BEATING, extOf, LEASED, type Node, SAW_FOREIGN_LEASE, SETTLED, TOOK_OVER, WAITING_LEASE } from './node.js';
+import { BEATING, extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, SETTLED, TOOK_OVER, WAITING_LEASE } from './node.js';
 
 /** How acquiring a lease ended. */
 export type Acquired =
@@ -61,8 +61,8 @@ export class LeaseKeeper {
   #underLease(node: Node): Maybe<Acquired> {
     node.flags |= LEASED;
     // Another runner may have finished the step between our read of its state and our lease
-    // (a mutable step is rebuilt anyway, unless another runner was seen on it in this run).
-    if (node.spec.mutable && (node.flags & SAW_FOREIGN_LEASE) === 0) return 'acquired';
+    // (a mutable or forced step is rebuilt anyway, unless another runner was seen on it in this run).
+    if ((node.spec.mutable || (node.flags & FORCED) !== 0) && (node.flags & SAW_FOREIGN_LEASE) === 0) return 'acquired';
     const st = this.#host.store.readStates([node.path], true);
     return isPromise(st) ? st.then((s) => this.#verdict(node, s)) : this.#verdict(node, st);
   }
@@ -205,7 +205,7 @@ export class LeaseKeeper {
           this.#unwait(node);
           continue;
         }
-        if (usable(node.spec, node.path, states[i] as StoredState)) {
+        if ((node.flags & FORCED) === 0 && usable(node.spec, node.path, states[i] as StoredState)) {
           this.#unwait(node);
           this.#host.builtElsewhere(node);
           continue;

@@ -19,7 +19,7 @@ import type { StagedAttempt } from '../store/store.js';
 import { type Adopted, adopt, type AttemptResult, endOf, errorOf, handleOf, runAttempt } from './attempts.js';
 import { commitStep, firstTryRecord, fullRecord, recordValue } from './commit.js';
 import type { Acquired } from './leases.js';
-import { LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER } from './node.js';
+import { FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER } from './node.js';
 import { decide } from './retry-policy.js';
 import type { Run } from './run.js';
 
@@ -68,7 +68,7 @@ function previousFailure(node: Node, status: string): CairnError {
 
 function* lifecycle(run: Run, node: Node): Lifecycle {
   const prior = node.prior?.status;
-  if (!run.config.forceRunFailed && (node.flags & SAW_FOREIGN_LEASE) === 0 && (prior === 'FAILED' || prior === 'DEP_FAILED')) {
+  if (!run.config.forceRunFailed && (node.flags & (SAW_FOREIGN_LEASE | FORCED)) === 0 && (prior === 'FAILED' || prior === 'DEP_FAILED')) {
     run.ended(node, 'failed', previousFailure(node, prior));
     return;
   }

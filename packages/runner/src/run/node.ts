@@ -28,6 +28,7 @@ export const TOOK_OVER = 64; // this run took its lease over from a dead runner
 export const LEASED = 128; // holds its lease now
 export const BEATING = 256; // its lease is refreshed by the heartbeat (its lifecycle is waiting on something)
 export const WAITING_LEASE = 512; // waits on another runner's lease (re-checked by the lease timer)
+export const FORCED = 1024; // rebuilt whatever is stored (`rebuild`, or downstream of a rebuilt step)
 
 /** A node. Built by {@link newNode}: one object literal (V8 allocates long-lived literals straight into the old generation). */
 export interface Node extends DeferredRecord {

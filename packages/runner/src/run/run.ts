@@ -26,7 +26,7 @@ import type { Job } from './job.js';
 import { LeaseKeeper } from './leases.js';
 import { startLifecycle } from './lifecycle.js';
 import { ACTIVE, HAS_RESULT, type Node, type RunStamp, SETTLED } from './node.js';
-import { type RunSummary, summaryOf } from './summary.js';
+import { countsOf, type RunSummary, summaryOf } from './summary.js';
 
 /** The runner's logger. */
 export interface RunnerLogger {
@@ -56,7 +56,14 @@ export interface RunConfig {
   readonly logger: RunnerLogger;
   readonly leases: LeaseTiming;
   readonly client: ExecutorClient;
+  /** Steps rebuilt whatever is stored, with everything downstream of them (`'all'`: every step). */
+  readonly rebuild: Rebuild | undefined;
+  /** Discover and classify only: nothing is validated, wired or run (a dry run). */
+  readonly dryRun: boolean;
 }
+
+/** Which steps a run rebuilds: their output paths, names or `nameWithHash`es; or all of them. */
+export type Rebuild = 'all' | { readonly paths: ReadonlySet<string>; readonly names: ReadonlySet<string> };
 
 /** Concurrent DEP_FAILED writes. */
 const DEP_FAILED_WRITES = 16;
@@ -143,9 +150,7 @@ export class Run {
       if (c.handleSigint) process.removeListener('SIGINT', onSigint);
       c.signal?.removeEventListener('abort', onAbort);
       this.leases.close();
-      // A finished run leaves no tags behind: specs outlive runs, and would keep their nodes alive.
-      this.nodes.forEach(clearTag, this);
-      for (const spec of this.aliases) S.clearTag(spec, this);
+      this.#release();
       await Promise.all([...this.#starting.keys()].map((n) => this.registry.release(n).catch((err: unknown) => this.logger.warn(`Stopping executor "${n}" failed: ${String(err)}`))));
     }
     const counts = countsOf(this.#counts);
@@ -156,6 +161,22 @@ export class Run {
     }
     if (this.#failures.length > 0) throw new StepRunError(this.#failures, this.#counts['dep-failed']);
     return summaryOf(c.runId, c.prefix, counts, this.nodes);
+  }
+
+  /** A dry run: pulls and classifies `steps` (reading the store, writing nothing), then lets go of the specs. */
+  async explore(steps: Iterable<StepInput> | AsyncIterable<StepInput>, visit: (nodes: PathIndex<Node>) => void): Promise<void> {
+    try {
+      await pull(this, steps);
+      visit(this.nodes);
+    } finally {
+      this.#release();
+    }
+  }
+
+  /** Clears the tags this run left on specs: specs outlive runs, and would keep their nodes alive. */
+  #release(): void {
+    this.nodes.forEach(clearTag, this);
+    for (const spec of this.aliases) S.clearTag(spec, this);
   }
 
   /** Cancels the run: running steps are aborted and record CANCELLED; the rest never start. */
@@ -268,9 +289,12 @@ export class Run {
 
   /** lifecycle: makes every dependency's result known, confirming cached ones now that they are consumed. */
   confirmDeps(node: Node): Maybe<void> {
-    const deps = this.depNodesOf(node);
+    const deps = node.spec.deps;
     let unknown: Node[] | undefined;
-    for (const d of deps) if ((d.flags & HAS_RESULT) === 0) (unknown ??= []).push(d);
+    for (let i = 0; i < deps.length; i++) {
+      const d = this.nodeOf(deps[i] as StepSpec) as Node;
+      if ((d.flags & HAS_RESULT) === 0) (unknown ??= []).push(d);
+    }
     if (unknown === undefined) return undefined;
     const list = unknown;
     const states = this.store.readStates(
@@ -393,13 +417,6 @@ export class Run {
 }
 
 const BUILT_ELSEWHERE: SettleExtra = Object.freeze({ message: 'built by another runner' });
-
-/** `counts` with the states no step ended in left out. */
-function countsOf(counts: Readonly<Record<FinalStepState, number>>): Partial<Record<StepState, number>> {
-  const out: Partial<Record<StepState, number>> = {};
-  for (const k in counts) if (counts[k as FinalStepState] > 0) out[k as FinalStepState] = counts[k as FinalStepState];
-  return out;
-}
 
 /** Clears the tag `run` left on a node's spec. */
 function clearTag(node: Node, run: Run): void {

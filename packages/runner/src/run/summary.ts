@@ -1,7 +1,7 @@
 /** What a finished run reports to its caller. */
 import type { StepSpec } from '@cairn/core';
 import type { PathIndex } from '../path-index.js';
-import type { StepState } from '../states.js';
+import type { FinalStepState, StepState } from '../states.js';
 import { HAS_RESULT, type Node } from './node.js';
 
 /** How a step ended in a run (see {@link StepState}). */
@@ -42,4 +42,11 @@ export function summaryOf(runId: string, prefix: string, counts: Readonly<Partia
       return { name: node.name, path: node.path, state: node.state, result: node.result, hasResult: (node.flags & HAS_RESULT) !== 0 };
     },
   };
+}
+
+/** `counts` with the states no step ended in left out. */
+export function countsOf(counts: Readonly<Record<FinalStepState, number>>): Partial<Record<StepState, number>> {
+  const out: Partial<Record<StepState, number>> = {};
+  for (const k in counts) if (counts[k as FinalStepState] > 0) out[k as FinalStepState] = counts[k as FinalStepState];
+  return out;
 }
