@@ -194,6 +194,8 @@ paxos propose interval = 0.05
 paxos min wait = 0.01
 osd crush chooseleaf type = 0
 osd objectstore = memstore
+osd crush update on start = false
+osd class update on start = false
 memstore device bytes = 1073741824
 run dir = ${D}/run
 pid file = ${D}/run/$name.pid
@@ -275,10 +277,11 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwInstance> {
     }
     // A daemon that died before writing its pid file is still our child.
     for (const ch of children) if (ch.pid !== undefined && ch.exitCode === null) pids.add(ch.pid);
-    for (const p of pids) kill(p, 'SIGTERM');
+    // SIGKILL: the cluster keeps nothing worth a clean shutdown (memstore), and the OSD takes
+    // seconds to honour SIGTERM.
+    for (const p of pids) kill(p, 'SIGKILL');
     const until = Date.now() + 5_000;
-    while ([...pids].some(alive) && Date.now() < until) await sleep(50);
-    for (const p of pids) if (alive(p)) kill(p, 'SIGKILL');
+    while ([...pids].some(alive) && Date.now() < until) await sleep(20);
     if (!options.keepDir) rmSync(dir, { recursive: true, force: true });
   };
 
@@ -292,6 +295,16 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwInstance> {
     const r = await run(cmd, args, Math.max(1_000, Math.min(timeoutMs, deadline - Date.now())));
     if (r.code !== 0) await fail(`${what} failed (exit ${String(r.code)})`, `${r.stderr}\n${r.stdout}`.slice(-2000));
     return r.stdout;
+  };
+
+  /** A `ceph` CLI command, retried (see the fsid race below); resolves with its trimmed stdout. */
+  const retried = async (what: string, args: readonly string[]): Promise<string> => {
+    for (let attempt = 1; ; attempt++) {
+      const r = await run('ceph', [...c, '--connect-timeout', '10', ...args], 20_000);
+      if (r.code === 0) return r.stdout.trim();
+      if (attempt === 6 || Date.now() > deadline) return fail(`${what} failed (exit ${String(r.code)}) ${attempt} times`, r.stderr);
+      await sleep(300);
+    }
   };
 
   const waitFor = async (what: string, check: () => Promise<boolean>, child?: ChildProcess): Promise<void> => {
@@ -310,25 +323,20 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwInstance> {
     await waitFor('the monitor to listen', () => canConnect(monPort), mon);
     debug('mon listens');
     const osdUuid = randomUUID();
-    const id = (await must('ceph osd new', 'ceph', [...c, '--connect-timeout', '20', 'osd', 'new', osdUuid])).trim();
+    await waitFor('the monitor quorum', async () => (await run('ceph', [...c, '--connect-timeout', '5', 'quorum_status'], 10_000)).code === 0, mon);
+    const id = await retried('ceph osd new', ['osd', 'new', osdUuid]); // idempotent for one uuid
     if (id !== '0') await fail(`ceph osd new printed ${JSON.stringify(id)}, expected 0`);
     mkdirSync(join(dir, 'osd', `ceph-${id}`));
     await must('ceph-osd --mkfs', 'ceph-osd', [...c, '-i', id, '--mkfs', '--osd-uuid', osdUuid]);
-    // Ceph 16's OSD sometimes sends its first monitor command before it has the cluster's fsid,
-    // is refused ('wrong fsid') and exits 1 (about one start in five here): start it again.
-    let osd = daemon('ceph-osd', ['-i', id], 'osd.0');
+    // Ceph 16 clients (an OSD, the CLI) sometimes send their first monitor command before they
+    // have the cluster's fsid and are refused ('wrong fsid', EPERM; about one start in five
+    // here, and an OSD then exits 1). So the OSD sends none at start (`osd crush update on start`
+    // and `osd class update on start` are off) and the CLI, which retries, puts it in the CRUSH map.
+    const osd = daemon('ceph-osd', ['-i', id], 'osd.0');
+    await retried('ceph osd crush add', ['osd', 'crush', 'add', `osd.${id}`, '1.0', 'root=default', 'host=localhost']);
     const osdUp = async () => /\b1 up\b/.test((await run('ceph', [...c, '--connect-timeout', '5', 'osd', 'stat'], 10_000)).stdout);
-    for (let attempt = 1; ; attempt++) {
-      while (osd.exitCode === null && !(await osdUp())) {
-        if (Date.now() > deadline) await fail('timed out waiting for the OSD to be up');
-        await sleep(200);
-      }
-      if (osd.exitCode === null) break;
-      if (attempt === 3) await fail(`the OSD exited with code ${String(osd.exitCode)} on ${attempt} starts`);
-      osd = daemon('ceph-osd', ['-i', id], 'osd.0');
-    }
+    await waitFor('the OSD to be up', osdUp, osd);
     debug('osd up');
-    const rgw = daemon('radosgw', ['-n', 'client.rgw.a'], 'client.rgw.a');
     const answers = async () => {
       try {
         const res = await fetch(`http://127.0.0.1:${rgwPort}/`, { signal: AbortSignal.timeout(2_000) });
@@ -338,7 +346,19 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwInstance> {
         return false;
       }
     };
-    await waitFor('the gateway to answer HTTP', answers, rgw);
+    /** Starts radosgw and waits until it answers; started again if it exits (the fsid race). */
+    const launchGateway = async (until: number): Promise<ChildProcess> => {
+      for (let attempt = 1; ; attempt++) {
+        const g = daemon('radosgw', ['-n', 'client.rgw.a'], 'client.rgw.a');
+        while (g.exitCode === null && !(await answers())) {
+          if (Date.now() > until) throw new Error(`timed out waiting for the gateway to answer HTTP\n${logTail()}`);
+          await sleep(200);
+        }
+        if (g.exitCode === null) return g;
+        if (attempt === 3) throw new Error(`the gateway exited with code ${String(g.exitCode)} on ${attempt} starts\n${logTail()}`);
+      }
+    };
+    const rgw = await launchGateway(deadline).catch((err: Error) => fail(err.message));
     debug('gateway answers');
     const accessKeyId = `CAIRN${randomBytes(8).toString('hex').toUpperCase()}`;
     const secretAccessKey = randomBytes(24).toString('base64url');
@@ -383,12 +403,7 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwInstance> {
         while (await canConnect(rgwPort)) await sleep(50);
       },
       async startGateway() {
-        gateway = daemon('radosgw', ['-n', 'client.rgw.a'], 'client.rgw.a');
-        const until = Date.now() + 60_000;
-        while (!(await answers())) {
-          if (gateway.exitCode !== null || Date.now() > until) throw new Error(`the gateway did not restart (exit ${String(gateway.exitCode)})\n${logTail()}`);
-          await sleep(200);
-        }
+        gateway = await launchGateway(Date.now() + 60_000);
       },
       logTail,
       stop: stopAll,

@@ -40,7 +40,7 @@ export class RequestCounter {
   attach(client: S3Client): void {
     client.middlewareStack.add(
       (next, context) => async (args) => {
-        this.add(context.commandName ?? 'unknown');
+        this.add((context.commandName ?? 'unknown').replace(/Command$/, ''));
         return next(args);
       },
       { step: 'deserialize', name: 'cairnRequestCounter', priority: 'low' },
