@@ -9,6 +9,8 @@ import { S3Primitives, type S3PrimitivesOptions } from '../src/index.js';
 
 // The SDK's notice that its 2027 releases need Node 22 (this package pins one that runs on 20).
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+// Never let the default credential chain ask an instance-metadata address (not loopback).
+process.env.AWS_EC2_METADATA_DISABLED = 'true';
 
 /** True when Ceph is installed (outside CI the file skips otherwise). */
 export const haveRgw = rgwOrSkip('@cairn/store-s3 tests');
