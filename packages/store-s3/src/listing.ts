@@ -2,8 +2,8 @@
  * Batched reads: what many step directories hold (status, record, lease, job objects and their
  * ETags), from a few LIST requests instead of one GET per step.
  *
- * A store's steps are sibling directories under one prefix (`{prefix}/{name}-{hash}/`), so one
- * `ListObjectsV2` page (1,000 keys) covers hundreds of them. The directories wanted are sorted;
+ * A store's steps live under one prefix (`{prefix}/{name}-{hash}/`, `{prefix}/{name}/{version}/`),
+ * so one `ListObjectsV2` page (1,000 keys) covers hundreds of them. The directories wanted are sorted;
  * each request starts just before the first one not yet known (`StartAfter: dir + '.'`), which
  * skips the keys of directories nobody asked about. A directory is known once the listing has
  * passed its last metadata key (`.executor_status.lock`, the greatest of the four names), so
@@ -38,8 +38,18 @@ const SEGMENT = 400;
 /** Above this many directories a request is swept on its own (not coalesced). */
 const LARGE = 64;
 
-function parentOf(dir: string): string {
-  return dir.slice(0, dir.lastIndexOf('/', dir.length - 2) + 1);
+const NAMES = Object.keys(FIELD);
+
+/** The metadata file name `key` ends with (after a `/`), if any. */
+function metadataName(key: string): string | undefined {
+  for (const n of NAMES) if (key.endsWith(n) && key.charCodeAt(key.length - n.length - 1) === 47 /* / */) return n;
+  return undefined;
+}
+
+function commonPrefix(a: string, b: string): string {
+  let i = 0;
+  while (i < a.length && i < b.length && a.charCodeAt(i) === b.charCodeAt(i)) i++;
+  return a.slice(0, i);
 }
 
 interface Waiter {
@@ -100,40 +110,31 @@ export class StepLister {
     this.#sweeping = false;
   }
 
-  /** Lists `dirs` of one bucket: grouped by parent, large groups in parallel segments. */
+  /** Lists `dirs` of one bucket, in parallel segments of sorted directories. */
   async #sweep(bucket: string, dirs: readonly string[]): Promise<Map<string, StepObjects>> {
     const found = new Map<string, StepObjects>();
     for (const d of dirs) if (!found.has(d)) found.set(d, {});
-    const groups = new Map<string, string[]>();
-    for (const d of found.keys()) {
-      const p = parentOf(d);
-      const g = groups.get(p);
-      if (g) g.push(d);
-      else groups.set(p, [d]);
-    }
+    const sorted = [...found.keys()].sort();
     const segments: Promise<void>[] = [];
-    for (const [parent, group] of groups) {
-      group.sort();
-      for (let i = 0; i < group.length; i += SEGMENT) segments.push(this.#sweepSegment(bucket, parent, group.slice(i, i + SEGMENT), found));
-    }
+    for (let i = 0; i < sorted.length; i += SEGMENT) segments.push(this.#sweepSegment(bucket, sorted.slice(i, i + SEGMENT), found));
     await Promise.all(segments);
     return found;
   }
 
-  /** Lists sorted sibling `dirs` under `parent` until each is known. */
-  async #sweepSegment(bucket: string, parent: string, dirs: readonly string[], found: Map<string, StepObjects>): Promise<void> {
+  /** Lists sorted `dirs` until each is known, under their longest common prefix. */
+  async #sweepSegment(bucket: string, dirs: readonly string[], found: Map<string, StepObjects>): Promise<void> {
+    const prefix = commonPrefix(dirs[0] as string, dirs[dirs.length - 1] as string);
     let i = 0;
     let cursor: string | undefined;
     while (i < dirs.length) {
       const d = dirs[i] as string;
       const alone = i === dirs.length - 1;
-      const page = await this.#objects.list(bucket, alone ? { prefix: `${d}.`, startAfter: cursor } : { prefix: parent, startAfter: cursor ?? `${d}.` });
+      const page = await this.#objects.list(bucket, alone ? { prefix: `${d}.`, startAfter: cursor } : { prefix, startAfter: cursor ?? `${d}.` });
       for (const o of page.objects) {
-        const slash = o.key.indexOf('/', parent.length);
-        if (slash < 0) continue;
-        const entry = found.get(o.key.slice(0, slash + 1));
-        const field = FIELD[o.key.slice(slash + 1)];
-        if (entry !== undefined && field !== undefined) entry[field] = { etag: o.etag, size: o.size, lastModified: o.lastModified };
+        const name = metadataName(o.key);
+        if (name === undefined) continue;
+        const entry = found.get(o.key.slice(0, o.key.length - name.length));
+        if (entry !== undefined) entry[FIELD[name] as keyof StepObjects] = { etag: o.etag, size: o.size, lastModified: o.lastModified };
       }
       if (!page.truncated) {
         // The listing reached the end of its prefix: every directory it could show is known.

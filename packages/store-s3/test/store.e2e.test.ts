@@ -1,0 +1,118 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { apply, StepSpec } from '@cairn/core';
+import { StepRunner, type RunnerEvent } from '@cairn/runner';
+import { afterAll, describe, expect, it } from 'vitest';
+import { diffCounts, S3Store } from '../src/index.js';
+import { clientOptions, freshPrefix, haveRgw, useGateway } from './helpers.js';
+
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** corpus → tokens → model, and corpus → stats: four path steps (identity = name + config + deps). */
+function pipeline(config: { seed: number; lr: number }, calls: string[]) {
+  const fn = (name: string) => () => {
+    calls.push(name);
+    return { name };
+  };
+  const corpus = new StepSpec({ name: 'corpus', fn: fn('corpus'), hashAttrs: { seed: config.seed } });
+  const tokens = new StepSpec({ name: 'tokens', fn: fn('tokens'), deps: [corpus] });
+  const model = new StepSpec({ name: 'model', fn: fn('model'), deps: [tokens], hashAttrs: { lr: config.lr } });
+  const stats = new StepSpec({ name: 'stats', fn: fn('stats'), deps: [corpus] });
+  return [model, stats];
+}
+
+describe.skipIf(!haveRgw)('S3Store end to end: a StepRunner on s3:// against a real RADOS Gateway', () => {
+  const gw = useGateway();
+  const tmp = mkdtempSync(join(tmpdir(), 'cairn-s3-e2e-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('runs, reruns fully cached from one LIST, rebuilds what a config change touches; no credential anywhere', async () => {
+    const rgw = gw.get();
+    const store = new S3Store(clientOptions(rgw));
+    const events: RunnerEvent[] = [];
+    const runner = new StepRunner({ prefix: freshPrefix(rgw, 'e2e'), store, logger: quiet, onEvent: (e) => events.push(e) });
+    const calls: string[] = [];
+    const first = await runner.run(pipeline({ seed: 1, lr: 0.1 }, calls));
+    expect(first.counts).toEqual({ succeeded: 4 });
+    expect(calls.sort()).toEqual(['corpus', 'model', 'stats', 'tokens']);
+    const [model] = await runner.load(pipeline({ seed: 1, lr: 0.1 }, calls).slice(0, 1));
+    expect(model?.value).toEqual({ name: 'model' });
+    expect(model?.path).toMatch(/^s3:\/\/cairn-test\/e2e-[0-9a-f]+\/model-[0-9a-f]+$/);
+
+    calls.length = 0;
+    const before = store.s3.counter.counts();
+    const again = await runner.run(pipeline({ seed: 1, lr: 0.1 }, calls));
+    expect(calls).toEqual([]);
+    expect(again.counts).toEqual({ cached: 2 }); // the targets; nothing below them is even looked at
+    const rerun = diffCounts(store.s3.counter.counts(), before);
+    expect(rerun).toEqual({ ListObjectsV2: 1 }); // records were cached when this runner wrote them
+
+    const changed = await runner.run(pipeline({ seed: 1, lr: 0.2 }, calls));
+    expect(calls).toEqual(['model']); // only the step whose config changed
+    expect(changed.counts).toEqual({ succeeded: 1, cached: 2 }); // tokens (model's input) and stats
+    calls.length = 0;
+    await runner.run(pipeline({ seed: 2, lr: 0.2 }, calls));
+    expect(calls.sort()).toEqual(['corpus', 'model', 'stats', 'tokens']); // the root changed: its dependents too
+
+    // Records, statuses, leases and events never carry a credential.
+    const { bucket } = store.s3.locate(runner.prefix());
+    const page = await store.s3.objects.list(bucket, { prefix: store.s3.locate(runner.prefix()).key });
+    const texts = await Promise.all(page.objects.map(async (o) => (await store.s3.objects.get(bucket, o.key))?.body.toString() ?? ''));
+    for (const t of [...texts, JSON.stringify(events)]) {
+      expect(t).not.toContain(rgw.secretAccessKey);
+      expect(t).not.toContain(rgw.accessKeyId);
+    }
+    expect(page.objects.some((o) => o.key.endsWith('.executor_status.lock'))).toBe(false); // every lease released
+  });
+
+  it('a runner that lost its lease to a takeover commits nothing (the commit is fenced)', async () => {
+    const rgw = gw.get();
+    const prefix = freshPrefix(rgw, 'fence');
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let leased!: () => void;
+    const started = new Promise<void>((r) => (leased = r));
+    const slow = apply({ name: 'slow', version: '1', fn: async () => (leased(), await gate, 'from A'), inputs: {} });
+    // A never refreshes in time (as if paused); B sees its lease go stale after 300 ms.
+    const a = new StepRunner({ prefix, store: new S3Store(clientOptions(rgw)), logger: quiet, leases: { heartbeatMs: 60_000 } });
+    const runA = a.run([slow]).catch((e: unknown) => e);
+    await started;
+    const fast = apply({ name: 'slow', version: '1', fn: () => 'from B', inputs: {} });
+    const b = new StepRunner({ prefix, store: new S3Store(clientOptions(rgw)), logger: quiet, leases: { staleMs: 300, pollMs: 50 } });
+    expect((await b.run([fast])).counts).toEqual({ succeeded: 1 });
+    open();
+    const resultA = await runA;
+    expect(resultA).toMatchObject({ code: 'CAIRN_STEP_FAILED' });
+    expect(JSON.stringify((resultA as { failures?: unknown }).failures ?? String(resultA))).toMatch(/CAIRN_LEASE_LOST|took over the lease/);
+    const [built] = await b.load([fast]);
+    expect(built?.value).toBe('from B'); // A replaced neither the record nor the status
+  });
+
+  it('two runner processes at once on one prefix: every step runs exactly once', { timeout: 120_000 }, async () => {
+    const rgw = gw.get();
+    const prefix = freshPrefix(rgw, 'multi');
+    const log = join(tmp, 'runs.log');
+    const child = () =>
+      new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+        const p = spawn(process.execPath, [join(import.meta.dirname, 'fixtures', 'runner-child.mjs'), prefix, log, '24', '2'], {
+          env: { ...process.env, ...rgw.env, AWS_EC2_METADATA_DISABLED: 'true' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        let err = '';
+        p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        p.on('exit', (code) => resolve({ code, out, err }));
+      });
+    const results = await Promise.all([child(), child()]);
+    for (const r of results) expect(r.code, r.err).toBe(0);
+    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    const names = lines.map((l) => l.split(' ')[0]);
+    expect(names).toHaveLength(48);
+    expect(new Set(names).size).toBe(48);
+    // Both did work (the DAG was shared, not run by one while the other waited for it all).
+    expect(new Set(lines.map((l) => l.split(' ')[1])).size).toBe(2);
+  });
+});
