@@ -43,8 +43,17 @@ export class S3Store implements Store {
   /** The primitives (client, counter, uploads, input cache). */
   readonly s3: S3Primitives;
   readonly #localRoot: string;
-  /** Leases this store holds, by output path, and when each was last fenced. */
-  readonly #held = new Map<string, { lease: HeldLease; fencedAt: number }>();
+  /**
+   * Leases this store holds, by output path, and when each was last fenced. A lease found lost
+   * (a refresh or a fence refused) stays here marked `lost` until the path is leased again, so
+   * a later commit of that step is refused too.
+   */
+  readonly #held = new Map<string, { lease: HeldLease; fencedAt: number; lost: boolean }>();
+  /**
+   * The last lease operation (refresh, fence, release) of each path: they run one after another,
+   * so a fence never compares the listed ETag with one a refresh in flight is about to replace.
+   */
+  readonly #leaseOps = new Map<string, Promise<unknown>>();
 
   constructor(options: S3StoreOptions = {}) {
     this.s3 = options.primitives ?? new S3Primitives(options);
@@ -66,33 +75,49 @@ export class S3Store implements Store {
   async commit(path: string, status: StatusToken, record?: ArtifactRecord): Promise<void> {
     const d = stepDir(path);
     const { objects } = this.s3;
-    const held = this.#held.get(path);
+    const fenced = this.#held.has(path);
     if (record !== undefined) {
       // Fenced too: a runner that lost its lease must not replace the record of the one that took it.
-      if (held !== undefined) await this.#fence(path, held, status);
+      if (fenced) await this.#fence(path, status);
       const text = `${JSON.stringify(record, null, 2)}\n`;
       const etag = await objects.put(d.bucket, d.dir + RECORD_FILE, text, 'application/json');
       this.s3.states.remember(d, etag, text);
     }
-    if (held !== undefined) await this.#fence(path, held, status);
+    if (fenced) await this.#fence(path, status);
     await objects.put(d.bucket, d.dir + STATUS_FILE, status, 'text/plain');
   }
 
   /** Throws CAIRN_LEASE_LOST unless our lease is still the current version (a batched LIST shows its ETag). */
-  async #fence(path: string, held: { lease: HeldLease; fencedAt: number }, status: StatusToken): Promise<void> {
-    const [now] = await this.s3.states.listings([stepDir(path)]);
-    if (now?.lease?.etag !== held.lease.etag) {
-      this.#held.delete(path);
-      throw new CairnError('CAIRN_LEASE_LOST', `Another runner took over the lease of ${path} before this runner committed ${status}; the status was not written.`);
-    }
-    held.fencedAt = Date.now();
+  #fence(path: string, status: StatusToken): Promise<void> {
+    return this.#serial(path, async () => {
+      // Read after the previous lease operation settled: a refresh may have replaced the ETag.
+      const held = this.#held.get(path);
+      const [now] = held === undefined || held.lost ? [undefined] : await this.s3.states.listings([stepDir(path)]);
+      if (held === undefined || held.lost || now?.lease?.etag !== held.lease.etag) {
+        if (held !== undefined) held.lost = true;
+        throw new CairnError('CAIRN_LEASE_LOST', `Another runner took over the lease of ${path} before this runner committed ${status}; the status was not written.`);
+      }
+      held.fencedAt = Date.now();
+    });
+  }
+
+  /** Runs `op` after the path's previous lease operation settled. */
+  #serial<T>(path: string, op: () => Promise<T>): Promise<T> {
+    const prev = this.#leaseOps.get(path) ?? Promise.resolve();
+    const next = prev.then(op, op);
+    const settled = next.catch(() => undefined);
+    this.#leaseOps.set(path, settled);
+    void settled.then(() => {
+      if (this.#leaseOps.get(path) === settled) this.#leaseOps.delete(path);
+    });
+    return next;
   }
 
   async createLease(path: string, holder: LeaseHolder): Promise<boolean> {
     const d = stepDir(path);
     const lease = await this.s3.leases.create(d.bucket, d.dir + LEASE_FILE, holder);
     if (lease === null) return false;
-    this.#held.set(path, { lease, fencedAt: 0 });
+    this.#held.set(path, { lease, fencedAt: 0, lost: false });
     return true;
   }
 
@@ -101,9 +126,15 @@ export class S3Store implements Store {
     return this.s3.leases.read(d.bucket, d.dir + LEASE_FILE);
   }
 
-  async writeLease(path: string, holder: LeaseHolder): Promise<void> {
+  writeLease(path: string, holder: LeaseHolder): Promise<void> {
+    return this.#serial(path, () => this.#refresh(path, holder));
+  }
+
+  async #refresh(path: string, holder: LeaseHolder): Promise<void> {
     const d = stepDir(path);
-    let lease = this.#held.get(path)?.lease;
+    const held = this.#held.get(path);
+    if (held?.lost) throw this.#lost(path, undefined);
+    let lease = held?.lease;
     if (lease === undefined) {
       // Not created by this store instance: adopt it only if it carries the holder's token.
       const now = await this.s3.leases.read(d.bucket, d.dir + LEASE_FILE);
@@ -111,22 +142,27 @@ export class S3Store implements Store {
       lease = { bucket: d.bucket, key: d.dir + LEASE_FILE, etag: now.etag, token: holder.token };
     }
     const next = await this.s3.leases.refresh(lease, holder);
+    const entry = this.#held.get(path);
     if (next === null) {
-      this.#held.delete(path);
+      if (entry !== undefined) entry.lost = true;
       throw this.#lost(path, undefined);
     }
-    this.#held.set(path, { lease: next, fencedAt: 0 });
+    if (entry !== undefined) entry.lease = next;
+    else this.#held.set(path, { lease: next, fencedAt: 0, lost: false });
   }
 
   #lost(path: string, by: string | undefined): CairnError {
     return new CairnError('CAIRN_LEASE_LOST', `The lease of ${path} is no longer this runner's${by ? ` (now held by ${by})` : ''}; it was not refreshed.`);
   }
 
-  async removeLease(path: string): Promise<void> {
-    const held = this.#held.get(path);
-    if (held === undefined) return; // only our own lease is ever released
-    this.#held.delete(path);
-    await this.s3.leases.release(held.lease, Date.now() - held.fencedAt < FENCE_FRESH_MS);
+  removeLease(path: string): Promise<void> {
+    return this.#serial(path, async () => {
+      const held = this.#held.get(path);
+      if (held === undefined) return; // only our own lease is ever released
+      this.#held.delete(path);
+      if (held.lost) return;
+      await this.s3.leases.release(held.lease, Date.now() - held.fencedAt < FENCE_FRESH_MS);
+    });
   }
 
   async breakLease(path: string, observed: LeaseInfo): Promise<boolean> {
