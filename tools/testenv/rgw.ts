@@ -251,6 +251,9 @@ export async function startRgw(options: RgwOptions = {}): Promise<RgwInstance> {
     const out = openSync(join(dir, 'log', `${name}.stdout`), 'a');
     const child = spawn(cmd, [...c, '-f', ...args], { stdio: ['ignore', out, out], detached: true });
     child.unref();
+    // In the foreground the child is the daemon. The monitor and the OSD write their pid file
+    // themselves (the same pid); radosgw -f writes none, so the harness records it.
+    if (child.pid !== undefined) writeFileSync(join(dir, 'run', `${name}.pid`), `${child.pid}\n`);
     children.push(child);
     armWatchdog();
     return child;
