@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the system packages Cairn's tests use: OpenSSH server (remote-ssh), Slurm + munge +
-# slurmrestd (remote-slurm), Chromium (CLI HTML screenshots). Idempotent: installs only what is
+# slurmrestd (remote-slurm), Chromium (CLI HTML screenshots), Ceph's monitor, OSD and RADOS
+# Gateway (store-s3: a real S3-compatible object store, started by tools/testenv/rgw.ts). Idempotent: installs only what is
 # missing. Needs root (or sudo) and Debian's apt; elsewhere it says what is missing and goes on,
 # and the affected test files skip locally (in CI, where CI=true, they fail instead).
 set -euo pipefail
@@ -11,6 +12,10 @@ command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ] || need+=(slu
 command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || need+=(munge)
 command -v slurmrestd >/dev/null 2>&1 || [ -x /usr/sbin/slurmrestd ] || need+=(slurmrestd slurm-wlm-jwt-plugin)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v radosgw >/dev/null 2>&1 || need+=(radosgw)
+command -v ceph-mon >/dev/null 2>&1 || need+=(ceph-mon)
+command -v ceph-osd >/dev/null 2>&1 || need+=(ceph-osd)
+{ command -v ceph >/dev/null 2>&1 && command -v radosgw-admin >/dev/null 2>&1; } || need+=(ceph-common)
 
 if [ ${#need[@]} -eq 0 ]; then
   echo "system packages: all present"
@@ -20,11 +25,12 @@ fi
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then
   if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "system packages missing (${need[*]}) and not root: install them with apt-get, or the SSH/Slurm/browser tests will skip" >&2
+    echo "system packages missing (${need[*]}) and not root: install them with apt-get, or the SSH/Slurm/browser/object-store tests will skip" >&2
     exit 0
   fi
 fi
 echo "installing system packages: ${need[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Another developer may be installing at the same moment: wait for dpkg's lock instead of failing.
+$SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 echo "system packages: installed ${need[*]}"

@@ -1,0 +1,147 @@
+/**
+ * The object-store side of Cairn's S3 store, wired once: a configured client with its request
+ * counter and retries, the object primitives, leases, batched state reads, output uploads and
+ * the host's input cache. A `Store` implementation (store.ts) is a thin layer over this.
+ */
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { CairnError } from '@cairn/core';
+import { RECORD_FILE, STATUS_FILE } from '@cairn/runner';
+import { createClient, describeTarget, learnCredentials, type S3ClientOptions, type S3Logger } from './config.js';
+import { checkStore } from './connect.js';
+import { RequestCounter } from './counter.js';
+import { Scrubber } from './errors.js';
+import { cacheNamespace, InputCache } from './inputs.js';
+import { S3Leases } from './leases.js';
+import { StepLister } from './listing.js';
+import { S3Objects } from './objects.js';
+import { uploadDirectory, type UploadedFile, type UploadOptions } from './outputs.js';
+import type { ProviderCapabilities } from './probe.js';
+import { StateReader, type StepDir } from './states.js';
+import { TextCache } from './text-cache.js';
+import { dirKey, parseS3Url, type S3Location, s3Url } from './url.js';
+
+/** Options of {@link S3Primitives}: the client's, plus how the store behaves. */
+export interface S3PrimitivesOptions extends S3ClientOptions {
+  /**
+   * Run on a provider that does not enforce conditional writes, with leases that are NOT safe
+   * (two runners may build one step at once). Logged as a warning at every start. @default false
+   */
+  readonly unsafeNoLeases?: boolean;
+  /** This host's cache (records by ETag, downloaded inputs); false: records in memory only, inputs under the OS temp dir. @default `$XDG_CACHE_HOME/cairn/s3` or `~/.cache/cairn/s3` */
+  readonly cacheDir?: string | false;
+  /** Where warnings go. @default stderr, prefixed `[cairn s3]` */
+  readonly logger?: S3Logger;
+  /** Counts requests (several stores may share one). @default a fresh counter */
+  readonly counter?: RequestCounter;
+}
+
+/** Before the probe ran: conditional writes are assumed (the safe path), conditional DELETE is not. */
+const UNPROBED: ProviderCapabilities = { conditionalWrites: true, conditionalDelete: false };
+
+const defaultLogger: S3Logger = { warn: (m) => console.warn(`[cairn s3] ${m}`) };
+
+/** A step directory of an `s3://` output path. */
+export function stepDir(path: string): StepDir {
+  const loc = parseS3Url(path);
+  return { bucket: loc.bucket, dir: dirKey(loc.key) };
+}
+
+/** Everything the S3 store is built from. */
+export class S3Primitives {
+  /** The configured client: for steps that write their outputs directly. */
+  readonly client: S3Client;
+  /** Requests sent, per operation. */
+  readonly counter: RequestCounter;
+  /** Whole-object and conditional operations. */
+  readonly objects: S3Objects;
+  /** Leases with conditional writes. */
+  readonly leases: S3Leases;
+  /** Batched state reads. */
+  readonly states: StateReader;
+  /** Downloaded dependency outputs of this host. */
+  readonly inputs: InputCache;
+  /** Where requests go (no secret in it). */
+  readonly target: string;
+  readonly #scrubber = new Scrubber();
+  readonly #logger: S3Logger;
+  readonly #unsafe: boolean;
+  readonly #checked = new Map<string, Promise<ProviderCapabilities>>();
+  #caps: ProviderCapabilities = UNPROBED;
+
+  constructor(options: S3PrimitivesOptions = {}) {
+    this.client = createClient(options, this.#scrubber);
+    this.counter = options.counter ?? new RequestCounter();
+    this.counter.attach(this.client);
+    this.objects = new S3Objects(this.client, this.#scrubber);
+    this.leases = new S3Leases(this.objects, () => this.#caps);
+    const cacheDir = options.cacheDir === undefined ? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'cairn', 's3') : options.cacheDir;
+    const ns = cacheNamespace(options.endpoint ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL);
+    this.states = new StateReader(this.objects, new StepLister(this.objects), new TextCache(cacheDir === false ? undefined : join(cacheDir, ns, 'records')));
+    this.inputs = new InputCache(this.objects, join(cacheDir === false ? join(process.env.TMPDIR ?? '/tmp', 'cairn-s3-inputs') : cacheDir, ns, 'inputs'));
+    this.target = describeTarget(options);
+    this.#logger = options.logger ?? defaultLogger;
+    this.#unsafe = options.unsafeNoLeases === true;
+    if (this.#unsafe) this.#logger.warn(`unsafeNoLeases is set for ${this.target}: leases are NOT enforced, two runners on one prefix may build the same step at once.`);
+  }
+
+  /** What the provider enforces (after {@link check}; before it, the safe assumptions). */
+  get capabilities(): ProviderCapabilities {
+    return this.#caps;
+  }
+
+  /**
+   * Checks, once per prefix, that the bucket exists, the credentials work, the endpoint answers
+   * and conditional writes are enforced. Throws one `CAIRN_STORE` error naming the prefix and the fix.
+   */
+  check(url: string): Promise<ProviderCapabilities> {
+    const loc = parseS3Url(url);
+    const id = s3Url({ bucket: loc.bucket, key: dirKey(loc.key) });
+    let p = this.#checked.get(id);
+    if (!p) {
+      p = (async () => {
+        await learnCredentials(this.client, this.#scrubber);
+        const caps = await checkStore(this.objects, loc, this.target, this.#scrubber, this.#unsafe);
+        if (!caps.conditionalWrites) this.#logger.warn(`UNSAFE: ${this.target} does not enforce conditional writes (${caps.missing ?? ''}); running on ${url} anyway because unsafeNoLeases is set.`);
+        this.#caps = caps;
+        return caps;
+      })();
+      p.catch(() => this.#checked.delete(id));
+      this.#checked.set(id, p);
+    }
+    return p;
+  }
+
+  /** The bucket and key of an `s3://` URL. */
+  locate(url: string): S3Location {
+    return parseS3Url(url);
+  }
+
+  /** Uploads a local directory to the output path `url` and verifies every file (size and checksum) before returning. */
+  upload(localDir: string, url: string, options?: UploadOptions): Promise<UploadedFile[]> {
+    const d = stepDir(url);
+    return uploadDirectory(this.objects, localDir, d.bucket, d.dir, options);
+  }
+
+  /** A local copy of a built dependency's outputs at `url`, downloaded at most once per host (per record identity). */
+  async localInput(url: string): Promise<string> {
+    const d = stepDir(url);
+    const [listed] = await this.states.listings([d]);
+    if (listed?.record === undefined || listed.status === undefined) {
+      throw new CairnError('CAIRN_STORE', `${url} has no ${listed?.status === undefined ? STATUS_FILE : RECORD_FILE}: it is not a built output, so it cannot be fetched. Run the step that builds it first.`);
+    }
+    return this.inputs.localDir(d.bucket, d.dir, listed.record.etag);
+  }
+
+  /** What a step needs to write to its output location directly. */
+  direct(url: string): { readonly client: S3Client; readonly bucket: string; readonly key: string; readonly url: string } {
+    const d = stepDir(url);
+    return { client: this.client, bucket: d.bucket, key: d.dir, url };
+  }
+
+  /** Closes the client's sockets. */
+  destroy(): void {
+    this.client.destroy();
+  }
+}

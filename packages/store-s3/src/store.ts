@@ -1,0 +1,216 @@
+/**
+ * `S3Store`: the runner's `Store` contract for `s3://bucket/prefix` over {@link S3Primitives}.
+ * Same layout as the filesystem store, one object per file:
+ *
+ * ```
+ * {outputPath}/.executor_status        one token (Marin's format); written last
+ * {outputPath}/.artifact.json          the record (JSON), written before the status
+ * {outputPath}/.executor_status.lock   the lease (JSON holder), while a runner works on the step
+ * {outputPath}/.cairn/job.json         the job in flight of a resumable executor
+ * ```
+ *
+ * The store remembers the ETag of each lease it created or refreshed: a refresh is an
+ * `If-Match` on it, a release happens only while it is still ours, and a commit of a step
+ * whose lease we hold is fenced (the lease is checked right before the status is written; if
+ * another runner took it over, the status is not written). This file only maps the contract
+ * onto the primitives; the rules live in leases.ts, listing.ts and states.ts.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CairnError } from '@cairn/core';
+import { JOB_FILE, LEASE_FILE, RECORD_FILE, STATUS_FILE } from '@cairn/runner';
+import type { ArtifactRecord, AttemptFiles, JobRecord, LeaseHolder, LeaseInfo, StatusToken, Store, StoredState } from '@cairn/runner';
+import { parseJobRecord } from './formats.js';
+import type { HeldLease } from './leases.js';
+import { S3Primitives, type S3PrimitivesOptions, stepDir } from './primitives.js';
+
+/** Options of {@link S3Store}. */
+export interface S3StoreOptions extends S3PrimitivesOptions {
+  /** Use these primitives (and their client) instead of building new ones. */
+  readonly primitives?: S3Primitives;
+  /** Local directory for attempt logs and scratch dirs (executors write logs to local files). @default `{tmpdir}/cairn-s3-attempts` */
+  readonly localRoot?: string;
+}
+
+/** A fence older than this does not stand for the release's own check. */
+const FENCE_FRESH_MS = 1_000;
+
+/** The S3 store. */
+export class S3Store implements Store {
+  readonly kind = 's3';
+  readonly sync = undefined;
+  /** The primitives (client, counter, uploads, input cache). */
+  readonly s3: S3Primitives;
+  readonly #localRoot: string;
+  /**
+   * Leases this store holds, by output path, and when each was last fenced. A lease found lost
+   * (a refresh or a fence refused) stays here marked `lost` until the path is leased again, so
+   * a later commit of that step is refused too.
+   */
+  readonly #held = new Map<string, { lease: HeldLease; fencedAt: number; lost: boolean }>();
+  /**
+   * The last lease operation (refresh, fence, release) of each path: they run one after another,
+   * so a fence never compares the listed ETag with one a refresh in flight is about to replace.
+   */
+  readonly #leaseOps = new Map<string, Promise<unknown>>();
+
+  constructor(options: S3StoreOptions = {}) {
+    this.s3 = options.primitives ?? new S3Primitives(options);
+    this.#localRoot = options.localRoot ?? join(tmpdir(), 'cairn-s3-attempts');
+  }
+
+  async checkWritable(prefix: string): Promise<void> {
+    await this.s3.check(prefix);
+  }
+
+  readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
+    return this.s3.states.read(paths.map(stepDir), withRecord);
+  }
+
+  async prepare(path: string): Promise<void> {
+    stepDir(path); // an object store has no directories to create; only check the URL
+  }
+
+  async commit(path: string, status: StatusToken, record?: ArtifactRecord): Promise<void> {
+    const d = stepDir(path);
+    const { objects } = this.s3;
+    const fenced = this.#held.has(path);
+    if (record !== undefined) {
+      // Fenced too: a runner that lost its lease must not replace the record of the one that took it.
+      if (fenced) await this.#fence(path, status);
+      const text = `${JSON.stringify(record, null, 2)}\n`;
+      const etag = await objects.put(d.bucket, d.dir + RECORD_FILE, text, 'application/json');
+      this.s3.states.remember(d, etag, text);
+    }
+    if (fenced) await this.#fence(path, status);
+    await objects.put(d.bucket, d.dir + STATUS_FILE, status, 'text/plain');
+  }
+
+  /** Throws CAIRN_LEASE_LOST unless our lease is still the current version (a batched LIST shows its ETag). */
+  #fence(path: string, status: StatusToken): Promise<void> {
+    return this.#serial(path, async () => {
+      // Read after the previous lease operation settled: a refresh may have replaced the ETag.
+      const held = this.#held.get(path);
+      const [now] = held === undefined || held.lost ? [undefined] : await this.s3.states.listings([stepDir(path)]);
+      if (held === undefined || held.lost || now?.lease?.etag !== held.lease.etag) {
+        if (held !== undefined) held.lost = true;
+        throw new CairnError('CAIRN_LEASE_LOST', `Another runner took over the lease of ${path} before this runner committed ${status}; the status was not written.`);
+      }
+      held.fencedAt = Date.now();
+    });
+  }
+
+  /** Runs `op` after the path's previous lease operation settled. */
+  #serial<T>(path: string, op: () => Promise<T>): Promise<T> {
+    const prev = this.#leaseOps.get(path) ?? Promise.resolve();
+    const next = prev.then(op, op);
+    const settled = next.catch(() => undefined);
+    this.#leaseOps.set(path, settled);
+    void settled.then(() => {
+      if (this.#leaseOps.get(path) === settled) this.#leaseOps.delete(path);
+    });
+    return next;
+  }
+
+  async createLease(path: string, holder: LeaseHolder): Promise<boolean> {
+    const d = stepDir(path);
+    const lease = await this.s3.leases.create(d.bucket, d.dir + LEASE_FILE, holder);
+    if (lease === null) return false;
+    this.#held.set(path, { lease, fencedAt: 0, lost: false });
+    return true;
+  }
+
+  async readLease(path: string): Promise<LeaseInfo | null> {
+    const d = stepDir(path);
+    return this.s3.leases.read(d.bucket, d.dir + LEASE_FILE);
+  }
+
+  writeLease(path: string, holder: LeaseHolder): Promise<void> {
+    return this.#serial(path, () => this.#refresh(path, holder));
+  }
+
+  async #refresh(path: string, holder: LeaseHolder): Promise<void> {
+    const d = stepDir(path);
+    const held = this.#held.get(path);
+    if (held?.lost) throw this.#lost(path, undefined);
+    let lease = held?.lease;
+    if (lease === undefined) {
+      // Not created by this store instance: adopt it only if it carries the holder's token.
+      const now = await this.s3.leases.read(d.bucket, d.dir + LEASE_FILE);
+      if (now?.holder?.token !== holder.token) throw this.#lost(path, now?.holder?.worker_id);
+      lease = { bucket: d.bucket, key: d.dir + LEASE_FILE, etag: now.etag, token: holder.token };
+    }
+    const next = await this.s3.leases.refresh(lease, holder);
+    const entry = this.#held.get(path);
+    if (next === null) {
+      if (entry !== undefined) entry.lost = true;
+      throw this.#lost(path, undefined);
+    }
+    if (entry !== undefined) entry.lease = next;
+    else this.#held.set(path, { lease: next, fencedAt: 0, lost: false });
+  }
+
+  #lost(path: string, by: string | undefined): CairnError {
+    return new CairnError('CAIRN_LEASE_LOST', `The lease of ${path} is no longer this runner's${by ? ` (now held by ${by})` : ''}; it was not refreshed.`);
+  }
+
+  removeLease(path: string): Promise<void> {
+    return this.#serial(path, async () => {
+      const held = this.#held.get(path);
+      if (held === undefined) return; // only our own lease is ever released
+      this.#held.delete(path);
+      if (held.lost) return;
+      await this.s3.leases.release(held.lease, Date.now() - held.fencedAt < FENCE_FRESH_MS);
+    });
+  }
+
+  async breakLease(path: string, observed: LeaseInfo): Promise<boolean> {
+    const d = stepDir(path);
+    const key = d.dir + LEASE_FILE;
+    let etag = (observed as { etag?: string }).etag;
+    if (etag === undefined) {
+      const now = await this.s3.leases.read(d.bucket, key);
+      if (now === null || now.raw !== observed.raw) return false;
+      etag = now.etag;
+    }
+    // Replace the stale lease with a fresh placeholder only if it is still what was observed:
+    // of two breakers exactly one gets past this. Nobody takes a fresh placeholder over, so
+    // deleting it next is safe; the caller then creates its lease with If-None-Match.
+    const placeholder: LeaseHolder = {
+      worker_id: `${hostname()}-${process.pid}-takeover`,
+      timestamp: Date.now() / 1000,
+      host: hostname(),
+      pid: process.pid,
+      processStartTime: null,
+      runId: 'takeover',
+      token: `takeover.${randomBytes(8).toString('hex')}`,
+    };
+    const taken = await this.s3.leases.takeover(d.bucket, key, etag, placeholder);
+    if (taken === null) return false;
+    await this.s3.objects.delete(d.bucket, key);
+    return true;
+  }
+
+  async writeJob(path: string, job: JobRecord): Promise<void> {
+    const d = stepDir(path);
+    await this.s3.objects.put(d.bucket, d.dir + JOB_FILE, `${JSON.stringify(job, null, 2)}\n`, 'application/json');
+  }
+
+  async readJob(path: string): Promise<JobRecord | null> {
+    const d = stepDir(path);
+    const got = await this.s3.objects.get(d.bucket, d.dir + JOB_FILE).catch(() => null);
+    return got === null ? null : parseJobRecord(got.body.toString('utf8'));
+  }
+
+  async removeJob(path: string): Promise<void> {
+    const d = stepDir(path);
+    await this.s3.objects.delete(d.bucket, d.dir + JOB_FILE);
+  }
+
+  attemptFiles(path: string, attempt: number): AttemptFiles {
+    const d = stepDir(path);
+    const base = join(this.#localRoot, d.bucket, ...d.dir.split('/').filter((s) => s !== ''), '.cairn');
+    return { stdout: join(base, 'logs', `attempt-${attempt}.stdout`), stderr: join(base, 'logs', `attempt-${attempt}.stderr`), dir: join(base, `attempt-${attempt}`) };
+  }
+}

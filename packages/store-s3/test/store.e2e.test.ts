@@ -1,0 +1,150 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { apply, StepSpec } from '@cairn/core';
+import { StepRunner, type RunnerEvent } from '@cairn/runner';
+import { afterAll, describe, expect, it } from 'vitest';
+import { diffCounts, S3Store } from '../src/index.js';
+import { clientOptions, freshPrefix, haveRgw, useGateway } from './helpers.js';
+
+const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** corpus → tokens → model, and corpus → stats: four path steps (identity = name + config + deps). */
+function pipeline(config: { seed: number; lr: number }, calls: string[]) {
+  const fn = (name: string) => () => {
+    calls.push(name);
+    return { name };
+  };
+  const corpus = new StepSpec({ name: 'corpus', fn: fn('corpus'), hashAttrs: { seed: config.seed } });
+  const tokens = new StepSpec({ name: 'tokens', fn: fn('tokens'), deps: [corpus] });
+  const model = new StepSpec({ name: 'model', fn: fn('model'), deps: [tokens], hashAttrs: { lr: config.lr } });
+  const stats = new StepSpec({ name: 'stats', fn: fn('stats'), deps: [corpus] });
+  return [model, stats];
+}
+
+describe.skipIf(!haveRgw)('S3Store end to end: a StepRunner on s3:// against a real RADOS Gateway', () => {
+  const gw = useGateway();
+  const tmp = mkdtempSync(join(tmpdir(), 'cairn-s3-e2e-'));
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  it('runs, reruns fully cached from one LIST, rebuilds what a config change touches; no credential anywhere', async () => {
+    const rgw = gw.get();
+    const store = new S3Store(clientOptions(rgw));
+    const events: RunnerEvent[] = [];
+    const runner = new StepRunner({ prefix: freshPrefix(rgw, 'e2e'), store, logger: quiet, onEvent: (e) => events.push(e) });
+    const calls: string[] = [];
+    const first = await runner.run(pipeline({ seed: 1, lr: 0.1 }, calls));
+    expect(first.counts).toEqual({ succeeded: 4 });
+    expect(calls.sort()).toEqual(['corpus', 'model', 'stats', 'tokens']);
+    const [model] = await runner.load(pipeline({ seed: 1, lr: 0.1 }, calls).slice(0, 1));
+    expect(model?.value).toEqual({ name: 'model' });
+    expect(model?.path).toMatch(/^s3:\/\/cairn-test\/e2e-[0-9a-f]+\/model-[0-9a-f]+$/);
+
+    calls.length = 0;
+    const before = store.s3.counter.counts();
+    const again = await runner.run(pipeline({ seed: 1, lr: 0.1 }, calls));
+    expect(calls).toEqual([]);
+    expect(again.counts).toEqual({ cached: 2 }); // the targets; nothing below them is even looked at
+    const rerun = diffCounts(store.s3.counter.counts(), before);
+    expect(rerun).toEqual({ ListObjectsV2: 1 }); // records were cached when this runner wrote them
+
+    const changed = await runner.run(pipeline({ seed: 1, lr: 0.2 }, calls));
+    expect(calls).toEqual(['model']); // only the step whose config changed
+    expect(changed.counts).toEqual({ succeeded: 1, cached: 2 }); // tokens (model's input) and stats
+    calls.length = 0;
+    await runner.run(pipeline({ seed: 2, lr: 0.2 }, calls));
+    expect(calls.sort()).toEqual(['corpus', 'model', 'stats', 'tokens']); // the root changed: its dependents too
+
+    // Records, statuses, leases and events never carry a credential.
+    const { bucket } = store.s3.locate(runner.prefix());
+    const page = await store.s3.objects.list(bucket, { prefix: store.s3.locate(runner.prefix()).key });
+    const texts = await Promise.all(page.objects.map(async (o) => (await store.s3.objects.get(bucket, o.key))?.body.toString() ?? ''));
+    for (const t of [...texts, JSON.stringify(events)]) {
+      expect(t).not.toContain(rgw.secretAccessKey);
+      expect(t).not.toContain(rgw.accessKeyId);
+    }
+    expect(page.objects.some((o) => o.key.endsWith('.executor_status.lock'))).toBe(false); // every lease released
+  });
+
+  it('a runner that lost its lease to a takeover commits nothing (the commit is fenced)', async () => {
+    const rgw = gw.get();
+    const prefix = freshPrefix(rgw, 'fence');
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    let leased!: () => void;
+    const started = new Promise<void>((r) => (leased = r));
+    const slow = apply({ name: 'slow', version: '1', fn: async () => (leased(), await gate, 'from A'), inputs: {} });
+    // A never refreshes in time (as if paused); B sees its lease go stale after 300 ms.
+    const a = new StepRunner({ prefix, store: new S3Store(clientOptions(rgw)), logger: quiet, leases: { heartbeatMs: 60_000 } });
+    const runA = a.run([slow]).catch((e: unknown) => e);
+    await started;
+    const fast = apply({ name: 'slow', version: '1', fn: () => 'from B', inputs: {} });
+    const b = new StepRunner({ prefix, store: new S3Store(clientOptions(rgw)), logger: quiet, leases: { staleMs: 300, pollMs: 50 } });
+    expect((await b.run([fast])).counts).toEqual({ succeeded: 1 });
+    open();
+    const resultA = await runA;
+    expect(resultA).toMatchObject({ code: 'CAIRN_STEP_FAILED' });
+    expect(JSON.stringify((resultA as { failures?: unknown }).failures ?? String(resultA))).toMatch(/CAIRN_LEASE_LOST|took over the lease/);
+    const [built] = await b.load([fast]);
+    expect(built?.value).toBe('from B'); // A replaced neither the record nor the status
+  });
+
+  /** A runner process (test/fixtures/runner-child.mjs) on `prefix`, configured from the environment only. */
+  const child = (prefix: string, log: string, roots: number, depth: number, onSpawn?: (p: ChildProcess) => void) =>
+    new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
+      const p = spawn(process.execPath, [join(import.meta.dirname, 'fixtures', 'runner-child.mjs'), prefix, log, String(roots), String(depth)], {
+        env: { ...process.env, ...gw.get().env, AWS_EC2_METADATA_DISABLED: 'true' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      onSpawn?.(p);
+      let out = '';
+      let err = '';
+      p.stdout.on('data', (d: Buffer) => (out += d.toString()));
+      p.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      p.on('exit', (code) => resolve({ code, out, err }));
+    });
+
+  it('two runner processes at once on one prefix: every step runs exactly once', { timeout: 120_000 }, async () => {
+    const prefix = freshPrefix(gw.get(), 'multi');
+    const log = join(tmp, 'runs.log');
+    const results = await Promise.all([child(prefix, log, 24, 2), child(prefix, log, 24, 2)]);
+    for (const r of results) expect(r.code, r.err).toBe(0);
+    const lines = readFileSync(log, 'utf8').trim().split('\n');
+    const names = lines.map((l) => l.split(' ')[0]);
+    expect(names).toHaveLength(48);
+    expect(new Set(names).size).toBe(48);
+    // Both did work (the DAG was shared, not run by one while the other waited for it all).
+    expect(new Set(lines.map((l) => l.split(' ')[1])).size).toBe(2);
+  });
+
+  it('a runner SIGKILLed mid-run, then rerun: no step that reached SUCCESS runs again', { timeout: 120_000 }, async () => {
+    const prefix = freshPrefix(gw.get(), 'killed');
+    const log = join(tmp, 'killed.log');
+    let proc: ChildProcess | undefined;
+    const first = child(prefix, log, 16, 3, (p) => (proc = p));
+    const s3 = new S3Store(clientOptions(gw.get()));
+    const { bucket, key } = s3.s3.locate(prefix);
+    // Kill it once a few steps are committed.
+    for (let i = 0; i < 300; i++) {
+      const page = await s3.s3.objects.list(bucket, { prefix: `${key}/` });
+      if (page.objects.filter((o) => o.key.endsWith('/.executor_status')).length >= 6) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    proc?.kill('SIGKILL');
+    await first;
+    const page = await s3.s3.objects.list(bucket, { prefix: `${key}/` });
+    const built = new Set(page.objects.filter((o) => o.key.endsWith('/.executor_status')).map((o) => o.key.slice(key.length + 1).split('/')[0]));
+    expect(built.size).toBeGreaterThanOrEqual(6);
+    expect(built.size).toBeLessThan(48);
+    expect(page.objects.some((o) => o.key.endsWith('.executor_status.lock'))).toBe(true); // the dead runner's leases are still there
+    const before = readFileSync(log, 'utf8').trim().split('\n').length;
+    const second = await child(prefix, log, 16, 3); // its leases are stale at once: their pid is dead, on this host
+    expect(second.code, second.err).toBe(0);
+    const rerun = readFileSync(log, 'utf8').trim().split('\n').slice(before).map((l) => l.split(' ')[0] as string);
+    for (const name of rerun) expect(built.has(name), `${name} ran again`).toBe(false);
+    const after = await s3.s3.objects.list(bucket, { prefix: `${key}/` });
+    expect(after.objects.filter((o) => o.key.endsWith('/.executor_status')).length).toBe(48);
+    s3.s3.destroy();
+  });
+});
