@@ -50,13 +50,18 @@ function rootCause(err: unknown): unknown {
  * writes. Throws one `CAIRN_STORE` error; with `unsafeNoLeases` a provider without conditional
  * writes is accepted (the caller logs it).
  */
-export async function checkStore(objects: S3Objects, loc: S3Location, target: string, scrubber: Scrubber, unsafeNoLeases: boolean): Promise<ProviderCapabilities> {
-  const prefix = dirKey(loc.key);
+/** One LIST of the prefix: the endpoint answers, the credentials work, the bucket exists. Writes nothing. */
+export async function checkReadable(objects: S3Objects, loc: S3Location, target: string, scrubber: Scrubber): Promise<void> {
   try {
-    await objects.list(loc.bucket, { prefix, maxKeys: 1 });
+    await objects.list(loc.bucket, { prefix: dirKey(loc.key), maxKeys: 1 });
   } catch (err) {
     throw connectError(loc, target, rootCause(err), scrubber);
   }
+}
+
+export async function checkStore(objects: S3Objects, loc: S3Location, target: string, scrubber: Scrubber, unsafeNoLeases: boolean): Promise<ProviderCapabilities> {
+  const prefix = dirKey(loc.key);
+  await checkReadable(objects, loc, target, scrubber);
   let caps: ProviderCapabilities;
   try {
     caps = await probeProvider(objects, loc.bucket, prefix);

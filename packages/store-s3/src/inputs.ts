@@ -14,7 +14,7 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { CairnError } from '@cairn/core';
-import { LEASE_FILE, RECORD_FILE, STATUS_FILE } from '@cairn/runner';
+import { LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
 import { md5Hex } from './etag.js';
 import type { S3Objects } from './objects.js';
 import { s3Url } from './url.js';

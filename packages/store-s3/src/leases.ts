@@ -12,7 +12,7 @@
  * A held lease is known by its ETag (what conditions compare) and its holder's token (what a
  * reader compares).
  */
-import type { LeaseHolder, LeaseInfo } from '@cairn/runner';
+import type { LeaseHolder, LeaseInfo } from '@cairn/runner/store';
 import type { S3Objects } from './objects.js';
 import type { ProviderCapabilities } from './probe.js';
 import { parseHolder } from './formats.js';

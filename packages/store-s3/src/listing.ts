@@ -14,7 +14,7 @@
  * leased, 64 at once) are coalesced: while a sweep is in flight, new directories wait and go
  * together in the next one.
  */
-import { JOB_FILE, LEASE_FILE, RECORD_FILE, STATUS_FILE } from '@cairn/runner';
+import { JOB_FILE, LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
 import type { ObjectHead, S3Objects } from './objects.js';
 
 /** The metadata objects of one step directory, as a LIST shows them (absent: undefined). */

@@ -7,9 +7,9 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { CairnError } from '@cairn/core';
-import { RECORD_FILE, STATUS_FILE } from '@cairn/runner';
+import { RECORD_FILE, STATUS_FILE } from './layout.js';
 import { createClient, describeTarget, learnCredentials, type S3ClientOptions, type S3Logger } from './config.js';
-import { checkStore } from './connect.js';
+import { checkReadable, checkStore } from './connect.js';
 import { RequestCounter } from './counter.js';
 import { Scrubber } from './errors.js';
 import { cacheNamespace, InputCache } from './inputs.js';
@@ -111,6 +111,22 @@ export class S3Primitives {
       this.#checked.set(id, p);
     }
     return p;
+  }
+
+  /** Checks, writing nothing, that the store under `url` can be read (once per prefix): one clear error otherwise. */
+  connect(url: string): Promise<void> {
+    const loc = parseS3Url(url);
+    const id = `read ${s3Url({ bucket: loc.bucket, key: dirKey(loc.key) })}`;
+    let p = this.#checked.get(id) as Promise<unknown> | undefined;
+    if (!p) {
+      p = (async () => {
+        await learnCredentials(this.client, this.#scrubber);
+        await checkReadable(this.objects, loc, this.target, this.#scrubber);
+      })();
+      p.catch(() => this.#checked.delete(id));
+      this.#checked.set(id, p as Promise<ProviderCapabilities>);
+    }
+    return p.then(() => undefined);
   }
 
   /** The bucket and key of an `s3://` URL. */

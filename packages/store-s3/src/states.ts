@@ -5,7 +5,8 @@
  * share of a LIST page; a status that is not a bare token (Marin's JSON-lines log, an encrypted
  * object whose ETag is not an MD5) is read with a GET.
  */
-import { parseStatus, RECORD_FILE, STATUS_FILE, type StatusToken, type StoredState } from '@cairn/runner';
+import { parseStatus, type StatusToken, type StoredState } from '@cairn/runner/store';
+import { RECORD_FILE, STATUS_FILE } from './layout.js';
 import { md5Hex } from './etag.js';
 import { parseRecord } from './formats.js';
 import type { StepLister, StepObjects } from './listing.js';

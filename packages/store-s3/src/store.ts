@@ -1,27 +1,30 @@
 /**
- * `S3Store`: the runner's `Store` contract for `s3://bucket/prefix` over {@link S3Primitives}.
- * Same layout as the filesystem store, one object per file:
+ * `S3Store`: the runner's store contract for `s3://bucket/prefix` over {@link S3Primitives}.
+ * Same layout as the filesystem store, one object per file (layout.ts):
  *
  * ```
  * {outputPath}/.executor_status        one token (Marin's format); written last
  * {outputPath}/.artifact.json          the record (JSON), written before the status
  * {outputPath}/.executor_status.lock   the lease (JSON holder), while a runner works on the step
  * {outputPath}/.cairn/job.json         the job in flight of a resumable executor
+ * {outputPath}/.cairn/logs/…           the attempts' logs, uploaded with the output
  * ```
  *
- * The store remembers the ETag of each lease it created or refreshed: a refresh is an
- * `If-Match` on it, a release happens only while it is still ours, and a commit of a step
- * whose lease we hold is fenced (the lease is checked right before the status is written; if
- * another runner took it over, the status is not written). This file only maps the contract
- * onto the primitives; the rules live in leases.ts, listing.ts and states.ts.
+ * Staging is `upload`: an attempt writes into a local directory (its `OUT`), uploaded at the
+ * commit. The store remembers the ETag of each lease it holds: a refresh is an `If-Match` on it,
+ * a release happens only while it is still ours, and a commit is fenced: the lease is checked
+ * before the upload, before the record and before the status, and nothing more is written once it
+ * is found lost. This file only maps the contract onto the primitives; the rules live in
+ * leases.ts, listing.ts, outputs.ts and states.ts.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
-import { JOB_FILE, LEASE_FILE, RECORD_FILE, STATUS_FILE } from '@cairn/runner';
-import type { ArtifactRecord, AttemptFiles, JobRecord, LeaseHolder, LeaseInfo, StatusToken, Store, StoredState } from '@cairn/runner';
+import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, StagedAttempt, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
 import { parseJobRecord } from './formats.js';
+import { JOB_FILE, LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
 import type { HeldLease } from './leases.js';
 import { S3Primitives, type S3PrimitivesOptions, stepDir } from './primitives.js';
 
@@ -29,17 +32,19 @@ import { S3Primitives, type S3PrimitivesOptions, stepDir } from './primitives.js
 export interface S3StoreOptions extends S3PrimitivesOptions {
   /** Use these primitives (and their client) instead of building new ones. */
   readonly primitives?: S3Primitives;
-  /** Local directory for attempt logs and scratch dirs (executors write logs to local files). @default `{tmpdir}/cairn-s3-attempts` */
+  /** Local directory for attempts' staged outputs and logs. @default `{tmpdir}/cairn-s3-attempts` */
   readonly localRoot?: string;
 }
 
 /** A fence older than this does not stand for the release's own check. */
 const FENCE_FRESH_MS = 1_000;
 
+const CAPABILITIES: StoreCapabilities = Object.freeze({ staging: 'upload' });
+
 /** The S3 store. */
 export class S3Store implements Store {
   readonly kind = 's3';
-  readonly sync = undefined;
+  readonly capabilities = CAPABILITIES;
   /** The primitives (client, counter, uploads, input cache). */
   readonly s3: S3Primitives;
   readonly #localRoot: string;
@@ -60,6 +65,10 @@ export class S3Store implements Store {
     this.#localRoot = options.localRoot ?? join(tmpdir(), 'cairn-s3-attempts');
   }
 
+  connect(prefix: string): Promise<void> {
+    return this.s3.connect(prefix);
+  }
+
   async checkWritable(prefix: string): Promise<void> {
     await this.s3.check(prefix);
   }
@@ -68,34 +77,64 @@ export class S3Store implements Store {
     return this.s3.states.read(paths.map(stepDir), withRecord);
   }
 
-  async prepare(path: string): Promise<void> {
-    stepDir(path); // an object store has no directories to create; only check the URL
+  /** The local directory an attempt of `path` writes into. */
+  #localDir(path: string, runId: string, attempt: number): string {
+    const d = stepDir(path);
+    return join(this.#localRoot, d.bucket, ...d.dir.split('/').filter((s) => s !== ''), `.cairn-attempt-${runId}-${attempt}`);
   }
 
-  async commit(path: string, status: StatusToken, record?: ArtifactRecord): Promise<void> {
+  async stage(path: string, holder: LeaseHolder, attempt: number, previous?: StagedAttempt): Promise<StagedAttempt> {
+    const dir = this.#localDir(path, holder.runId, attempt);
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const logs = `${dir}/.cairn/logs`;
+    if (previous !== undefined) {
+      // The earlier attempt's logs stay with the step; its output does not.
+      const from = `${previous.dir}/.cairn/logs`;
+      const names = await readdir(from).catch(() => [] as string[]);
+      if (names.length > 0) await mkdir(logs, { recursive: true });
+      for (const n of names) await rename(`${from}/${n}`, `${logs}/${n}`);
+      await rm(previous.dir, { recursive: true, force: true });
+    }
+    return { path, dir, attempt, logs: { stdout: `${logs}/attempt-${attempt}.stdout`, stderr: `${logs}/attempt-${attempt}.stderr` }, scratch: `${dir}/.cairn/attempt-${attempt}` };
+  }
+
+  async commit(path: string, holder: LeaseHolder, request: CommitRequest): Promise<void> {
     const d = stepDir(path);
     const { objects } = this.s3;
     const fenced = this.#held.has(path);
-    if (record !== undefined) {
-      // Fenced too: a runner that lost its lease must not replace the record of the one that took it.
-      if (fenced) await this.#fence(path, status);
-      const text = `${JSON.stringify(record, null, 2)}\n`;
-      const etag = await objects.put(d.bucket, d.dir + RECORD_FILE, text, 'application/json');
-      this.s3.states.remember(d, etag, text);
+    if (!fenced) throw this.#lost(path, undefined, request.status);
+    const staged = request.staged;
+    try {
+      if (staged !== undefined) {
+        // Nothing of an attempt whose lease is gone is uploaded.
+        await this.#fence(path, request.status);
+        await this.s3.upload(staged.dir, path);
+      }
+      if (request.record !== undefined) {
+        // Fenced too: a runner that lost its lease must not replace the record of the one that took it.
+        await this.#fence(path, request.status);
+        const text = `${JSON.stringify(request.record.build(), null, 2)}\n`;
+        const etag = await objects.put(d.bucket, d.dir + RECORD_FILE, text, 'application/json');
+        this.s3.states.remember(d, etag, text);
+      }
+      await this.#fence(path, request.status);
+      await objects.put(d.bucket, d.dir + STATUS_FILE, request.status, 'text/plain');
+    } finally {
+      if (staged !== undefined) await rm(staged.dir, { recursive: true, force: true });
     }
-    if (fenced) await this.#fence(path, status);
-    await objects.put(d.bucket, d.dir + STATUS_FILE, status, 'text/plain');
+    if (request.release === true) await this.releaseLease(path, holder);
   }
 
   /** Throws CAIRN_LEASE_LOST unless our lease is still the current version (a batched LIST shows its ETag). */
-  #fence(path: string, status: StatusToken): Promise<void> {
+  #fence(path: string, status: string): Promise<void> {
     return this.#serial(path, async () => {
       // Read after the previous lease operation settled: a refresh may have replaced the ETag.
       const held = this.#held.get(path);
       const [now] = held === undefined || held.lost ? [undefined] : await this.s3.states.listings([stepDir(path)]);
       if (held === undefined || held.lost || now?.lease?.etag !== held.lease.etag) {
         if (held !== undefined) held.lost = true;
-        throw new CairnError('CAIRN_LEASE_LOST', `Another runner took over the lease of ${path} before this runner committed ${status}; the status was not written.`);
+        throw this.#lost(path, undefined, status);
       }
       held.fencedAt = Date.now();
     });
@@ -126,39 +165,41 @@ export class S3Store implements Store {
     return this.s3.leases.read(d.bucket, d.dir + LEASE_FILE);
   }
 
-  writeLease(path: string, holder: LeaseHolder): Promise<void> {
+  refreshLease(path: string, holder: LeaseHolder): Promise<boolean> {
     return this.#serial(path, () => this.#refresh(path, holder));
   }
 
-  async #refresh(path: string, holder: LeaseHolder): Promise<void> {
+  async #refresh(path: string, holder: LeaseHolder): Promise<boolean> {
     const d = stepDir(path);
     const held = this.#held.get(path);
-    if (held?.lost) throw this.#lost(path, undefined);
+    if (held?.lost) return false;
     let lease = held?.lease;
     if (lease === undefined) {
       // Not created by this store instance: adopt it only if it carries the holder's token.
       const now = await this.s3.leases.read(d.bucket, d.dir + LEASE_FILE);
-      if (now?.holder?.token !== holder.token) throw this.#lost(path, now?.holder?.worker_id);
+      if (now?.holder?.token !== holder.token) return false;
       lease = { bucket: d.bucket, key: d.dir + LEASE_FILE, etag: now.etag, token: holder.token };
     }
     const next = await this.s3.leases.refresh(lease, holder);
     const entry = this.#held.get(path);
     if (next === null) {
       if (entry !== undefined) entry.lost = true;
-      throw this.#lost(path, undefined);
+      return false;
     }
     if (entry !== undefined) entry.lease = next;
     else this.#held.set(path, { lease: next, fencedAt: 0, lost: false });
+    return true;
   }
 
-  #lost(path: string, by: string | undefined): CairnError {
-    return new CairnError('CAIRN_LEASE_LOST', `The lease of ${path} is no longer this runner's${by ? ` (now held by ${by})` : ''}; it was not refreshed.`);
+  #lost(path: string, by: string | undefined, status: string): CairnError {
+    return new CairnError('CAIRN_LEASE_LOST', `The lease of ${path} is no longer this runner's${by ? ` (now held by ${by})` : ''}: ${status} was not committed and nothing more was written.`, { retryable: false });
   }
 
-  removeLease(path: string): Promise<void> {
+  releaseLease(path: string, holder: LeaseHolder): Promise<void> {
     return this.#serial(path, async () => {
       const held = this.#held.get(path);
-      if (held === undefined) return; // only our own lease is ever released
+      // Only our own lease is ever released.
+      if (held === undefined || held.lease.token !== holder.token) return;
       this.#held.delete(path);
       if (held.lost) return;
       await this.s3.leases.release(held.lease, Date.now() - held.fencedAt < FENCE_FRESH_MS);
@@ -168,7 +209,7 @@ export class S3Store implements Store {
   async breakLease(path: string, observed: LeaseInfo): Promise<boolean> {
     const d = stepDir(path);
     const key = d.dir + LEASE_FILE;
-    let etag = (observed as { etag?: string }).etag;
+    let etag = observed.etag;
     if (etag === undefined) {
       const now = await this.s3.leases.read(d.bucket, key);
       if (now === null || now.raw !== observed.raw) return false;
@@ -192,6 +233,21 @@ export class S3Store implements Store {
     return true;
   }
 
+  async abandon(staged: StagedAttempt): Promise<void> {
+    await rm(staged.dir, { recursive: true, force: true });
+  }
+
+  async sweep(path: string, keep?: StagedAttempt): Promise<void> {
+    // Dead attempts of other hosts left nothing in the bucket (outputs are uploaded at the commit);
+    // this host's leftovers are local.
+    const local = this.#localDir(path, 'x', 1);
+    const parent = local.slice(0, local.lastIndexOf('/'));
+    for (const n of await readdir(parent).catch(() => [] as string[])) {
+      const full = `${parent}/${n}`;
+      if (n.startsWith('.cairn-attempt-') && full !== keep?.dir) await rm(full, { recursive: true, force: true });
+    }
+  }
+
   async writeJob(path: string, job: JobRecord): Promise<void> {
     const d = stepDir(path);
     await this.s3.objects.put(d.bucket, d.dir + JOB_FILE, `${JSON.stringify(job, null, 2)}\n`, 'application/json');
@@ -208,9 +264,17 @@ export class S3Store implements Store {
     await this.s3.objects.delete(d.bucket, d.dir + JOB_FILE);
   }
 
-  attemptFiles(path: string, attempt: number): AttemptFiles {
-    const d = stepDir(path);
-    const base = join(this.#localRoot, d.bucket, ...d.dir.split('/').filter((s) => s !== ''), '.cairn');
-    return { stdout: join(base, 'logs', `attempt-${attempt}.stdout`), stderr: join(base, 'logs', `attempt-${attempt}.stderr`), dir: join(base, `attempt-${attempt}`) };
+  async attemptLogs(path: string): Promise<readonly AttemptLogs[]> {
+    // Committed logs are objects (read them with the client); running attempts' are local files.
+    const local = this.#localDir(path, 'x', 1);
+    const parent = local.slice(0, local.lastIndexOf('/'));
+    const out: AttemptLogs[] = [];
+    for (const n of (await readdir(parent).catch(() => [] as string[])).sort()) {
+      const m = /^\.cairn-attempt-.+-(\d+)$/.exec(n);
+      if (m === null) continue;
+      const attempt = Number(m[1]);
+      out.push({ attempt, stdout: `${parent}/${n}/.cairn/logs/attempt-${attempt}.stdout`, stderr: `${parent}/${n}/.cairn/logs/attempt-${attempt}.stderr`, running: true });
+    }
+    return out;
   }
 }

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
-import { isStale, LEASE_FILE, type LeaseHolder } from '@cairn/runner';
+import { isStale, type LeaseHolder } from '@cairn/runner/store';
+import { LEASE_FILE } from '../src/layout.js';
 import { describe, expect, it } from 'vitest';
 import { freshPrefix, haveRgw, primitives, useGateway } from './helpers.js';
 

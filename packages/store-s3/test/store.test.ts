@@ -1,11 +1,12 @@
 import { hostname } from 'node:os';
-import type { ArtifactRecord, LeaseHolder } from '@cairn/runner';
+import type { ArtifactRecord, LeaseHolder } from '@cairn/runner/store';
 import { describe, expect, it } from 'vitest';
 import { S3Store } from '../src/index.js';
 import { clientOptions, freshPrefix, haveRgw, useGateway } from './helpers.js';
 
 const holder = (token: string): LeaseHolder => ({ worker_id: `${hostname()}-${process.pid}-r`, timestamp: Date.now() / 1000, host: hostname(), pid: process.pid, processStartTime: null, runId: 'r', token });
 const record = { cairn: 1, name: 'x', status: 'SUCCESS' } as unknown as ArtifactRecord;
+const success = { status: 'SUCCESS' as const, record: { build: () => record } };
 
 describe.skipIf(!haveRgw)('S3Store lease bookkeeping against a real RADOS Gateway', () => {
   const gw = useGateway();
@@ -16,11 +17,11 @@ describe.skipIf(!haveRgw)('S3Store lease bookkeeping against a real RADOS Gatewa
     const prefix = freshPrefix(gw.get());
     const paths = Array.from({ length: 40 }, (_, i) => `${prefix}/s${i}-0123`);
     await Promise.all(paths.map((p) => store.createLease(p, holder(`t-${p}`))));
-    const results = await Promise.allSettled(paths.map((p) => Promise.all([store.writeLease(p, holder(`t-${p}`)), store.commit(p, 'SUCCESS', record)])));
+    const results = await Promise.allSettled(paths.map((p) => Promise.all([store.refreshLease(p, holder(`t-${p}`)), store.commit(p, holder(`t-${p}`), success)])));
     expect(results.filter((r) => r.status === 'rejected')).toEqual([]);
     const states = await store.readStates(paths, false);
     expect(states.every((s) => s.status === 'SUCCESS')).toBe(true);
-    await Promise.all(paths.map((p) => store.removeLease(p)));
+    await Promise.all(paths.map((p) => store.releaseLease(p, holder(`t-${p}`))));
     expect((await Promise.all(paths.map((p) => store.readLease(p)))).every((l) => l === null)).toBe(true);
   });
 
@@ -30,18 +31,18 @@ describe.skipIf(!haveRgw)('S3Store lease bookkeeping against a real RADOS Gatewa
     const path = `${freshPrefix(gw.get())}/step-4567`;
     expect(await a.createLease(path, holder('a1'))).toBe(true);
     expect(await b.createLease(path, holder('b1'))).toBe(false);
-    await b.removeLease(path); // not b's: nothing happens
+    await b.releaseLease(path, holder('b1')); // not b's: nothing happens
     expect((await a.readLease(path))?.holder?.token).toBe('a1');
     const seen = await b.readLease(path);
     const c = new S3Store(clientOptions(gw.get()));
     const broke = await Promise.all([b.breakLease(path, seen!), c.breakLease(path, seen!)]);
     expect(broke.filter(Boolean)).toHaveLength(1);
     expect(await a.readLease(path)).toBeNull();
-    await expect(a.writeLease(path, holder('a1'))).rejects.toMatchObject({ code: 'CAIRN_LEASE_LOST' });
+    expect(await a.refreshLease(path, holder('a1'))).toBe(false);
     expect(await b.createLease(path, holder('b2'))).toBe(true);
-    await expect(a.commit(path, 'SUCCESS', record)).rejects.toMatchObject({ code: 'CAIRN_LEASE_LOST' }); // a knows it lost the lease
+    await expect(a.commit(path, holder('a1'), success)).rejects.toMatchObject({ code: 'CAIRN_LEASE_LOST' }); // a knows it lost the lease
     expect((await b.readStates([path], false))[0]?.status).toBeNull();
-    await a.removeLease(path);
+    await a.releaseLease(path, holder('a1'));
     expect((await b.readLease(path))?.holder?.token).toBe('b2');
   });
 });

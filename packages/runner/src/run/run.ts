@@ -142,7 +142,9 @@ export class Run {
     const idle = new Promise<void>((resolve) => (this.#idle = resolve));
     try {
       if (c.signal?.aborted) onAbort();
-      await pull(this, steps).catch((err: unknown) => this.fail(err));
+      await Promise.resolve(this.store.connect?.(this.prefix))
+        .then(() => pull(this, steps))
+        .catch((err: unknown) => this.fail(err));
       this.#pulling = false;
       this.#checkIdle();
       await idle;
@@ -166,6 +168,7 @@ export class Run {
   /** A dry run: pulls and classifies `steps` (reading the store, writing nothing), then lets go of the specs. */
   async explore(steps: Iterable<StepInput> | AsyncIterable<StepInput>, visit: (nodes: PathIndex<Node>) => void): Promise<void> {
     try {
+      await this.store.connect?.(this.prefix);
       await pull(this, steps);
       visit(this.nodes);
     } finally {

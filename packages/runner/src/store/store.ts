@@ -65,10 +65,12 @@ export interface StoreCapabilities {
   /**
    * How an attempt's output reaches its output path. `rename`: the attempt writes into its own
    * directory beside the path, renamed into place by the commit, so a zombie attempt can never
-   * change a committed output and a half-written output is never at the path. `none`: the
-   * attempt writes at the path itself (MemoryStore: nothing is on disk to protect).
+   * change a committed output and a half-written output is never at the path. `upload`: the
+   * attempt writes into a local directory uploaded by the commit, once the lease is confirmed
+   * (object stores). `none`: the attempt writes at the path itself (MemoryStore: nothing is on
+   * disk to protect).
    */
-  readonly staging: 'rename' | 'none';
+  readonly staging: 'rename' | 'upload' | 'none';
 }
 
 /** What one commit publishes. */
@@ -93,6 +95,12 @@ export interface Store {
   reserve?(steps: number): void;
   /** Reads many steps' states at once; `withRecord[i]` also reads the record of `paths[i]`. Never throws for corrupt files. */
   readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Maybe<StoredState[]>;
+  /**
+   * Optional: checks, writing nothing, that the store under `prefix` can be read (an endpoint
+   * that answers, credentials that work, a bucket that exists), throwing one `CAIRN_STORE` that
+   * names the prefix and the fix. Called once per run and dry run, before anything is read.
+   */
+  connect?(prefix: string): Maybe<void>;
   /**
    * Throws `CAIRN_STORE` (naming the prefix and the fix) when nothing can be written under
    * `prefix`. Called once per run, only when a step must be written, before anything runs; it
