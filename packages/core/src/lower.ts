@@ -1,7 +1,10 @@
+import { brand, DEP_SLOT_BRAND, hasBrand, isStepSpec } from './brand.js';
 import { CairnError } from './errors.js';
 import { getFnRef } from './fnref.js';
 import { type ArtifactStep, isArtifactStep, isOut, OUT } from './handle.js';
 import { computeIdentities } from './identity.js';
+import { MAX_VALUE_DEPTH, tooDeep } from './limits.js';
+import { checkOutputPaths } from './output-paths.js';
 import { growU32, TableWriter } from './pack.js';
 import { fingerprintPayload, writePayload } from './payload.js';
 import { captureProvenance } from './provenance.js';
@@ -34,6 +37,8 @@ export class DepSlot {
   }
 }
 
+brand(DepSlot.prototype, DEP_SLOT_BRAND);
+
 const slotCache: DepSlot[] = [];
 
 function isPlain(v: object): boolean {
@@ -65,24 +70,38 @@ export function resolveTemplate(
   depPaths: Readonly<Record<string, string>>,
   step: string,
 ): unknown {
+  // Templates come from validated inputs, but a decoded task is bytes from elsewhere: the depth is bounded.
+  const keys: (string | number)[] = [];
   const walk = (v: unknown): unknown => {
     if (typeof v !== 'object' || v === null) return v;
-    if (v instanceof DepSlot) {
-      const key = depKeys[v.index];
+    if (hasBrand(v, DEP_SLOT_BRAND)) {
+      const key = depKeys[(v as DepSlot).index];
       const path = key === undefined ? undefined : depPaths[key];
       if (path === undefined) {
-        throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": no output path for dependency #${v.index}; the runner must pass every dependency's path.`, { step });
+        throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": no output path for dependency #${(v as DepSlot).index}; the runner must pass every dependency's path.`, { step });
       }
       return path;
     }
     if (isOut(v)) return outputPath;
-    if (Array.isArray(v)) return v.map(walk);
-    if (isPlain(v)) {
-      const out: Record<string, unknown> = {};
-      for (const [k, e] of Object.entries(v)) out[k] = walk(e);
+    const isArray = Array.isArray(v);
+    if (!isArray && !isPlain(v)) return v;
+    if (keys.length >= MAX_VALUE_DEPTH) throw tooDeep(step, 'inputs', keys);
+    if (isArray) {
+      const out = new Array<unknown>(v.length);
+      for (let i = 0; i < v.length; i++) {
+        keys.push(i);
+        out[i] = walk(v[i]);
+        keys.pop();
+      }
       return out;
     }
-    return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, e] of Object.entries(v)) {
+      keys.push(k);
+      out[k] = walk(e);
+      keys.pop();
+    }
+    return out;
   };
   return walk(template);
 }
@@ -291,12 +310,14 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
   let edges = new Uint32Array(4096);
   const made = dedupe ? new IdentTable(sources) : undefined;
   const passed: StepSpec[] = [];
+  /** Nodes with a pin: checked for sharing one output path once the pass is done. */
+  const pinned: number[] = [];
   const out: StepSpec[] = [];
   const stack: ArtifactStep<unknown>[] = [];
   const next: number[] = [];
   for (let r = 0; r < roots.length; r++) {
     const root = roots[r];
-    if (root instanceof StepSpec) {
+    if (isStepSpec(root)) {
       out.push(root);
       passed.push(root);
       continue;
@@ -368,6 +389,7 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
       made?.add(n);
       versionOf[n] = versions.id(h.version);
       mutableAt[n] = isMutableVersion(h.version) ? 1 : 0;
+      if (h.pin !== undefined) pinned.push(n);
       names.add(h.name);
       if (h.expectedFingerprint === undefined) extras.addEmpty();
       else extras.add(`,"expectedFingerprint":${JSON.stringify(h.expectedFingerprint)}`);
@@ -380,6 +402,7 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
   const n = sources.length;
   if (n > 0) {
     if (made === undefined && backend.duplicateSteps(names.table(), versionOf.subarray(0, n)).length > 0) return undefined;
+    checkOutputPaths(sources, offsets, edges, pinned);
     flush();
     graph.offsets = offsets.slice(0, n + 1);
     graph.edges = edges.slice(0, offsets[n]);

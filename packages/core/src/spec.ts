@@ -1,10 +1,13 @@
+import { brand, isStepSpec, STEP_SPEC_BRAND } from './brand.js';
 import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
 import { getFnRef, getRemoteOptions } from './fnref.js';
 import { hashOf } from './identity.js';
-import { flatStepPath, isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
+import { checkKnownKeys } from './known-keys.js';
+import { checkLocation, flatStepPath, isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
+import { checkResources, checkRetries, checkSpecFields, checkTimeout, deepFreezeCopy, STEP_SPEC_KEYS } from './step-checks.js';
 import type { FnRef, PathStepFn, Provenance, Resources } from './types.js';
-import { validateSegment } from './validate.js';
+import { checkExecutorName, validateSegment } from './validate.js';
 
 /** How a step's function is called: with its output path (`path`) or with resolved inputs (`apply`). */
 export type StepKind = 'path' | 'apply';
@@ -86,48 +89,6 @@ let lazyHooks: LazyHooks | undefined;
 /** @internal Installs {@link LazyHooks} (once, by the lowering module). */
 export function setLazyHooks(hooks: LazyHooks): void {
   lazyHooks = hooks;
-}
-
-function deepFreezeCopy<T>(value: T): T {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return Object.freeze(value.map(deepFreezeCopy)) as T;
-  const proto = Object.getPrototypeOf(value) as object | null;
-  if (proto !== Object.prototype && proto !== null) return value; // Map/Set/Date/bytes: encoded already; kept as given
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = deepFreezeCopy(v);
-  return Object.freeze(out) as T;
-}
-
-function checkRetries(name: string, value: number | undefined): number {
-  const retries = value ?? 0;
-  if (!Number.isInteger(retries) || retries < 0) {
-    throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": retries must be a non-negative integer, got ${String(value)}.`, { step: name });
-  }
-  return retries;
-}
-
-function checkTimeout(name: string, value: number | undefined): number | undefined {
-  if (value !== undefined && (typeof value !== 'number' || !(value > 0))) {
-    throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": timeoutMs must be a positive number of milliseconds.`, { step: name });
-  }
-  return value;
-}
-
-function checkResources(name: string, r: Resources | undefined): Resources | undefined {
-  if (r === undefined) return undefined;
-  const bad = (what: string): never => {
-    throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": invalid resources: ${what}.`, { step: name });
-  };
-  if (typeof r !== 'object' || r === null) bad('expected an object like { cpu: 2, memoryGb: 8, gpus: 1 }');
-  const nonNeg = (k: string, v: unknown) => {
-    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) bad(`${k} must be a non-negative number, got ${String(v)}`);
-  };
-  nonNeg('cpu', r.cpu);
-  nonNeg('memoryGb', r.memoryGb);
-  nonNeg('timeLimit', r.timeLimit);
-  if (typeof r.gpus === 'object' && r.gpus !== null) nonNeg('gpus.count', r.gpus.count);
-  else nonNeg('gpus', r.gpus);
-  return deepFreezeCopy(r);
 }
 
 /** @internal Step hashes computed in one batch: 16 ASCII hex digits per spec, decoded when first read. */
@@ -253,10 +214,12 @@ export class StepSpec {
       return;
     }
     const name = validateSegment('name', init.name);
+    checkKnownKeys(init, STEP_SPEC_KEYS, `new StepSpec() for step "${name}"`, { step: name });
+    checkSpecFields(name, init as unknown as Record<string, unknown>);
     const deps = init.deps ?? [];
     if (!Array.isArray(deps)) throw new CairnError('CAIRN_BAD_DEPENDENCY', `Step "${name}": deps must be an array of StepSpec.`, { step: name });
     for (let i = 0; i < deps.length; i++) {
-      if (!(deps[i] instanceof StepSpec)) {
+      if (!isStepSpec(deps[i])) {
         throw new CairnError(
           'CAIRN_BAD_DEPENDENCY',
           `Step "${name}": deps[${i}] is not a StepSpec (got ${deps[i] === null ? 'null' : typeof deps[i]}); pass the upstream StepSpec itself, not its path or name.`,
@@ -270,21 +233,22 @@ export class StepSpec {
     const attrs = init.hashAttrs ?? {};
     const attrsCanon = canonicalize(attrs, { path: 'hashAttrs', step: name });
     const remoteOpts = getRemoteOptions(init.fn);
-    if (init.overrideOutputPath !== undefined && (typeof init.overrideOutputPath !== 'string' || init.overrideOutputPath === '')) {
-      throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": overrideOutputPath must be a non-empty string.`, { step: name });
-    }
+    const override = init.overrideOutputPath === undefined ? undefined : checkLocation('overrideOutputPath', init.overrideOutputPath, name);
+    const executor = init.executor ?? remoteOpts?.executor;
+    if (executor !== undefined) checkExecutorName(executor, `Step "${name}": executor`, 'CAIRN_INVALID_SPEC', name);
+    const version = init.version === undefined ? undefined : validateSegment('version', init.version, name);
     this.#deps = Object.freeze([...deps]);
     this.#p = {
       name,
       resources: checkResources(name, init.resources ?? remoteOpts?.resources),
-      executor: init.executor ?? remoteOpts?.executor,
+      executor,
       writesRecord: init.writesRecord ?? false,
       ref: init.ref ?? getFnRef(init.fn),
       kind: init.kind ?? 'path',
-      version: init.version,
+      version,
       fingerprint: init.fingerprint,
       expectedFingerprint: init.expectedFingerprint,
-      mutable: init.version !== undefined && init.version.endsWith('dev'),
+      mutable: version !== undefined && version.endsWith('dev'),
       retries: checkRetries(name, init.retries),
       timeoutMs: checkTimeout(name, init.timeoutMs),
       provenance: init.provenance,
@@ -292,7 +256,7 @@ export class StepSpec {
       hashAttrs: deepFreezeCopy(attrs),
       inputs: init.inputs,
       payload: init.fingerprintPayload,
-      override: init.overrideOutputPath,
+      override,
       attrsCanon,
     };
     Object.freeze(this);
@@ -587,3 +551,6 @@ export class StepSpec {
     };
   }
 }
+
+// Recognised by isStepSpec() in every copy of this package, bundled or not (see brand.ts).
+brand(StepSpec.prototype, STEP_SPEC_BRAND);
