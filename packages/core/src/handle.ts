@@ -132,9 +132,10 @@ export class ArtifactStep<T = unknown> {
     this.deps = Object.freeze(findDeps(opts.inputs, this.name));
     this.pin = opts.pin === undefined ? undefined : checkLocation('pin', opts.pin, this.name);
     const remoteOpts = getRemoteOptions(opts.fn);
-    this.resources = opts.resources ?? remoteOpts?.resources;
+    // An explicit null is kept (and refused when lowered), not read as "not given".
+    this.resources = opts.resources === undefined ? remoteOpts?.resources : opts.resources;
+    if (opts.executor !== undefined) checkExecutorName(opts.executor, `Step "${this.name}": executor`, 'CAIRN_INVALID_SPEC', this.name);
     this.executor = opts.executor ?? remoteOpts?.executor;
-    if (this.executor !== undefined) checkExecutorName(this.executor, `Step "${this.name}": executor`, 'CAIRN_INVALID_SPEC', this.name);
     if (opts.expectedFingerprint !== undefined && typeof opts.expectedFingerprint !== 'string') {
       throw new CairnError('CAIRN_INVALID_SPEC', `Step "${this.name}": expectedFingerprint must be the 16-hex-digit string a lowering reported, got ${describeValue(opts.expectedFingerprint)}.`, { step: this.name });
     }

@@ -216,7 +216,7 @@ export class StepSpec {
     const name = validateSegment('name', init.name);
     checkKnownKeys(init, STEP_SPEC_KEYS, `new StepSpec() for step "${name}"`, { step: name });
     checkSpecFields(name, init as unknown as Record<string, unknown>);
-    const deps = init.deps ?? [];
+    const deps = init.deps === undefined ? [] : init.deps;
     if (!Array.isArray(deps)) throw new CairnError('CAIRN_BAD_DEPENDENCY', `Step "${name}": deps must be an array of StepSpec.`, { step: name });
     for (let i = 0; i < deps.length; i++) {
       if (!isStepSpec(deps[i])) {
@@ -234,13 +234,13 @@ export class StepSpec {
     const attrsCanon = canonicalize(attrs, { path: 'hashAttrs', step: name });
     const remoteOpts = getRemoteOptions(init.fn);
     const override = init.overrideOutputPath === undefined ? undefined : checkLocation('overrideOutputPath', init.overrideOutputPath, name);
+    if (init.executor !== undefined) checkExecutorName(init.executor, `Step "${name}": executor`, 'CAIRN_INVALID_SPEC', name);
     const executor = init.executor ?? remoteOpts?.executor;
-    if (executor !== undefined) checkExecutorName(executor, `Step "${name}": executor`, 'CAIRN_INVALID_SPEC', name);
     const version = init.version === undefined ? undefined : validateSegment('version', init.version, name);
     this.#deps = Object.freeze([...deps]);
     this.#p = {
       name,
-      resources: checkResources(name, init.resources ?? remoteOpts?.resources),
+      resources: checkResources(name, init.resources === undefined ? remoteOpts?.resources : init.resources),
       executor,
       writesRecord: init.writesRecord ?? false,
       ref: init.ref ?? getFnRef(init.fn),

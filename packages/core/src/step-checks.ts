@@ -61,7 +61,7 @@ export function deepFreezeCopy<T>(value: T): T {
 
 /** Retries after failure: a non-negative safe integer. @default 0 */
 export function checkRetries(name: string, value: unknown): number {
-  const retries = value ?? 0;
+  const retries = value === undefined ? 0 : value;
   if (typeof retries !== 'number' || !Number.isSafeInteger(retries) || retries < 0) {
     throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": retries must be a non-negative integer, got ${describeValue(value)}.`, { step: name });
   }

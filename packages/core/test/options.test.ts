@@ -115,6 +115,15 @@ describe('small typed fields', () => {
     }
   });
 
+  it('an explicit null is refused, not read as "not given" (found by the fuzz suite)', () => {
+    for (const extra of [{ executor: null }, { resources: null }, { retries: null }, { timeoutMs: null }, { pin: null }]) {
+      expect(thrown(() => lower(apply({ name: 'n', version: 'v1', fn, inputs: {}, ...extra } as never))).code, JSON.stringify(extra)).toMatch(/^CAIRN_(INVALID_SPEC|INVALID_PATH)$/);
+    }
+    for (const extra of [{ executor: null }, { resources: null }, { retries: null }, { deps: null }]) {
+      expect(thrown(() => new StepSpec({ name: 'n', ...extra } as never)).code, JSON.stringify(extra)).toMatch(/^CAIRN_(INVALID_SPEC|BAD_DEPENDENCY)$/);
+    }
+  });
+
   it('apply(options) that is not an object, and expectedFingerprint that is not a string', () => {
     expect(thrown(() => apply(undefined as never)).code).toBe('CAIRN_INVALID_SPEC');
     expect(thrown(() => apply({ name: 'a', version: 'v1', fn, inputs: {}, expectedFingerprint: 12 } as never)).code).toBe('CAIRN_INVALID_SPEC');
