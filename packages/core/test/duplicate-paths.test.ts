@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { apply, lower, OUT, type ArtifactStep, type CairnError } from '../src/index.js';
+import { apply, lower, OUT, type ArtifactStep } from '../src/index.js';
+import { thrown } from './helpers/thrown.js';
 
 const step = (name: string, pin?: string, inputs: Record<string, unknown> = {}, version = 'v1'): ArtifactStep<unknown> =>
   apply({ name, version, fn: () => name, inputs: { ...inputs, out: OUT }, ...(pin === undefined ? {} : { pin }) });
-
-function thrown(f: () => unknown): CairnError {
-  try {
-    f();
-  } catch (err) {
-    return err as CairnError;
-  }
-  throw new Error('expected an error');
-}
 
 describe('two steps lowered together that resolve to one output path', () => {
   it('two different steps with the same pin: CAIRN_DUPLICATE_STEP naming both', () => {

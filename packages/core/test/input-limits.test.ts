@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { apply, canonicalize, DepSlot, lower, MAX_VALUE_DEPTH, OUT, resolveTemplate, StepSpec, type CairnError } from '../src/index.js';
+import { apply, canonicalize, DepSlot, lower, MAX_VALUE_DEPTH, OUT, resolveTemplate, StepSpec } from '../src/index.js';
+import { thrown } from './helpers/thrown.js';
 
 const fn = () => 1;
-
-function thrown(f: () => unknown): CairnError {
-  try {
-    f();
-  } catch (err) {
-    return err as CairnError;
-  }
-  throw new Error('expected an error');
-}
 
 /** `{ a: { a: … leaf } }`, `levels` objects deep. */
 function nested(levels: number, leaf: unknown = 1, wrap: (v: unknown) => unknown = (v) => ({ a: v })): unknown {

@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { apply, checkExecutorName, checkKnownKeys, describeValue, lower, nearestName, OUT, remote, StepSpec, type CairnError } from '../src/index.js';
+import { apply, checkExecutorName, checkKnownKeys, describeValue, lower, nearestName, OUT, remote, StepSpec } from '../src/index.js';
+import { thrown } from './helpers/thrown.js';
 
 const fn = () => 1;
-
-function thrown(f: () => unknown): CairnError {
-  try {
-    f();
-  } catch (err) {
-    return err as CairnError;
-  }
-  throw new Error('expected an error');
-}
 
 describe('checkKnownKeys / nearestName', () => {
   const known = new Set(['retries', 'timeoutMs', 'resources', 'executor', 'maxConcurrent']);

@@ -1,19 +1,11 @@
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { apply, checkLocation, lower, OUT, resolvePrefix, StepSpec, type CairnError } from '../src/index.js';
+import { apply, checkLocation, lower, OUT, resolvePrefix, StepSpec } from '../src/index.js';
+import { thrown } from './helpers/thrown.js';
 
 const fn = () => 1;
 const at = (pin: unknown) => apply({ name: 'p', version: 'v1', fn, inputs: { out: OUT }, pin } as never);
-
-function thrown(f: () => unknown): CairnError {
-  try {
-    f();
-  } catch (err) {
-    return err as CairnError;
-  }
-  throw new Error('expected an error');
-}
 
 describe('pins and overrideOutputPath stay inside the prefix', () => {
   // The repros of issue 18: each of these wrote outside the prefix, or into the prefix itself.

@@ -10,7 +10,7 @@ function thrown(f: () => unknown): CairnError {
   } catch (err) {
     return err as CairnError;
   }
-  throw new Error('expected an error');
+  throw new Error('expected an error, but the call returned normally');
 }
 
 const runner = (o: unknown) => thrown(() => checkStepRunnerOptions(o));
