@@ -7,8 +7,8 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 // `@cairn/*` resolve through their `exports` to the built dist/ files, `import` for the ESM tests
 // and `require` for the CJS ones, and are loaded by Node itself as external modules.
 export default defineConfig({
-  server: { deps: { external: [/\/packages\/[^/]+\/dist\//, /@cairn\//] } },
   test: {
+    server: { deps: { external: [/\/packages\/[^/]+\/dist\//, /@cairn\//] } },
     name: 'dist-check',
     root: fileURLToPath(new URL('.', import.meta.url)),
     include: ['test/**/*.test.ts'],
