@@ -4,7 +4,8 @@
  */
 export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
 export type { ApplyFn, ApplyOptions, Lazy, Out } from './handle.js';
-export { lower, resolveInputs, resolveTemplate, DepSlot } from './lower.js';
+export { lower } from './lower.js';
+export { resolveInputs, resolveTemplate, DepSlot } from './template.js';
 export { fingerprintPayload } from './payload.js';
 export { StepSpec } from './spec.js';
 export { isStepSpec } from './brand.js';
