@@ -32,6 +32,7 @@ export function summarize(sections: Record<string, Section>, failedTests: number
     `  interrupted steps rerun:     ${num(crash.interruptedStepsRerun)} (allowed: they never recorded SUCCESS)`,
     `  workers alive 3 s after their runner was killed: process ${num(crash.processWorkersOutlivingKilledRunnerBy3s)} (must be 0), ssh ${num(crash.sshJobsOutlivingKilledRunner)} (kept for adoption)`,
     `  bad inputs tried:            ${num(fuzz.badInputsTried)}, typed CairnError: ${num(fuzz.typedErrors)} (must be all)${fuzz.firstUntyped ? `; first untyped: ${String(fuzz.firstUntyped)}` : ''}`,
+    `  public inputs tried:         ${num(fuzz.publicTried)} (names, versions, pins, overrides, prefixes, maxConcurrent, pools, executor names, resources, option keys): typed ${num(fuzz.publicTyped)}, accepted valid ${num(fuzz.publicAccepted)}, crashed ${num(fuzz.publicCrashed)} (must be 0), silently accepted ${num(fuzz.publicSilentlyAccepted)} (must be 0)${fuzz.firstPublicProblem ? `; first: ${String(fuzz.firstPublicProblem)}` : ''}`,
   ];
   for (const store of ['memory', 'null']) {
     const s = sections[`soak-${store}`];

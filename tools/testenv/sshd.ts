@@ -36,6 +36,8 @@ export interface SshdInstance {
   readonly hostPublicKey: string;
   /** A directory owned by the login user, for remote work dirs. */
   readonly workDir: string;
+  /** The login user's ids and home (where the executor's default work dir `~/.cache/cairn` lives). */
+  readonly account: LocalUser;
   /** The temp dir holding everything above. */
   readonly dir: string;
   /** The listener's pid. */
@@ -55,15 +57,53 @@ export function sshdAvailable(): boolean {
   return existsSync(SSHD_PATH) && existsSync('/usr/bin/ssh-keygen');
 }
 
-function ensureUser(user: string): { uid: number; gid: number } {
+/** A local user: ids and home directory. */
+export interface LocalUser {
+  readonly user: string;
+  readonly uid: number;
+  readonly gid: number;
+  /** The home directory (created, owned by the user, mode 0700, when missing). */
+  readonly home: string;
+}
+
+/**
+ * Ensures a local user exists (created with `useradd -M -s /bin/bash -p '*'` when missing) and has
+ * its home directory (the SSH executor's default work dir is under it).
+ */
+export function ensureUser(user: string): LocalUser {
   const id = (flag: string) => Number(execFileSync('id', [flag, user], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim());
+  let uid: number;
+  let gid: number;
   try {
-    return { uid: id('-u'), gid: id('-g') };
+    uid = id('-u');
+    gid = id('-g');
   } catch {
     // '*' (not '!'): a locked account is refused by sshd even with a key.
     execFileSync('useradd', ['-M', '-s', '/bin/bash', '-p', '*', user], { stdio: 'pipe' });
-    return { uid: id('-u'), gid: id('-g') };
+    uid = id('-u');
+    gid = id('-g');
   }
+  const home = execFileSync('getent', ['passwd', user], { encoding: 'utf8' }).trim().split(':')[5] || `/home/${user}`;
+  if (!existsSync(home)) {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    chownSync(home, uid, gid);
+    chmodSync(home, 0o700);
+  }
+  return { user, uid, gid, home };
+}
+
+/**
+ * A second local user that never logs in: the attacker of the shared-host tests, who plants
+ * files and directories where the login user's runs might use them.
+ */
+export const OTHER_USER = 'cairn-ssh-other';
+
+/**
+ * Runs a shell script as `user` (we are root), with `args` as `$1`, `$2`…; returns its stdout.
+ * Throws (with its stderr) when it exits non-zero.
+ */
+export function runAs(user: LocalUser, script: string, args: readonly string[] = []): string {
+  return execFileSync('sh', ['-c', script, 'cairn-as', ...args], { uid: user.uid, gid: user.gid, cwd: '/', env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: user.home }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
 async function freePort(): Promise<number> {
@@ -117,7 +157,8 @@ function killPid(pid: number, signal: NodeJS.Signals): void {
 export async function startSshd(options: SshdOptions = {}): Promise<SshdInstance> {
   const user = options.user ?? 'cairn-ssh-test';
   if (!sshdAvailable()) throw new Error(`${SSHD_PATH} is not installed: run tools/testenv/install-ssh.sh`);
-  const { uid, gid } = ensureUser(user);
+  const account = ensureUser(user);
+  const { uid, gid } = account;
   mkdirSync('/run/sshd', { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'cairn-sshd-'));
   chmodSync(dir, 0o755); // the login user reads authorized_keys through it
@@ -183,6 +224,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<SshdInstance
     knownHostsPath,
     hostPublicKey,
     workDir,
+    account,
     dir,
     pid,
     log: () => log,

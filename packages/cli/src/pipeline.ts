@@ -2,7 +2,7 @@
  * Pipeline files: a module that exports its target handles as `targets` (an array, or one
  * handle), or as its default export. Loading lowers them; nothing runs.
  */
-import { indexSpecs, isArtifactStep, lower, StepSpec, type ArtifactStep } from '@cairn/core';
+import { indexSpecs, isArtifactStep, isStepSpec, lower, type StepSpec, type ArtifactStep } from '@cairn/core';
 import { usageError } from './errors.js';
 import { importUserModule } from './load-module.js';
 
@@ -19,7 +19,7 @@ export interface LoadedPipeline {
 function asTargetList(value: unknown): unknown[] | undefined {
   if (value === undefined || value === null) return undefined;
   if (Array.isArray(value)) return value;
-  if (isArtifactStep(value) || value instanceof StepSpec) return [value];
+  if (isArtifactStep(value) || isStepSpec(value)) return [value];
   return undefined;
 }
 
@@ -37,7 +37,7 @@ export async function loadPipeline(file: string, cwd = process.cwd()): Promise<L
   }
   if (list.length === 0) throw usageError(`The pipeline ${path} exports an empty targets list.`, 'Add at least one handle returned by apply().');
   list.forEach((t, i) => {
-    if (!isArtifactStep(t) && !(t instanceof StepSpec)) {
+    if (!isArtifactStep(t) && !isStepSpec(t)) {
       throw usageError(
         `targets[${i}] in ${path} is not a step handle (got ${t === null ? 'null' : typeof t}).`,
         'Export handles returned by apply() (or StepSpecs).',

@@ -1,4 +1,5 @@
 import { CairnError } from './errors.js';
+import { formatKeyPath, MAX_VALUE_DEPTH, tooDeep } from './limits.js';
 
 /**
  * Canonical encoding ("cairn-canon/1"): a deterministic JSON text for a value, used for
@@ -62,15 +63,6 @@ function describe(value: unknown): string {
 /** The path of the value being encoded: the root's name, then keys (a stack, formatted only on error). */
 type PathKeys = (string | number)[];
 
-function formatPath(root: string, keys: PathKeys): string {
-  let out = root;
-  for (const key of keys) {
-    if (typeof key === 'number') out += `[${key}]`;
-    else if (key.startsWith('<') || key.startsWith('.get(')) out += key;
-    else out = keyPath(out, key);
-  }
-  return out;
-}
 
 const HIGH = /[\uD800-\uFFFF]/;
 
@@ -81,17 +73,14 @@ function sortKeys(keys: string[]): string[] {
   return keys;
 }
 
-function refuse(opts: CanonicalOptions, keys: PathKeys, value: unknown, fix: string): never {
+function refuse(opts: CanonicalOptions, keys: PathKeys, value: unknown, fix: string, what = describe(value)): never {
   const where = opts.step ? `Step "${opts.step}": ` : '';
   throw new CairnError(
     'CAIRN_CANONICAL_VALUE',
-    `${where}cannot encode ${describe(value)} at ${formatPath(opts.path ?? 'value', keys)}: ${fix}`,
+    `${where}cannot encode ${what} at ${formatKeyPath(opts.path ?? 'value', keys)}: ${fix}`,
     { step: opts.step },
   );
 }
-
-const keyPath = (path: string, key: string): string =>
-  /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
 
 function base64(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('base64');
@@ -100,7 +89,8 @@ function base64(bytes: Uint8Array): string {
 /**
  * Encodes `value` canonically. Throws `CAIRN_CANONICAL_VALUE` for values that have no
  * deterministic encoding (functions, symbols, NaN/Infinity, class instances without
- * `toJSON`, typed arrays other than Uint8Array, lone surrogates, cycles).
+ * `toJSON`, typed arrays other than Uint8Array, lone surrogates, cycles, sparse arrays), and
+ * `CAIRN_TOO_DEEP` for a value nested deeper than `MAX_VALUE_DEPTH`.
  */
 export function canonicalize(value: unknown, options: CanonicalOptions = {}): string {
   // Objects on the current path (cycle check); a small array beats a Set for shallow values.
@@ -133,6 +123,7 @@ export function canonicalize(value: unknown, options: CanonicalOptions = {}): st
       if (r !== undefined) return enc(r);
     }
     if (active.includes(obj)) refuse(options, path, v, 'the value contains a cycle (it refers to itself); break the cycle.');
+    if (active.length >= MAX_VALUE_DEPTH) throw tooDeep(options.step, options.path ?? 'value', path);
     active.push(obj);
     try {
       if (Array.isArray(obj)) {
@@ -140,7 +131,11 @@ export function canonicalize(value: unknown, options: CanonicalOptions = {}): st
         for (let i = 0; i < obj.length; i++) {
           if (i > 0) out += ',';
           path.push(i);
-          out += enc(obj[i]);
+          const item: unknown = obj[i];
+          // A hole reads as undefined, like an explicit undefined, but does not survive msgpack or
+          // structured clone the same way: refused rather than silently made null.
+          if (item === undefined && !(i in obj)) refuse(options, path, item, 'the array is sparse; fill the hole with null or remove it.', 'a hole');
+          out += enc(item);
           path.pop();
         }
         return out + ']';

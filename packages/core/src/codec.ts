@@ -3,7 +3,7 @@ import { getBackend } from './backend.js';
 import { CairnError } from './errors.js';
 import { OUT, isOut } from './handle.js';
 import { computeIdentities } from './identity.js';
-import { DepSlot } from './lower.js';
+import { DepSlot } from './template.js';
 import { StepSpec, type StepKind } from './spec.js';
 import type { FnRef, Provenance, Resources } from './types.js';
 

@@ -16,8 +16,16 @@ export type CairnErrorCode =
   | 'CAIRN_BAD_DEPENDENCY'
   /** A fixed-version step depends on a mutable (`dev`) one. */
   | 'CAIRN_MUTABLE_DEPENDENCY'
-  /** A value cannot be canonically encoded (function, symbol, NaN, cycle, class instance…). */
+  /** A value cannot be canonically encoded (function, symbol, NaN, cycle, class instance, sparse array…). */
   | 'CAIRN_CANONICAL_VALUE'
+  /** A value (inputs, hashAttrs, resources.hints) nests deeper than `MAX_VALUE_DEPTH` levels; the message names the path. */
+  | 'CAIRN_TOO_DEEP'
+  /** An options object has a key Cairn does not know (a typo, or an option of another version); the message names the nearest known key. */
+  | 'CAIRN_UNKNOWN_OPTION'
+  /** A pin, `overrideOutputPath` or prefix is empty, is `.`, leaves the prefix (`..`), uses a reserved segment (`.cairn`) or holds a control character. */
+  | 'CAIRN_INVALID_PATH'
+  /** A directory Cairn would write into or run code from is unsafe: a symlink where a step directory is expected, owned by another user, or writable by group/others. */
+  | 'CAIRN_UNSAFE_DIR'
   /** The step graph has a cycle; the message names it. */
   | 'CAIRN_GRAPH_CYCLE'
   /** A pinned expected fingerprint does not match the computed one. */

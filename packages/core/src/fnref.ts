@@ -1,7 +1,11 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CairnError } from './errors.js';
+import { checkKnownKeys } from './known-keys.js';
 import type { FnRef, Resources } from './types.js';
+import { checkExecutorName } from './validate.js';
+
+const REMOTE_KEYS: ReadonlySet<string> = new Set(['resources', 'executor']);
 
 const REF = Symbol.for('cairn.fnRef');
 const REMOTE = Symbol.for('cairn.remote');
@@ -67,6 +71,10 @@ export function getFnRef(fn: unknown): FnRef | undefined {
  * Returns a wrapper carrying the options; identity is unaffected.
  */
 export function remote<F extends (...args: never[]) => unknown>(fn: F, options: RemoteOptions = {}): F {
+  if (typeof fn !== 'function') throw new CairnError('CAIRN_FN_REF', 'remote(fn, options): the first argument must be the step function.');
+  if (typeof options !== 'object' || options === null) throw new CairnError('CAIRN_INVALID_SPEC', `remote(${fn.name || 'fn'}, options): options must be an object like { resources, executor }.`);
+  checkKnownKeys(options, REMOTE_KEYS, `remote(${fn.name || 'fn'})`);
+  if (options.executor !== undefined) checkExecutorName(options.executor, `remote(${fn.name || 'fn'}): executor`, 'CAIRN_INVALID_SPEC');
   const ref = getFnRef(fn);
   const wrapper = ((...args: Parameters<F>) => fn(...args)) as unknown as F;
   Object.defineProperty(wrapper, 'name', { value: fn.name });

@@ -1,17 +1,22 @@
+import { ARTIFACT_STEP_BRAND, brand, hasBrand, isStepSpec, OUT_BRAND } from './brand.js';
 import { CairnError } from './errors.js';
 import { getFnRef, getRemoteOptions } from './fnref.js';
+import { checkKnownKeys, describeValue } from './known-keys.js';
+import { MAX_VALUE_DEPTH, formatKeyPath, tooDeep } from './limits.js';
 import { lower as lowerImpl } from './lower.js';
+import { checkLocation } from './paths.js';
 import type { StepSpec } from './spec.js';
+import { APPLY_KEYS } from './step-checks.js';
 import type { Resources, StepContext } from './types.js';
-import { validateSegment } from './validate.js';
+import { checkExecutorName, validateSegment } from './validate.js';
 
-/** The `OUT` sentinel's type. */
+/** The `OUT` sentinel's type (`__cairnOut` exists for the type checker only: the sentinel is recognised by a symbol brand). */
 export interface Out {
   readonly __cairnOut: true;
 }
 
 class OutSentinel implements Out {
-  readonly __cairnOut = true as const;
+  declare readonly __cairnOut: true;
   toString(): string {
     return 'OUT';
   }
@@ -23,9 +28,11 @@ class OutSentinel implements Out {
 /** Resolves, at run time, to the consuming step's own output path. */
 export const OUT: Out = Object.freeze(new OutSentinel());
 
-/** True for the `OUT` sentinel (also from another copy of this package). */
+brand(OutSentinel.prototype, OUT_BRAND);
+
+/** True for the `OUT` sentinel (also from another copy of this package; a plain object never passes). */
 export function isOut(value: unknown): value is Out {
-  return value === OUT || (typeof value === 'object' && value !== null && (value as { __cairnOut?: unknown }).__cairnOut === true);
+  return value === OUT || hasBrand(value, OUT_BRAND);
 }
 
 /**
@@ -55,7 +62,11 @@ export interface ApplyOptions<I, R> {
   version: string;
   /** Inputs: any dependency handle inside (arrays, plain objects) becomes a dependency. */
   inputs: Lazy<I>;
-  /** Fixed output location (relative to the prefix, or absolute); default `name/version`. */
+  /**
+   * Fixed output location; default `name/version`. A relative pin is normalised and must stay
+   * inside the prefix (not empty, not `.`, no way out through `..`, no `.cairn` segment); an
+   * absolute path or URL is used as given (your explicit choice).
+   */
   pin?: string;
   /** Resources; never part of identity. */
   resources?: Resources;
@@ -68,8 +79,6 @@ export interface ApplyOptions<I, R> {
   /** Per-attempt timeout (ms). */
   timeoutMs?: number;
 }
-
-const HANDLE = Symbol.for('cairn.handle');
 
 /**
  * A lazy handle to an artifact: nothing runs until it is lowered and given to a runner.
@@ -109,7 +118,11 @@ export class ArtifactStep<T = unknown> {
 
   /** @internal Use {@link apply}. */
   constructor(opts: ApplyOptions<never, T>) {
+    if (typeof opts !== 'object' || opts === null) {
+      throw new CairnError('CAIRN_INVALID_SPEC', `apply(options): options must be an object like { name, version, fn, inputs }, got ${describeValue(opts)}.`);
+    }
     this.name = validateSegment('name', opts.name);
+    checkKnownKeys(opts, APPLY_KEYS, `apply() for step "${this.name}"`, { step: this.name });
     this.version = validateSegment('version', opts.version, this.name);
     if (typeof opts.fn !== 'function') {
       throw new CairnError('CAIRN_INVALID_SPEC', `Step "${this.name}": fn must be a function.`, { step: this.name });
@@ -117,10 +130,15 @@ export class ArtifactStep<T = unknown> {
     this.fn = opts.fn;
     this.inputs = opts.inputs;
     this.deps = Object.freeze(findDeps(opts.inputs, this.name));
-    this.pin = opts.pin;
+    this.pin = opts.pin === undefined ? undefined : checkLocation('pin', opts.pin, this.name);
     const remoteOpts = getRemoteOptions(opts.fn);
-    this.resources = opts.resources ?? remoteOpts?.resources;
+    // An explicit null is kept (and refused when lowered), not read as "not given".
+    this.resources = opts.resources === undefined ? remoteOpts?.resources : opts.resources;
+    if (opts.executor !== undefined) checkExecutorName(opts.executor, `Step "${this.name}": executor`, 'CAIRN_INVALID_SPEC', this.name);
     this.executor = opts.executor ?? remoteOpts?.executor;
+    if (opts.expectedFingerprint !== undefined && typeof opts.expectedFingerprint !== 'string') {
+      throw new CairnError('CAIRN_INVALID_SPEC', `Step "${this.name}": expectedFingerprint must be the 16-hex-digit string a lowering reported, got ${describeValue(opts.expectedFingerprint)}.`, { step: this.name });
+    }
     this.expectedFingerprint = opts.expectedFingerprint;
     this.retries = opts.retries;
     this.timeoutMs = opts.timeoutMs;
@@ -165,11 +183,11 @@ export class ArtifactStep<T = unknown> {
 }
 
 // A brand on the prototype (not per instance: that would slow every handle down).
-Object.defineProperty(ArtifactStep.prototype, HANDLE, { value: true });
+brand(ArtifactStep.prototype, ARTIFACT_STEP_BRAND);
 
 /** True for a lazy step handle (also from another copy of this package). */
 export function isArtifactStep(value: unknown): value is ArtifactStep<unknown> {
-  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[HANDLE] === true;
+  return hasBrand(value, ARTIFACT_STEP_BRAND);
 }
 
 function isPlainObject(v: object): boolean {
@@ -194,15 +212,15 @@ function findDeps(inputs: unknown, step: string): ArtifactStep<unknown>[] {
       }
       return;
     }
-    if ((v as { constructor?: { name?: string } }).constructor?.name === 'StepSpec' && 'nameWithHash' in v) {
-      const path = keys.reduce<string>((p, k) => (typeof k === 'number' ? `${p}[${k}]` : `${p}.${k}`), 'inputs');
+    if (isStepSpec(v)) {
       throw new CairnError(
         'CAIRN_BAD_DEPENDENCY',
-        `Step "${step}": ${path} is a lowered StepSpec; pass the ArtifactStep handle from apply() instead.`,
+        `Step "${step}": ${formatKeyPath('inputs', keys)} is a lowered StepSpec; pass the ArtifactStep handle from apply() instead.`,
         { step },
       );
     }
     if (active.includes(v)) return; // canonical encoding reports cycles with their path
+    if (active.length >= MAX_VALUE_DEPTH && (Array.isArray(v) || isPlainObject(v))) throw tooDeep(step, 'inputs', keys);
     if (Array.isArray(v)) {
       active.push(v);
       for (let i = 0; i < v.length; i++) {

@@ -4,9 +4,11 @@
  */
 export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
 export type { ApplyFn, ApplyOptions, Lazy, Out } from './handle.js';
-export { lower, resolveInputs, resolveTemplate, DepSlot } from './lower.js';
+export { lower } from './lower.js';
+export { resolveInputs, resolveTemplate, DepSlot } from './template.js';
 export { fingerprintPayload } from './payload.js';
 export { StepSpec } from './spec.js';
+export { isStepSpec } from './brand.js';
 export type { StepKind, StepSpecInit } from './spec.js';
 export { defineStep, getFnRef, remote, getRemoteOptions, resolveFnRef, formatFnRef } from './fnref.js';
 export type { RemoteOptions } from './fnref.js';
@@ -24,7 +26,12 @@ export { getBackend, backend, backendReason } from './backend.js';
 export type { BackendKind, CoreBackend, CsrGraph, ByteTable, OrderResult, FingerprintResult, Xxh64Stream } from './backend-types.js';
 export { CairnError, isCairnError, hasCode } from './errors.js';
 export type { CairnErrorCode, CairnErrorOptions } from './errors.js';
-export { joinPath, isAbsoluteLocation, hasScheme } from './paths.js';
-export { validateSegment, isMutableVersion } from './validate.js';
+export { joinPath, isAbsoluteLocation, hasScheme, checkLocation, resolvePrefix } from './paths.js';
+export type { LocationKind } from './paths.js';
+export { validateSegment, isMutableVersion, checkExecutorName, EXECUTOR_NAME, RESERVED_SEGMENT } from './validate.js';
+export { checkKnownKeys, nearestName, describeValue } from './known-keys.js';
+export type { KnownKeysOptions } from './known-keys.js';
+export { MAX_VALUE_DEPTH } from './limits.js';
+export { MAX_TIMEOUT_MS } from './step-checks.js';
 export { captureProvenance } from './provenance.js';
 export type { FnRef, GpuRequest, PathStepFn, Provenance, Resources, StepContext, StepLogger } from './types.js';

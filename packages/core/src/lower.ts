@@ -1,97 +1,20 @@
+import { isStepSpec } from './brand.js';
 import { CairnError } from './errors.js';
-import { getFnRef } from './fnref.js';
-import { type ArtifactStep, isArtifactStep, isOut, OUT } from './handle.js';
+import { type ArtifactStep, isArtifactStep } from './handle.js';
 import { computeIdentities } from './identity.js';
+import { checkOutputPaths } from './output-paths.js';
 import { growU32, TableWriter } from './pack.js';
 import { fingerprintPayload, writePayload } from './payload.js';
 import { captureProvenance } from './provenance.js';
 import { checkSource, type LoweredGraph, setLazyHooks, specOf, StepSpec } from './spec.js';
 import { getBackend } from './backend.js';
 import type { Provenance } from './types.js';
+import { resolveInputs, toTemplate } from './template.js';
 import { isMutableVersion } from './validate.js';
 
 let lowerEpoch = 0;
 const EMPTY_U32 = new Uint32Array(0);
 const EMPTY_U8 = new Uint8Array(0);
-
-/** A dependency's place in an `apply` step's inputs template: `deps[index]`. */
-export class DepSlot {
-  /** Index into the step's `deps`. */
-  readonly index: number;
-  constructor(index: number) {
-    this.index = index;
-    Object.freeze(this);
-  }
-
-  /** A shared slot for `index` (slots are immutable, so lowering reuses them). */
-  static of(index: number): DepSlot {
-    let slot = slotCache[index];
-    if (slot === undefined) {
-      slot = new DepSlot(index);
-      if (index < 1024) slotCache[index] = slot;
-    }
-    return slot;
-  }
-}
-
-const slotCache: DepSlot[] = [];
-
-function isPlain(v: object): boolean {
-  const p = Object.getPrototypeOf(v) as object | null;
-  return p === Object.prototype || p === null;
-}
-
-function toTemplate(value: unknown, deps: readonly ArtifactStep<unknown>[]): unknown {
-  if (typeof value !== 'object' || value === null) return value;
-  if (isArtifactStep(value)) return DepSlot.of(deps.indexOf(value));
-  if (isOut(value)) return OUT;
-  if (Array.isArray(value)) return value.map((v) => toTemplate(v, deps));
-  if (isPlain(value)) {
-    const out: Record<string, unknown> = {};
-    for (const k in value) out[k] = toTemplate((value as Record<string, unknown>)[k], deps);
-    return out;
-  }
-  return value;
-}
-
-/**
- * Resolves an inputs template: dependency slot `i` becomes `depPaths[depKeys[i]]`, `OUT`
- * becomes `outputPath`. Arrays and plain objects are copied; other values kept as-is.
- */
-export function resolveTemplate(
-  template: unknown,
-  depKeys: readonly string[],
-  outputPath: string,
-  depPaths: Readonly<Record<string, string>>,
-  step: string,
-): unknown {
-  const walk = (v: unknown): unknown => {
-    if (typeof v !== 'object' || v === null) return v;
-    if (v instanceof DepSlot) {
-      const key = depKeys[v.index];
-      const path = key === undefined ? undefined : depPaths[key];
-      if (path === undefined) {
-        throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": no output path for dependency #${v.index}; the runner must pass every dependency's path.`, { step });
-      }
-      return path;
-    }
-    if (isOut(v)) return outputPath;
-    if (Array.isArray(v)) return v.map(walk);
-    if (isPlain(v)) {
-      const out: Record<string, unknown> = {};
-      for (const [k, e] of Object.entries(v)) out[k] = walk(e);
-      return out;
-    }
-    return v;
-  };
-  return walk(template);
-}
-
-/** Resolves an `apply` step's inputs for a run (see {@link resolveTemplate}). */
-export function resolveInputs(spec: StepSpec, outputPath: string, depPaths: Readonly<Record<string, string>>): unknown {
-  return resolveTemplate(spec.inputs, spec.deps.map((d) => d.nameWithHash), outputPath, depPaths, spec.name);
-}
-
 
 // A lowered `apply` spec derives its inputs template, payload and function from its handle
 // on first use: lowering a million steps then builds none of them.
@@ -144,13 +67,6 @@ function checkHandle(h: ArtifactStep<unknown>, deps: Uint32Array, from: number, 
         { step: name },
       );
     }
-  }
-  if (h.executor !== undefined && h.executor !== 'inline' && getFnRef(h.fn) === undefined) {
-    throw new CairnError(
-      'CAIRN_INLINE_FN_REMOTE',
-      `Step "${name}": its function is an inline closure, which cannot run on executor "${h.executor}". Export it and wrap it: export const ${h.fn.name || 'myStep'} = defineStep(import.meta.url, '${h.fn.name || 'myStep'}', fn).`,
-      { step: name },
-    );
   }
 }
 
@@ -291,12 +207,14 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
   let edges = new Uint32Array(4096);
   const made = dedupe ? new IdentTable(sources) : undefined;
   const passed: StepSpec[] = [];
+  /** Nodes with a pin: checked for sharing one output path once the pass is done. */
+  const pinned: number[] = [];
   const out: StepSpec[] = [];
   const stack: ArtifactStep<unknown>[] = [];
   const next: number[] = [];
   for (let r = 0; r < roots.length; r++) {
     const root = roots[r];
-    if (root instanceof StepSpec) {
+    if (isStepSpec(root)) {
       out.push(root);
       passed.push(root);
       continue;
@@ -368,6 +286,7 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
       made?.add(n);
       versionOf[n] = versions.id(h.version);
       mutableAt[n] = isMutableVersion(h.version) ? 1 : 0;
+      if (h.pin !== undefined) pinned.push(n);
       names.add(h.name);
       if (h.expectedFingerprint === undefined) extras.addEmpty();
       else extras.add(`,"expectedFingerprint":${JSON.stringify(h.expectedFingerprint)}`);
@@ -380,6 +299,7 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
   const n = sources.length;
   if (n > 0) {
     if (made === undefined && backend.duplicateSteps(names.table(), versionOf.subarray(0, n)).length > 0) return undefined;
+    checkOutputPaths(sources, offsets, edges, pinned);
     flush();
     graph.offsets = offsets.slice(0, n + 1);
     graph.edges = edges.slice(0, offsets[n]);

@@ -1,3 +1,8 @@
+import { homedir } from 'node:os';
+import { posix, resolve } from 'node:path';
+import { CairnError } from './errors.js';
+import { RESERVED_SEGMENT } from './validate.js';
+
 /** True for `gs://…`, `s3://…`, `file://…` and other URLs. */
 export function hasScheme(p: string): boolean {
   return /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(p);
@@ -6,6 +11,64 @@ export function hasScheme(p: string): boolean {
 /** True for an absolute filesystem path or a URL: used as-is, never joined to a prefix. */
 export function isAbsoluteLocation(p: string): boolean {
   return p.startsWith('/') || hasScheme(p);
+}
+
+// Control characters (C0, DEL, C1) never belong in a path.
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
+/** Which option a step location came from, for messages. */
+export type LocationKind = 'pin' | 'overrideOutputPath';
+
+/**
+ * Checks and normalises a step's fixed output location (`pin` of `apply`, `overrideOutputPath`
+ * of `StepSpec`). Absolute paths and URLs are the user's explicit choice and are kept (an
+ * absolute path is normalised: `//`, `.` and `..` collapsed, no trailing `/`). A relative
+ * location is normalised the same way and must stay strictly inside the prefix: empty, `.`
+ * (the prefix itself), anything that leaves it (`../x`, `a/../../x`), a `.cairn` segment
+ * (Cairn's own files) and a leading `~` (never expanded) are refused with `CAIRN_INVALID_PATH`.
+ */
+export function checkLocation(kind: LocationKind, value: unknown, step: string): string {
+  const fail = (why: string, fix: string): never => {
+    const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
+    throw new CairnError('CAIRN_INVALID_PATH', `Step "${step}": ${kind} ${shown} ${why}; ${fix}`, { step });
+  };
+  if (typeof value !== 'string') return fail(`is ${value === null ? 'null' : `a ${typeof value}`}`, `give a path relative to the prefix (e.g. "${step}/v1") or an absolute one.`);
+  if (CONTROL.test(value)) return fail('holds a control character', 'remove it.');
+  if (!value.isWellFormed()) return fail('holds a lone surrogate', 'fix the text encoding.');
+  if (hasScheme(value)) return value;
+  if (value.startsWith('/')) {
+    const abs = posix.normalize(value);
+    return abs.length > 1 && abs.endsWith('/') ? abs.slice(0, -1) : abs;
+  }
+  if (value.trim() === '') return fail('is empty, which would make the prefix itself the step\'s directory', `give a path relative to the prefix (e.g. "${step}/v1"), or leave ${kind} out.`);
+  if (value === '~' || value.startsWith('~/')) return fail('starts with "~", which Cairn does not expand in step locations', 'give an absolute path, or a path relative to the prefix.');
+  let rel = posix.normalize(value);
+  while (rel.endsWith('/')) rel = rel.slice(0, -1);
+  if (rel === '.' || rel === '') return fail('is the prefix itself once normalised', `give a path relative to the prefix (e.g. "${step}/v1"), or leave ${kind} out.`);
+  if (rel === '..' || rel.startsWith('../')) return fail(`leaves the prefix (it normalises to "${rel}")`, 'keep relative locations inside the prefix, or give an absolute path if the step must write elsewhere.');
+  if (rel.split('/').includes(RESERVED_SEGMENT)) return fail(`uses "${RESERVED_SEGMENT}", which is reserved for Cairn's own files`, 'choose another directory name.');
+  return rel;
+}
+
+/**
+ * The store prefix to use, from an option or `CAIRN_PREFIX` (`from` names which, for messages).
+ * A URL is kept as given; `~` and `~/…` are expanded to this user's home directory; any other
+ * path is made absolute (against the working directory). An empty prefix (it would make the
+ * working directory the store) and `~user/…` (not expanded) are refused with `CAIRN_INVALID_PATH`.
+ */
+export function resolvePrefix(value: unknown, from = 'prefix'): string {
+  const fail = (why: string): never => {
+    throw new CairnError('CAIRN_INVALID_PATH', `${from} ${typeof value === 'string' ? JSON.stringify(value) : String(value)} ${why}`);
+  };
+  if (typeof value !== 'string') return fail(`is ${value === null ? 'null' : `a ${typeof value}`}; give a directory (e.g. "./.cairn") or a URL (e.g. "s3://bucket/cairn").`);
+  if (value.trim() === '') return fail('is empty, which would make the working directory the store; give a directory (e.g. "./.cairn") or a URL.');
+  if (CONTROL.test(value)) return fail('holds a control character; remove it.');
+  if (!value.isWellFormed()) return fail('holds a lone surrogate; fix the text encoding.');
+  if (hasScheme(value)) return value;
+  if (value === '~' || value.startsWith('~/')) return resolve(homedir(), `.${value.slice(1)}`);
+  if (value.startsWith('~')) return fail('starts with "~user", which Cairn does not expand; give the absolute path.');
+  return resolve(value);
 }
 
 /**

@@ -128,7 +128,10 @@ function writeFast(w: TableWriter, v: unknown, depth: number): boolean {
     for (let i = 0; i < v.length; i++) {
       if (i > 0) w.byte(COMMA);
       const e: unknown = v[i];
-      if (e === undefined) w.text('null');
+      if (e === undefined) {
+        if (!(i in v)) return false; // a hole: the general encoder refuses it
+        w.text('null');
+      }
       else if (!writeFast(w, e, depth + 1)) return false;
     }
     w.byte(CLOSE_ARRAY);
@@ -148,8 +151,7 @@ function writeFast(w: TableWriter, v: unknown, depth: number): boolean {
     w.text(OUT_TEXT);
     return true;
   }
-  // Handles and OUT from another copy of this package, and everything else: the general
-  // encoder. (A plain object that passes for OUT has a `__cairnOut` key: refused below.)
+  // Handles and OUT from another copy of this package, and everything else: the general encoder.
   if ((proto !== objectProto && proto !== null) || isArtifactStep(v)) return false;
   const keys = Object.keys(v);
   let sorted = true;
@@ -166,7 +168,7 @@ function writeFast(w: TableWriter, v: unknown, depth: number): boolean {
     const k = keys[i] as string;
     const e = (v as Record<string, unknown>)[k];
     if (e === undefined) continue;
-    if (k.charCodeAt(0) === 0x5f && (RESERVED.has(k) || k === '__cairnOut')) return false;
+    if (k.charCodeAt(0) === 0x5f && RESERVED.has(k)) return false;
     if (!first) w.byte(COMMA);
     first = false;
     if (!jsonKey(w, k)) return false;

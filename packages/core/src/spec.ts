@@ -1,10 +1,13 @@
+import { brand, isStepSpec, STEP_SPEC_BRAND } from './brand.js';
 import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
 import { getFnRef, getRemoteOptions } from './fnref.js';
 import { hashOf } from './identity.js';
-import { flatStepPath, isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
+import { checkKnownKeys } from './known-keys.js';
+import { checkLocation, flatStepPath, isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
+import { checkResources, checkRetries, checkSpecFields, checkTimeout, deepFreezeCopy, STEP_SPEC_KEYS } from './step-checks.js';
 import type { FnRef, PathStepFn, Provenance, Resources } from './types.js';
-import { validateSegment } from './validate.js';
+import { checkExecutorName, validateSegment } from './validate.js';
 
 /** How a step's function is called: with its output path (`path`) or with resolved inputs (`apply`). */
 export type StepKind = 'path' | 'apply';
@@ -86,48 +89,6 @@ let lazyHooks: LazyHooks | undefined;
 /** @internal Installs {@link LazyHooks} (once, by the lowering module). */
 export function setLazyHooks(hooks: LazyHooks): void {
   lazyHooks = hooks;
-}
-
-function deepFreezeCopy<T>(value: T): T {
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) return Object.freeze(value.map(deepFreezeCopy)) as T;
-  const proto = Object.getPrototypeOf(value) as object | null;
-  if (proto !== Object.prototype && proto !== null) return value; // Map/Set/Date/bytes: encoded already; kept as given
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = deepFreezeCopy(v);
-  return Object.freeze(out) as T;
-}
-
-function checkRetries(name: string, value: number | undefined): number {
-  const retries = value ?? 0;
-  if (!Number.isInteger(retries) || retries < 0) {
-    throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": retries must be a non-negative integer, got ${String(value)}.`, { step: name });
-  }
-  return retries;
-}
-
-function checkTimeout(name: string, value: number | undefined): number | undefined {
-  if (value !== undefined && (typeof value !== 'number' || !(value > 0))) {
-    throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": timeoutMs must be a positive number of milliseconds.`, { step: name });
-  }
-  return value;
-}
-
-function checkResources(name: string, r: Resources | undefined): Resources | undefined {
-  if (r === undefined) return undefined;
-  const bad = (what: string): never => {
-    throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": invalid resources: ${what}.`, { step: name });
-  };
-  if (typeof r !== 'object' || r === null) bad('expected an object like { cpu: 2, memoryGb: 8, gpus: 1 }');
-  const nonNeg = (k: string, v: unknown) => {
-    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) bad(`${k} must be a non-negative number, got ${String(v)}`);
-  };
-  nonNeg('cpu', r.cpu);
-  nonNeg('memoryGb', r.memoryGb);
-  nonNeg('timeLimit', r.timeLimit);
-  if (typeof r.gpus === 'object' && r.gpus !== null) nonNeg('gpus.count', r.gpus.count);
-  else nonNeg('gpus', r.gpus);
-  return deepFreezeCopy(r);
 }
 
 /** @internal Step hashes computed in one batch: 16 ASCII hex digits per spec, decoded when first read. */
@@ -238,8 +199,35 @@ export interface SpecInternals {
   writeHash(spec: StepSpec, out: Uint8Array, at: number): void;
 }
 
-/** @internal Set by StepSpec's static block (below). */
-export let specInternals: SpecInternals;
+/**
+ * Where each copy of this module (ESM and CJS in one process, two installed versions) puts its
+ * own {@link SpecInternals} on its StepSpec's prototype: private fields are per class copy, so a
+ * spec made by one copy must be handled by that copy's functions.
+ */
+const INTERNALS = Symbol.for('cairn.StepSpec.internals');
+
+/** This copy's internals (set by StepSpec's static block, below). */
+let local: SpecInternals;
+
+/** The internals of the copy of StepSpec that made `s`. */
+const own = (s: StepSpec): SpecInternals => (s as unknown as Record<symbol, SpecInternals>)[INTERNALS] ?? local;
+
+/** @internal Dispatches to the internals of the copy that made each spec. */
+export const specInternals: SpecInternals = {
+  attrsCanonical: (s) => own(s).attrsCanonical(s),
+  setHashes: (s, batch, i) => own(s).setHashes(s, batch, i),
+  setHash: (s, hash) => own(s).setHash(s, hash),
+  tag: (s, owner) => own(s).tag(s, owner),
+  setTag: (s, owner, value) => own(s).setTag(s, owner, value),
+  clearTag: (s, owner) => own(s).clearTag(s, owner),
+  visitState: (s, epoch) => own(s).visitState(s, epoch),
+  setVisit: (s, epoch, state) => own(s).setVisit(s, epoch, state),
+  slot: (s, epoch) => own(s).slot(s, epoch),
+  setSlot: (s, epoch, slot) => own(s).setSlot(s, epoch, slot),
+  peekHash: (s) => own(s).peekHash(s),
+  hasHash: (s) => own(s).hasHash(s),
+  writeHash: (s, out, at) => own(s).writeHash(s, out, at),
+};
 
 /** Entry `i` of a table of 16-byte hex digests, as a string. */
 const hexText = (bytes: Uint8Array, i: number): string => Buffer.prototype.latin1Slice.call(bytes, 16 * i, 16 * i + 16) as string;
@@ -293,10 +281,12 @@ export class StepSpec {
       return;
     }
     const name = validateSegment('name', init.name);
-    const deps = init.deps ?? [];
+    checkKnownKeys(init, STEP_SPEC_KEYS, `new StepSpec() for step "${name}"`, { step: name });
+    checkSpecFields(name, init as unknown as Record<string, unknown>);
+    const deps = init.deps === undefined ? [] : init.deps;
     if (!Array.isArray(deps)) throw new CairnError('CAIRN_BAD_DEPENDENCY', `Step "${name}": deps must be an array of StepSpec.`, { step: name });
     for (let i = 0; i < deps.length; i++) {
-      if (!(deps[i] instanceof StepSpec)) {
+      if (!isStepSpec(deps[i])) {
         throw new CairnError(
           'CAIRN_BAD_DEPENDENCY',
           `Step "${name}": deps[${i}] is not a StepSpec (got ${deps[i] === null ? 'null' : typeof deps[i]}); pass the upstream StepSpec itself, not its path or name.`,
@@ -310,21 +300,22 @@ export class StepSpec {
     const attrs = init.hashAttrs ?? {};
     const attrsCanon = canonicalize(attrs, { path: 'hashAttrs', step: name });
     const remoteOpts = getRemoteOptions(init.fn);
-    if (init.overrideOutputPath !== undefined && (typeof init.overrideOutputPath !== 'string' || init.overrideOutputPath === '')) {
-      throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": overrideOutputPath must be a non-empty string.`, { step: name });
-    }
+    const override = init.overrideOutputPath === undefined ? undefined : checkLocation('overrideOutputPath', init.overrideOutputPath, name);
+    if (init.executor !== undefined) checkExecutorName(init.executor, `Step "${name}": executor`, 'CAIRN_INVALID_SPEC', name);
+    const executor = init.executor ?? remoteOpts?.executor;
+    const version = init.version === undefined ? undefined : validateSegment('version', init.version, name);
     this.#deps = Object.freeze([...deps]);
     this.#p = {
       name,
-      resources: checkResources(name, init.resources ?? remoteOpts?.resources),
-      executor: init.executor ?? remoteOpts?.executor,
+      resources: checkResources(name, init.resources === undefined ? remoteOpts?.resources : init.resources),
+      executor,
       writesRecord: init.writesRecord ?? false,
       ref: init.ref ?? getFnRef(init.fn),
       kind: init.kind ?? 'path',
-      version: init.version,
+      version,
       fingerprint: init.fingerprint,
       expectedFingerprint: init.expectedFingerprint,
-      mutable: init.version !== undefined && init.version.endsWith('dev'),
+      mutable: version !== undefined && version.endsWith('dev'),
       retries: checkRetries(name, init.retries),
       timeoutMs: checkTimeout(name, init.timeoutMs),
       provenance: init.provenance,
@@ -332,7 +323,7 @@ export class StepSpec {
       hashAttrs: deepFreezeCopy(attrs),
       inputs: init.inputs,
       payload: init.fingerprintPayload,
-      override: init.overrideOutputPath,
+      override,
       attrsCanon,
     };
     Object.freeze(this);
@@ -484,10 +475,10 @@ export class StepSpec {
   /**
    * What other Cairn modules may do to a spec without it being part of its public type: the
    * identity pass's batched hashes and traversal marks, and one owner's note (a runner's node).
-   * Installed on {@link specInternals} once, here, where the private fields are in reach.
+   * Built once, here, where the private fields are in reach, and put on the prototype for {@link specInternals}.
    */
   static {
-    specInternals = {
+    local = {
       attrsCanonical: (s) => s.#p?.attrsCanon ?? canonicalize(s.hashAttrs, { path: 'hashAttrs', step: s.name }),
       setHashes(s, batch, i) {
         s.#g = batch;
@@ -542,11 +533,12 @@ export class StepSpec {
         for (let k = 0; k < 16; k++) out[at + k] = bytes[from + k] as number;
       },
     };
+    Object.defineProperty(StepSpec.prototype, INTERNALS, { value: local });
   }
 
   /** 16 lowercase hex digits: XXH64 of the canonical identity bytes. */
   get hash(): string {
-    return this.#hash ?? specInternals.peekHash(this) ?? hashOf(this);
+    return this.#hash ?? local.peekHash(this) ?? hashOf(this);
   }
 
   /** `${name}-${hash}`: the step's identity. */
@@ -597,3 +589,6 @@ export class StepSpec {
     };
   }
 }
+
+// Recognised by isStepSpec() in every copy of this package, bundled or not (see brand.ts).
+brand(StepSpec.prototype, STEP_SPEC_BRAND);

@@ -4,9 +4,13 @@ import { CairnError } from './errors.js';
 // eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
+/** The path segment Cairn keeps its own files under (`{prefix}/.cairn/runs`, `{step}/.cairn/logs`). */
+export const RESERVED_SEGMENT = '.cairn';
+
 /**
- * Checks a step name or version: non-empty, no `/`, no `..`, no URL scheme, no control
- * characters, no leading/trailing whitespace. Throws `CAIRN_INVALID_NAME` naming the fix.
+ * Checks a step name or version: non-empty, not `.` or `.cairn`, no `/`, no `..`, no URL
+ * scheme, no control characters, no leading/trailing whitespace. Throws `CAIRN_INVALID_NAME`
+ * naming the fix.
  */
 export function validateSegment(kind: 'name' | 'version', value: unknown, step?: string): string {
   const shown = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'bigint' ? `${value}n` : typeof value === 'symbol' ? value.toString() : String(value);
@@ -18,7 +22,9 @@ export function validateSegment(kind: 'name' | 'version', value: unknown, step?:
   if (value.length === 0) return fail(`the ${kind} is empty; give the step a ${kind}.`);
   if (value.includes('://')) return fail(`it contains a URL scheme; use a plain ${kind} (paths come from the prefix).`);
   if (value.includes('/')) return fail(`it contains "/"; use "-" or "_" instead (a ${kind} is one path segment).`);
-  if (value === '.' || value.includes('..')) return fail(`it contains ".."; remove it.`);
+  if (value === '.') return fail(`"." means the directory itself; give the step a real ${kind} such as "tokenize" or "v1".`);
+  if (value.includes('..')) return fail(`it contains ".."; remove it.`);
+  if (value === RESERVED_SEGMENT) return fail(`"${RESERVED_SEGMENT}" is reserved for Cairn's own files (run journals, logs, job records); choose another ${kind}.`);
   if (CONTROL.test(value)) return fail(`it contains a control character; remove it.`);
   if (value.trim() !== value) return fail(`it has leading or trailing whitespace; trim it.`);
   if (!value.isWellFormed()) return fail(`it holds a lone surrogate; fix the text encoding.`);
@@ -28,4 +34,22 @@ export function validateSegment(kind: 'name' | 'version', value: unknown, step?:
 /** A version that ends in `dev` marks a mutable artifact: it is rebuilt on every run. */
 export function isMutableVersion(version: string): boolean {
   return version.endsWith('dev');
+}
+
+/** What an executor name looks like: a letter, then letters, digits, `.`, `_` or `-`; at most 64 characters. */
+export const EXECUTOR_NAME = /^[A-Za-z][A-Za-z0-9._-]{0,63}$/;
+
+/**
+ * Checks an executor name (a step's `executor`, a runner's `defaultExecutor`, a registered
+ * executor's name) against {@link EXECUTOR_NAME}; throws `code` (`CAIRN_INVALID_SPEC` for a
+ * step's option, `CAIRN_CONFIG` for a runner's) naming `where` and the fix.
+ */
+export function checkExecutorName(value: unknown, where: string, code: 'CAIRN_INVALID_SPEC' | 'CAIRN_CONFIG', step?: string): string {
+  if (typeof value === 'string' && EXECUTOR_NAME.test(value)) return value;
+  const shown = typeof value === 'string' ? JSON.stringify(value) : value === null ? 'null' : `a ${typeof value}`;
+  throw new CairnError(
+    code,
+    `${where}: ${shown} is not an executor name; use a registered executor's name such as "inline", "threads", "process" or "ssh" (a letter, then letters, digits, ".", "_" or "-", at most 64 characters).`,
+    { step },
+  );
 }

@@ -63,9 +63,9 @@ describe('lowered fingerprints and identities', () => {
     }
   });
 
-  it('a plain object with a true __cairnOut key counts as OUT, as canonicalize says', () => {
-    const h = apply({ name: 'o', fn: noop as never, version: 'v1', inputs: { x: { __cairnOut: true } } as never });
-    expect(fingerprintPayload(h)).toBe('{"x":"<OUT>"}');
+  it('a plain object with a true __cairnOut key is data, not OUT (OUT is recognised by its symbol brand)', () => {
+    const h = apply({ name: 'o', fn: noop as never, version: 'v1', inputs: { x: { __cairnOut: true }, y: OUT } as never });
+    expect(fingerprintPayload(h)).toBe('{"x":{"__cairnOut":true},"y":"<OUT>"}');
   });
 
   it('step hashes equal those of plain StepSpecs built from hashAttrs, on every backend', () => {

@@ -10,6 +10,7 @@ import { dirname } from 'node:path';
 import { CairnError, encodeTask, type CairnErrorCode } from '@cairn/core';
 import { cliTransport } from './cli.js';
 import { localCommandRunner } from './command.js';
+import { prepareJobDir } from './job-dir.js';
 import { logTail } from './logs.js';
 import type { SlurmExecutorOptions } from './options.js';
 import { restTransport } from './rest.js';
@@ -289,11 +290,11 @@ export function createSlurmExecutor(options: SlurmExecutorOptions = {}): SlurmEx
         watchdogSeconds: spec0.timeMinutes !== undefined && spec0.warnSeconds > 0 ? spec0.timeMinutes * 60 - spec0.warnSeconds : 0,
       });
       const spec = { ...spec0, script };
-      await mkdir(files.dir, { recursive: true });
+      await prepareJobDir(files.dir, job.spec.name);
       await mkdir(dirname(job.logPaths.stdout), { recursive: true });
       await mkdir(dirname(job.logPaths.stderr), { recursive: true });
-      await writeFile(files.task, encodeTask(job.task));
-      await writeFile(files.script, script, { mode: 0o755 });
+      await writeFile(files.task, encodeTask(job.task), { mode: 0o600 });
+      await writeFile(files.script, script, { mode: 0o700 });
       let slurmId: string;
       try {
         slurmId = await transport.submit(spec);

@@ -4,12 +4,15 @@ import { fileURLToPath } from 'node:url';
 import { CairnError } from '@cairn/core';
 import type { HostConnection } from './connection.js';
 import { shScript } from './quote.js';
+import { CODE_CHECK_SCRIPT } from './remote-script.js';
 import { promisify } from './sftp.js';
 
 /** One self-contained ES module: what gets uploaded. */
 export interface CodeBundle {
   /** 16 hex digits of the SHA-256 of `bytes`: names the remote directory. */
   readonly hash: string;
+  /** The whole SHA-256 of `bytes` (hex): what the remote side checks before it runs the file. */
+  readonly sha256: string;
   /** File name inside the directory (`step.mjs`, `worker-entry.mjs`). */
   readonly fileName: string;
   /** The bundled code. */
@@ -68,7 +71,8 @@ export class Bundler {
       throw new CairnError('CAIRN_FN_REF', `Cannot bundle ${module} for remote execution: ${(cause as Error).message.split('\n')[0]}. Check it imports only installed packages.`, { cause });
     }
     const bytes = result.outputFiles[0]?.contents ?? new Uint8Array();
-    return { hash: createHash('sha256').update(bytes).digest('hex').slice(0, 16), fileName, bytes };
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    return { hash: sha256.slice(0, 16), sha256, fileName, bytes };
   }
 }
 
@@ -78,15 +82,17 @@ export function bundlePath(workDir: string, b: CodeBundle): string {
 }
 
 /**
- * Uploads bundles to `<workDir>/code/<hash>/` over SFTP, only when missing there (checked
- * once per host and bundle). Writes to a temp name and renames, so concurrent uploads and
- * readers never see a partial file.
+ * Uploads bundles to `<workDir>/code/<hash>/` over SFTP when the file there is missing or its
+ * content differs (checked by SHA-256 on the host, once per host and bundle: never by size, a
+ * same-size planted file is replaced). Writes to a temp name (0600) and renames, so concurrent
+ * uploads and readers never see a partial file, then checks the content again. The launch and
+ * the persistent worker check it once more right before they run it.
  */
 export class CodeUploader {
   readonly #done = new Map<string, Promise<string>>();
 
   ensure(conn: HostConnection, workDir: string, b: CodeBundle): Promise<string> {
-    const key = `${conn.target.name}\0${workDir}\0${b.hash}/${b.fileName}`;
+    const key = this.#key(conn, workDir, b);
     let p = this.#done.get(key);
     if (!p) {
       p = this.#upload(conn, workDir, b);
@@ -96,17 +102,32 @@ export class CodeUploader {
     return p;
   }
 
+  /** Forgets that `b` is on the host (it did not verify at launch): the next `ensure` checks and uploads again. */
+  forget(conn: HostConnection, workDir: string, b: CodeBundle): void {
+    this.#done.delete(this.#key(conn, workDir, b));
+  }
+
+  #key(conn: HostConnection, workDir: string, b: CodeBundle): string {
+    return `${conn.target.name}\0${workDir}\0${b.hash}/${b.fileName}`;
+  }
+
+  async #check(conn: HostConnection, target: string, b: CodeBundle, dir: string): Promise<boolean> {
+    const r = await conn.exec(shScript(CODE_CHECK_SCRIPT, [target, b.sha256, dir]));
+    if (r.code !== 0) throw new CairnError('CAIRN_REMOTE', `SSH host "${conn.target.name}": cannot create ${dir}: ${r.stderr.trim()}. Check workDir is writable by ${conn.target.user}.`, { retryable: true });
+    return r.stdout.toString('utf8').trim() === 'ok';
+  }
+
   async #upload(conn: HostConnection, workDir: string, b: CodeBundle): Promise<string> {
     const target = bundlePath(workDir, b);
-    const sftp = promisify(await conn.sftp());
-    const st = await sftp.stat(target).catch(() => null);
-    if (st && st.size === b.bytes.length) return target;
     const dir = `${workDir}/code/${b.hash}`;
-    const mk = await conn.exec(shScript('mkdir -p -- "$1"', [dir]));
-    if (mk.code !== 0) throw new CairnError('CAIRN_REMOTE', `SSH host "${conn.target.name}": cannot create ${dir}: ${mk.stderr.trim()}. Check workDir is writable by ${conn.target.user}.`);
+    if (await this.#check(conn, target, b, dir)) return target;
+    const sftp = promisify(await conn.sftp());
     const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;
-    await sftp.writeFile(tmp, Buffer.from(b.bytes));
+    await sftp.writeFile(tmp, Buffer.from(b.bytes), 0o600);
     await sftp.rename(tmp, target);
+    if (!(await this.#check(conn, target, b, dir))) {
+      throw new CairnError('CAIRN_REMOTE', `SSH host "${conn.target.name}": the uploaded ${target} does not match its SHA-256 ${b.sha256} (the transfer was corrupted, or the file was replaced at once). It is uploaded again with the step's retry.`, { retryable: true });
+    }
     return target;
   }
 }

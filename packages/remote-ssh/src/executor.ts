@@ -7,16 +7,18 @@ import { dirname, isAbsolute, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CairnError, encodeTask, type TaskPayload } from '@cairn/core';
 import { decodeResult, rebuildError, type Executor, type ExecutorCapabilities, type ExecutorHost, type JobHandle, type JobRequest, type JobStatus } from '@cairn/runner/executor';
-import { HostConnection } from './connection.js';
+import { HostConnection, type ExecResult } from './connection.js';
 import { Bundler, CodeUploader, type CodeBundle } from './deploy.js';
 import type { FromWorker, OutputListing } from './runtime/protocol.js';
 import { WorkerLink } from './worker-link.js';
 import { checkWorkerMode, chooseRunsIn, type RunsIn, type WorkerMode } from './worker-policy.js';
+import { checkSshOptions, type SshExecutorOptions, type SshHostOptions } from './options.js';
 import { demandOf, HostSlots, type Demand } from './placement.js';
 import { shScript } from './quote.js';
 import {
   ALIVE_SCRIPT,
   CAT_LOGS_SCRIPT,
+  CODE_MISMATCH_EXIT,
   FOLLOW_SCRIPT,
   LAUNCH_SCRIPT,
   parseStatus,
@@ -29,65 +31,7 @@ import {
 } from './remote-script.js';
 import { promisify } from './sftp.js';
 import { downloadDir, uploadDir } from './staging.js';
-
-/** One SSH host the executor may place steps on. */
-export interface SshHostOptions {
-  /** Name used in messages and recorded in job handles. */
-  readonly name: string;
-  /** Address to connect to. */
-  readonly host: string;
-  /** SSH port. @default 22 */
-  readonly port?: number;
-  /** Login user. */
-  readonly user: string;
-  /** Private key contents (PEM/OpenSSH). */
-  readonly privateKey?: string | Buffer;
-  /** Private key file; read at connect time. */
-  readonly privateKeyPath?: string;
-  /** ssh-agent socket path, or `true` for `$SSH_AUTH_SOCK`. */
-  readonly agent?: string | boolean;
-  /** OpenSSH known_hosts file the host key is verified against. @default ~/.ssh/known_hosts */
-  readonly knownHostsPath?: string;
-  /** What the host offers; steps never oversubscribe it. @default { cpus: 1, memoryGb: Infinity, gpus: [] } */
-  readonly capacity?: { readonly cpus?: number; readonly memoryGb?: number; readonly gpus?: readonly number[] };
-  /** Absolute remote directory for code bundles and job dirs. @default `/tmp/cairn-<user>` */
-  readonly workDir?: string;
-  /** Node.js (≥ 20) on the host. @default 'node' */
-  readonly nodePath?: string;
-}
-
-/** Options of {@link createSshExecutor}. */
-export interface SshExecutorOptions {
-  /** Registry name. @default 'ssh' */
-  readonly name?: string;
-  /** Hosts to place steps on. */
-  readonly hosts: readonly SshHostOptions[];
-  /** Verify host keys against known_hosts; `false` disables it (logged as a warning at start). @default true */
-  readonly hostKeyVerification?: boolean;
-  /** Hosts see the store at the runner's paths (NFS, Lustre…); otherwise outputs are staged by SFTP. @default false */
-  readonly sharedFs?: boolean;
-  /** Interval of the batched status check (one exec per host). @default 1000 */
-  readonly pollIntervalMs?: number;
-  /** A host unreachable this long makes its jobs `lost` (retried elsewhere). @default 30000 */
-  readonly hostTimeoutMs?: number;
-  /** Time between TERM and KILL on cancel. @default 5000 */
-  readonly cancelGraceMs?: number;
-  /** Channels open at once per connection (OpenSSH's MaxSessions is 10 by default). @default 8 */
-  readonly maxChannels?: number;
-  /** The worker entry to deploy. @default @cairn/runner's `dist/worker-entry.js` */
-  readonly workerEntry?: string;
-  /**
-   * Where steps run on a host: `auto` runs small steps in the host's persistent worker (one
-   * long-lived Node process per host, no process start per step) and gives steps that ask for
-   * GPUs or declare `timeLimit` ≥ 600 s their own detached process; `always` runs every step in
-   * the worker; `never` gives every step its own detached process. A step overrides `auto` and
-   * `always` with `resources.hints.sshWorker: true | false`. See the README.
-   * @default 'auto'
-   */
-  readonly worker?: WorkerMode;
-  /** A persistent worker with no connected executor and no running step exits after this long. @default 60000 */
-  readonly workerIdleMs?: number;
-}
+import { prepareWorkDir } from './workdir.js';
 
 /** What a job handle records (`JobHandle.info`), so a restarted runner can adopt the job. */
 export interface SshJobInfo {
@@ -159,7 +103,10 @@ interface HostState {
   readonly options: SshHostOptions;
   readonly conn: HostConnection;
   readonly slots: HostSlots;
-  readonly workDir: string;
+  /** The absolute work dir, once checked on the host (see `workdir.ts`); empty before. */
+  workDir: string;
+  /** The work dir check in flight or done (reset when it failed for a passing reason). */
+  preparing: Promise<void> | undefined;
   readonly nodePath: string;
   /** First failed contact since the last success. */
   downSince: number | undefined;
@@ -176,6 +123,15 @@ interface HostState {
 }
 
 const LOG_TAIL_BYTES = 4000;
+
+/** A bundle still did not match its hash after it was uploaded again: refused, never run. */
+function codeMismatch(h: HostState, what: string, detail: string): CairnError {
+  return new CairnError(
+    'CAIRN_REMOTE',
+    `SSH host "${h.options.name}": the code for ${what.startsWith('the ') ? what : `step "${what}"`} still does not match its SHA-256 after it was uploaded again (${detail.trim()}); it was not run. Something on the host is replacing files in ${h.workDir}: check who can write there.`,
+    { retryable: true },
+  );
+}
 /** After a worker step's cancel grace, how long its worker has to record the end before it is killed. */
 const WORKER_CANCEL_SLACK_MS = 5000;
 
@@ -230,6 +186,7 @@ class SshExecutor implements Executor {
   #started: Promise<void> | undefined;
 
   constructor(options: SshExecutorOptions) {
+    checkSshOptions(options);
     if (!options || !Array.isArray(options.hosts) || options.hosts.length === 0) {
       throw new CairnError('CAIRN_CONFIG', 'createSshExecutor: `hosts` must list at least one host ({ name, host, user, privateKeyPath, capacity }).');
     }
@@ -257,8 +214,6 @@ class SshExecutor implements Executor {
       if (h.privateKey === undefined && h.privateKeyPath === undefined && !h.agent) {
         throw new CairnError('CAIRN_CONFIG', `SSH host "${h.name}": give one of privateKey, privateKeyPath or agent.`);
       }
-      const workDir = h.workDir ?? `/tmp/cairn-${h.user}`;
-      if (!workDir.startsWith('/')) throw new CairnError('CAIRN_CONFIG', `SSH host "${h.name}": workDir must be an absolute remote path, got ${JSON.stringify(workDir)}.`);
       const conn = new HostConnection(
         { name: h.name, host: h.host, port: h.port ?? 22, user: h.user, privateKey: h.privateKey, privateKeyPath: h.privateKeyPath, agent: h.agent, knownHostsPath: h.knownHostsPath ?? join(homedir(), '.ssh', 'known_hosts') },
         { hostKeyVerification: this.#opts.hostKeyVerification, timeoutMs: Math.min(this.#opts.hostTimeoutMs, 20_000), maxChannels: this.#opts.maxChannels },
@@ -267,7 +222,8 @@ class SshExecutor implements Executor {
         options: h,
         conn,
         slots: new HostSlots({ cpus: h.capacity?.cpus ?? 1, memoryGb: h.capacity?.memoryGb ?? Number.POSITIVE_INFINITY, gpus: [...(h.capacity?.gpus ?? [])] }),
-        workDir: workDir.replace(/\/+$/, ''),
+        workDir: '',
+        preparing: undefined,
         nodePath: h.nodePath ?? 'node',
         downSince: undefined,
         checking: false,
@@ -296,7 +252,7 @@ class SshExecutor implements Executor {
     if (!this.#opts.hostKeyVerification) {
       this.#logger.warn(`[${this.name}] HOST KEY VERIFICATION IS DISABLED (hostKeyVerification: false): any machine answering at these addresses can impersonate your hosts and receive your code and data.`);
     }
-    const results = await Promise.allSettled(this.#hosts.map((h) => h.conn.ready()));
+    const results = await Promise.allSettled(this.#hosts.map((h) => this.#ready(h)));
     const fatal: CairnError[] = [];
     results.forEach((r, i) => {
       const h = this.#hosts[i] as HostState;
@@ -307,10 +263,33 @@ class SshExecutor implements Executor {
         this.#logger.warn(`[${this.name}] ${(r.reason as Error).message} Steps go to the other hosts until it answers.`);
       }
     });
+    if (fatal.length === 1) throw fatal[0] as CairnError;
     if (fatal.length > 0) {
       throw new CairnError('CAIRN_REMOTE', fatal.map((e) => e.message).join('\n'), { cause: fatal[0] });
     }
     this.#timer ??= setInterval(() => this.#tick(), this.#opts.pollIntervalMs);
+  }
+
+  /**
+   * Connects to `h` and, once per executor, checks its work dir (created 0700 when missing). An
+   * unsafe work dir makes the host unusable for good (`conn.fatal`, `CAIRN_UNSAFE_DIR`), like a
+   * refused host key: nothing is uploaded or run there.
+   */
+  #ready(h: HostState): Promise<void> {
+    h.preparing ??= h.conn
+      .ready()
+      .then(() => prepareWorkDir(h.conn, h.options.workDir, Math.min(this.#opts.hostTimeoutMs, 20_000)))
+      .then(
+        (dir) => {
+          h.workDir = dir;
+        },
+        (err: unknown) => {
+          h.preparing = undefined;
+          if (err instanceof CairnError && err.code === 'CAIRN_UNSAFE_DIR') h.conn.fatal = err;
+          throw err;
+        },
+      );
+    return h.preparing;
   }
 
   async #ensureStarted(): Promise<void> {
@@ -353,7 +332,7 @@ class SshExecutor implements Executor {
   }
 
   #usable(h: HostState): boolean {
-    return !h.conn.fatal && h.downSince === undefined;
+    return !h.conn.fatal && h.downSince === undefined && h.workDir !== '';
   }
 
   /** Places queued jobs that fit (FIFO with backfill). Returns the launches started. */
@@ -362,7 +341,7 @@ class SshExecutor implements Executor {
     for (const h of this.#hosts) {
       // A host that failed is retried (respecting the connection's backoff) before use.
       if (h.downSince !== undefined && !h.conn.fatal && !h.checking && this.#queue.length > 0) {
-        h.conn.ready().then(
+        this.#ready(h).then(
           () => {
             h.downSince = undefined;
             this.#pump();
@@ -425,13 +404,23 @@ class SshExecutor implements Executor {
     const req = j.request as JobRequest;
     const jobDir = j.info.jobDir as string;
     try {
-      const [stepPath, entryPath] = await Promise.all([
-        this.#uploader.ensure(h.conn, h.workDir, j.stepBundle as CodeBundle),
-        this.#bundler.bundle(pathToFileURL(this.#workerEntry).href, 'worker-entry.mjs').then((b) => this.#uploader.ensure(h.conn, h.workDir, b)),
-      ]);
-      const task = await this.#remoteTask(j, h, req.task, jobDir, stepPath);
-      const cuda = j.info.gpuIndices.join(',');
-      const r = await h.conn.exec(shScript(LAUNCH_SCRIPT, [jobDir, WRAPPER_SCRIPT, h.nodePath, entryPath, cuda]), { stdin: encodeTask(task), timeoutMs: this.#opts.hostTimeoutMs });
+      const stepBundle = j.stepBundle as CodeBundle;
+      const entryBundle = await this.#bundler.bundle(pathToFileURL(this.#workerEntry).href, 'worker-entry.mjs');
+      let r: ExecResult | undefined;
+      let task: TaskPayload | undefined;
+      // The launch checks both bundles by content before it starts anything: a mismatch (a file
+      // replaced since it was uploaded) is uploaded again, once; it never runs.
+      for (let attempt = 1; ; attempt++) {
+        const [stepPath, entryPath] = await Promise.all([this.#uploader.ensure(h.conn, h.workDir, stepBundle), this.#uploader.ensure(h.conn, h.workDir, entryBundle)]);
+        task ??= await this.#remoteTask(j, h, req.task, jobDir, stepPath);
+        const cuda = j.info.gpuIndices.join(',');
+        r = await h.conn.exec(shScript(LAUNCH_SCRIPT, [jobDir, WRAPPER_SCRIPT, stepPath, stepBundle.sha256, entryBundle.sha256, h.nodePath, entryPath, cuda]), { stdin: encodeTask(task), timeoutMs: this.#opts.hostTimeoutMs });
+        if (r.code !== CODE_MISMATCH_EXIT) break;
+        this.#uploader.forget(h.conn, h.workDir, stepBundle);
+        this.#uploader.forget(h.conn, h.workDir, entryBundle);
+        if (attempt >= 2) throw codeMismatch(h, j.info.step, r.stderr);
+        this.#logger.warn(`[${this.name}] SSH host "${h.options.name}": ${r.stderr.trim()} Uploading it again for "${j.info.step}".`);
+      }
       const pid = Number.parseInt(r.stdout.toString('utf8').trim(), 10);
       if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) {
         throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": could not start step "${j.info.step}" in ${jobDir} (exit ${r.code}): ${r.stderr.trim()}`, { step: j.info.step, retryable: true });
@@ -453,15 +442,21 @@ class SshExecutor implements Executor {
     if (h.link?.up) return Promise.resolve(h.link);
     h.linking ??= (async () => {
       const bundle = await this.#sshWorkerBundle();
-      const entry = await this.#uploader.ensure(h.conn, h.workDir, bundle);
-      const target = { dir: `${h.workDir}/workers/${bundle.hash}`, nodePath: h.nodePath, entry, idleMs: this.#workerIdleMs };
       // A worker that exits (idle) between the start script's check and the relay's connect
-      // closes the channel before hello: the next attempt starts a new one.
+      // closes the channel before hello: the next attempt starts a new one. A worker bundle that
+      // does not match its hash is not run: it is uploaded again, once.
       let link: WorkerLink | undefined;
-      for (let attempt = 1; !link; attempt++) {
+      for (let attempt = 1, mismatches = 0; !link; attempt++) {
+        const entry = await this.#uploader.ensure(h.conn, h.workDir, bundle);
+        const target = { dir: `${h.workDir}/workers/${bundle.hash}`, nodePath: h.nodePath, entry, entrySha256: bundle.sha256, idleMs: this.#workerIdleMs };
         try {
           link = await WorkerLink.open(h.conn, target);
         } catch (err) {
+          if ((err as { codeMismatch?: boolean }).codeMismatch) {
+            this.#uploader.forget(h.conn, h.workDir, bundle);
+            if (++mismatches >= 2) throw codeMismatch(h, 'the persistent worker', (err as Error).message);
+            continue;
+          }
           if (attempt >= 3 || !(err as { workerVanished?: boolean }).workerVanished) throw err;
         }
       }
@@ -485,10 +480,12 @@ class SshExecutor implements Executor {
     const req = j.request as JobRequest;
     const jobDir = j.info.jobDir as string;
     try {
-      const [stepPath, link] = await Promise.all([this.#uploader.ensure(h.conn, h.workDir, j.stepBundle as CodeBundle), this.#linkFor(h)]);
+      const stepBundle = j.stepBundle as CodeBundle;
+      const [stepPath, link] = await Promise.all([this.#uploader.ensure(h.conn, h.workDir, stepBundle), this.#linkFor(h)]);
       const task = await this.#remoteTask(j, h, req.task, jobDir, stepPath);
       const stage = !this.#opts.sharedFs;
-      const sent = link.send({ t: 'run', dir: jobDir, step: j.info.step, task: Buffer.from(encodeTask(task)).toString('base64'), cuda: j.info.gpuIndices.join(','), manifest: stage });
+      // The worker checks the bundle against sha256 before the step runs (and refuses a mismatch).
+      const sent = link.send({ t: 'run', dir: jobDir, step: j.info.step, task: Buffer.from(encodeTask(task)).toString('base64'), code: stepPath, sha256: stepBundle.sha256, cuda: j.info.gpuIndices.join(','), manifest: stage });
       if (!sent) throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": the channel to the persistent worker closed before step "${j.info.step}" was sent.`, { step: j.info.step, retryable: true });
       j.info.pid = link.pid;
       j.info.workerDir = link.target.dir;
@@ -513,7 +510,10 @@ class SshExecutor implements Executor {
     for (const c of this.#jobs.values()) if (c.host === h && c.phase === 'running' && c.info.jobDir === msg.dir) j = c;
     if (!j) return; // another executor's job, or already ended by a status check
     if (msg.t === 'rejected') {
-      const error = new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": the persistent worker could not start step "${j.info.step}": ${msg.message}. Check that workDir (${h.workDir}) is writable.`, { step: j.info.step, retryable: true });
+      // A bundle that did not verify is uploaded again by the retry (the runner retries a lost job).
+      if (msg.codeMismatch && j.stepBundle) this.#uploader.forget(h.conn, h.workDir, j.stepBundle);
+      const fix = msg.codeMismatch ? 'It is uploaded again and the step retried; nothing ran.' : `Check that workDir (${h.workDir}) is writable.`;
+      const error = new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": the persistent worker could not start step "${j.info.step}": ${msg.message}. ${fix}`, { step: j.info.step, retryable: true });
       this.#end(j, { state: 'lost', infrastructure: true, reason: error.message, error });
       return;
     }
@@ -973,6 +973,7 @@ class SshExecutor implements Executor {
     if (!h || !info.jobDir) {
       // Submitted while queued: it may have started on any host since.
       for (const cand of this.#hosts) {
+        if (cand.workDir === '') continue; // not reached (and checked) yet
         const dir = `${cand.workDir}/jobs/${info.jobDirName}`;
         const s = await this.#statusOf(cand, [dir]).catch(() => null);
         if (s && s[0]?.kind !== 'missing') {

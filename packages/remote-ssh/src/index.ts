@@ -2,7 +2,9 @@
  * @cairn/remote-ssh — an executor plugin that runs Cairn steps on SSH hosts (GPU boxes).
  */
 export { createSshExecutor } from './executor.js';
-export type { SshExecutorOptions, SshHostOptions, SshJobInfo } from './executor.js';
+export type { SshJobInfo } from './executor.js';
+export type { SshExecutorOptions, SshHostOptions } from './options.js';
+export { DEFAULT_WORK_DIR } from './workdir.js';
 export { shQuote, shScript } from './quote.js';
 export { parseKnownHosts, checkHostKey, hostLookupName } from './known-hosts.js';
 export type { KnownHostEntry, HostKeyCheck } from './known-hosts.js';

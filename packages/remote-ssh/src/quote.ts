@@ -13,9 +13,11 @@ export function shQuote(value: string): string {
 
 /**
  * A remote command line that runs `script` with `sh` and the given positional arguments
- * (`$1`, `$2`…). The script should be a constant: every variable part travels as a quoted
- * argument, so no value is ever parsed as shell code.
+ * (`$1`, `$2`…), under umask 077: everything it creates (job dirs, tasks, logs, results, the
+ * processes it starts and what they create) is the login user's alone. The script should be a
+ * constant: every variable part travels as a quoted argument, so no value is ever parsed as
+ * shell code.
  */
 export function shScript(script: string, args: readonly string[] = []): string {
-  return ['exec sh -c', shQuote(script), 'cairn-sh', ...args.map(shQuote)].join(' ');
+  return ['umask 077 && exec sh -c', shQuote(script), 'cairn-sh', ...args.map(shQuote)].join(' ');
 }

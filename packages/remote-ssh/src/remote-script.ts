@@ -15,6 +15,22 @@
  */
 
 /**
+ * `verify FILE SHA256`: true when FILE is a regular file (not a link) whose SHA-256 is SHA256.
+ * Code is always checked by content right before it runs, never by size: a same-size file
+ * planted in its place must not run.
+ */
+const VERIFY_FN = 'verify() { [ -f "$1" ] && [ ! -L "$1" ] && h=$(sha256sum < "$1") && [ "${h%% *}" = "$2" ]; }';
+
+/** Exit code of the launch and worker scripts when a code bundle does not match its hash (re-upload, never run it). */
+export const CODE_MISMATCH_EXIT = 5;
+
+/**
+ * Checks an uploaded bundle: `$1` file, `$2` its SHA-256, `$3` its directory (created). Prints
+ * `ok` when the file is there with that content, else `stale` (upload it).
+ */
+export const CODE_CHECK_SCRIPT = [VERIFY_FN, 'mkdir -p -- "$3" || exit 3', 'if verify "$1" "$2"; then echo ok; else echo stale; fi'].join('\n');
+
+/**
  * The job wrapper, run under `setsid` (a new session and process group). `$1` node,
  * `$2` worker entry, `$3` CUDA_VISIBLE_DEVICES. A TERM to the group reaches node and
  * the wrapper; the trap keeps the wrapper alive so it still records node's exit code.
@@ -28,13 +44,18 @@ export const WRAPPER_SCRIPT = [
 ].join('\n');
 
 /**
- * Launches a detached job. `$1` job dir, `$2` wrapper script, then the wrapper's
- * arguments. Reads the task from stdin, starts the wrapper with `setsid` detached from the
- * SSH session, waits for its pid file and prints the pid.
+ * Launches a detached job. `$1` job dir, `$2` wrapper script, `$3` the step bundle, `$4` its
+ * SHA-256, `$5` the worker entry's SHA-256, then the wrapper's arguments (node, worker entry,
+ * CUDA devices). Verifies both bundles by content (exit {@link CODE_MISMATCH_EXIT} when one
+ * does not match: nothing runs), reads the task from stdin, starts the wrapper with `setsid`
+ * detached from the SSH session, waits for its pid file and prints the pid.
  */
 export const LAUNCH_SCRIPT = [
   'set -e',
-  'd="$1"; w="$2"; shift 2',
+  VERIFY_FN,
+  'd="$1"; w="$2"; code="$3"; codesum="$4"; entrysum="$5"; shift 5',
+  'verify "$code" "$codesum" || { echo "$code does not match its SHA-256 $codesum: not running it" >&2; exit 5; }',
+  'verify "$2" "$entrysum" || { echo "$2 does not match its SHA-256 $entrysum: not running it" >&2; exit 5; }',
   'mkdir -p "$d"',
   'cd "$d"',
   'cat > task.msgpack.tmp',
@@ -105,14 +126,18 @@ export const FOLLOW_SCRIPT = [
 
 /**
  * Ensures the persistent worker runs and connects to it: `$1` worker dir, `$2` node, `$3` worker
- * bundle, `$4` idle ms. Under a lock (so two executors never start two workers), starts
- * `node bundle serve` with `setsid` in a subshell (re-parented to init, outside the SSH session)
- * unless a live one answers, waits for its socket, then becomes the relay (`node bundle
- * connect`) between this channel and the worker. Exit 4: the worker did not start or exited at
- * once (its log follows on stderr).
+ * bundle, `$4` idle ms, `$5` the bundle's SHA-256. Verifies the bundle by content first (exit
+ * {@link CODE_MISMATCH_EXIT} when it does not match: neither the worker nor the relay runs it).
+ * Under a lock (so two executors never start two workers), starts `node bundle serve` with
+ * `setsid` in a subshell (re-parented to init, outside the SSH session) unless a live one
+ * answers, waits for its socket, then becomes the relay (`node bundle connect`) between this
+ * channel and the worker. Exit 4: the worker did not start or exited at once (its log follows
+ * on stderr).
  */
 export const WORKER_SCRIPT = [
-  'd="$1"; node="$2"; entry="$3"; idle="$4"',
+  VERIFY_FN,
+  'd="$1"; node="$2"; entry="$3"; idle="$4"; entrysum="$5"',
+  'verify "$entry" "$entrysum" || { echo "$entry does not match its SHA-256 $entrysum: not running it" >&2; exit 5; }',
   'mkdir -p "$d" && cd "$d" || exit 3',
   'running() { kill -0 "$1" 2>/dev/null || return 1; s=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); [ "$s" != Z ]; }',
   'alive() { [ -s pid ] && [ -S sock ] && running "$(cat pid)"; }',

@@ -9,7 +9,7 @@ import { CairnError } from '@cairn/core';
 import type { ClientChannel } from 'ssh2';
 import type { HostConnection } from './connection.js';
 import { shScript } from './quote.js';
-import { WORKER_SCRIPT } from './remote-script.js';
+import { CODE_MISMATCH_EXIT, WORKER_SCRIPT } from './remote-script.js';
 import { RELAY_NO_WORKER, WORKER_PROTOCOL, type FromWorker, type ToWorker } from './runtime/protocol.js';
 
 /** How to start and reach one host's worker. */
@@ -20,6 +20,8 @@ export interface WorkerTarget {
   readonly nodePath: string;
   /** The uploaded worker bundle (`<workDir>/code/<hash>/ssh-worker.mjs`). */
   readonly entry: string;
+  /** Its SHA-256: the start script checks the file against it before running it. */
+  readonly entrySha256: string;
   /** The worker exits after this long without executors or steps. */
   readonly idleMs: number;
 }
@@ -55,7 +57,7 @@ export class WorkerLink {
 
   /** Starts the worker if needed and connects to it. */
   static async open(conn: HostConnection, target: WorkerTarget): Promise<WorkerLink> {
-    const { channel, release } = await conn.stream(shScript(WORKER_SCRIPT, [target.dir, target.nodePath, target.entry, String(target.idleMs)]));
+    const { channel, release } = await conn.stream(shScript(WORKER_SCRIPT, [target.dir, target.nodePath, target.entry, String(target.idleMs), target.entrySha256]));
     return new Promise<WorkerLink>((resolve, reject) => {
       let link: WorkerLink | undefined;
       let stderr = '';
@@ -66,7 +68,7 @@ export class WorkerLink {
         const err = new CairnError('CAIRN_REMOTE', `SSH host "${conn.target.name}": the persistent worker in ${target.dir} did not answer (${why}). Check nodePath (${target.nodePath}) and that workDir is writable, or set worker: 'never'.${stderr.trim() ? `\nIts output:\n${stderr.trim()}` : ''}`, {
           retryable: true,
         });
-        reject(Object.assign(err, { workerVanished: exitCode === RELAY_NO_WORKER }));
+        reject(Object.assign(err, { workerVanished: exitCode === RELAY_NO_WORKER, codeMismatch: exitCode === CODE_MISMATCH_EXIT }));
         channel.close();
       };
       const timer = setTimeout(() => fail(`no hello within ${HELLO_TIMEOUT_MS} ms`), HELLO_TIMEOUT_MS);

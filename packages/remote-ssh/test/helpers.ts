@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -27,6 +27,22 @@ export function alive(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/** Pids of persistent workers (`ssh-worker.mjs serve`), or of their relays (`connect`), running in a directory under one of `roots`. */
+export function workerPids(roots: readonly string[], mode: 'serve' | 'connect' = 'serve'): number[] {
+  const out: number[] = [];
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (!readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(`ssh-worker.mjs\0${mode}`) || !alive(Number(e))) continue;
+      const cwd = readlinkSync(`/proc/${e}/cwd`);
+      if (roots.some((r) => cwd.startsWith(`${r}/`))) out.push(Number(e));
+    } catch {
+      // gone
+    }
+  }
+  return out;
 }
 
 /** Waits until `cond` holds (polling every 25 ms). */

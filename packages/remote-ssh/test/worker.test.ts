@@ -1,30 +1,14 @@
-import { existsSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { decodeTask, hasCode } from '@cairn/core';
 import { decodeResult, type JobHandle } from '@cairn/runner/executor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSshExecutor, type SshExecutorOptions, type SshJobInfo } from '../src/index.js';
-import { alive, hostOf, jobFor, Recorder, removeScratch, scratch, sshdOrSkip, startSshd, until, type SshdInstance } from './helpers.js';
+import { alive, hostOf, jobFor, Recorder, removeScratch, scratch, sshdOrSkip, startSshd, until, workerPids, type SshdInstance } from './helpers.js';
 
 const run = sshdOrSkip();
 const info = (h: JobHandle) => h.info as unknown as SshJobInfo;
 const outOf = (h: JobHandle) => info(h).remoteOutputPath as string;
-/** Pids of persistent workers (`ssh-worker.mjs serve`) running in a directory under one of `roots`. */
-function workerPids(roots: readonly string[]): number[] {
-  const out: number[] = [];
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (!readFileSync(`/proc/${e}/cmdline`, 'utf8').includes('ssh-worker.mjs\0serve') || !alive(Number(e))) continue;
-      const cwd = readlinkSync(`/proc/${e}/cwd`);
-      if (roots.some((r) => cwd.startsWith(`${r}/`))) out.push(Number(e));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
 describe.runIf(run)('persistent worker on real sshd hosts', () => {
   let a: SshdInstance;
   let b: SshdInstance;

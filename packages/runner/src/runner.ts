@@ -3,10 +3,10 @@
  * event-driven completion, leases, retries, timeouts, cancellation and pluggable executors.
  */
 import { randomBytes } from 'node:crypto';
-import { resolve as resolvePath } from 'node:path';
-import { type ArtifactStep, CairnError, hasScheme, isArtifactStep, lower, StepSpec } from '@cairn/core';
+import { type ArtifactStep, CairnError, isArtifactStep, isStepSpec, lower, resolvePrefix, type StepSpec } from '@cairn/core';
 import type { ExecutorClient, LoadedArtifact } from './context.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
+import { checkRunOptions, checkStepRunnerOptions } from './options.js';
 import { makePlan, type Plan } from './plan.js';
 import { ExecutorRegistry, type ExecutorsOption } from './registry.js';
 import type { StepInput } from './run/discover.js';
@@ -87,7 +87,7 @@ function rebuildOf(rebuild: RunOptions['rebuild'], prefix: string): Rebuild | un
   const names = new Set<string>();
   for (const r of rebuild) {
     if (typeof r === 'string') names.add(r);
-    else if (r instanceof StepSpec) paths.add(r.outputPath(prefix));
+    else if (isStepSpec(r)) paths.add(r.outputPath(prefix));
     else if (isArtifactStep(r)) paths.add(lower(r as ArtifactStep<unknown>).outputPath(prefix));
     else throw new CairnError('CAIRN_CONFIG', `rebuild: ${r === null ? 'null' : typeof r} is not a step, handle or step name.`);
   }
@@ -109,6 +109,7 @@ export class StepRunner {
   readonly #client: ExecutorClient;
 
   constructor(options: StepRunnerOptions = {}) {
+    checkStepRunnerOptions(options);
     this.#options = options;
     positiveInt('maxConcurrent', options.maxConcurrent, 8);
     if (options.infraRetries !== undefined && (!Number.isInteger(options.infraRetries) || options.infraRetries < 0)) {
@@ -146,14 +147,17 @@ export class StepRunner {
     return () => this.#listeners.delete(listener);
   }
 
-  /** The store prefix a run started now would use. */
+  /** The store prefix a run started now would use (`~` expanded, relative paths resolved; an empty prefix is refused). */
   prefix(): string {
-    const p = this.#options.prefix ?? process.env.CAIRN_PREFIX ?? './.cairn';
-    return hasScheme(p) ? p : resolvePath(p);
+    const o = this.#options.prefix;
+    if (o !== undefined) return resolvePrefix(o, 'prefix');
+    const env = process.env.CAIRN_PREFIX;
+    return env !== undefined ? resolvePrefix(env, 'CAIRN_PREFIX') : resolvePrefix('./.cairn');
   }
 
   /** Reports what `run` would do, writing nothing: the run's own discovery and classification, without running. */
   plan(steps: Steps, options: Pick<RunOptions, 'forceRunFailed' | 'rebuild'> = {}): Promise<Plan> {
+    checkRunOptions(options, 'plan()');
     return makePlan(new Run(this.#runConfig(options, true)), steps);
   }
 
@@ -165,6 +169,7 @@ export class StepRunner {
   run(steps: Steps, options: RunOptions & { dryRun: true }): Promise<Plan>;
   run(steps: Steps, options?: RunOptions): Promise<RunSummary>;
   async run(steps: Steps, options: RunOptions = {}): Promise<RunSummary | Plan> {
+    checkRunOptions(options);
     if (options.dryRun) return this.plan(steps, options);
     return new Run(this.#runConfig(options, false)).execute(steps);
   }
@@ -214,7 +219,7 @@ export class StepRunner {
   /** Runs `steps` and loads each: `{ path, value }` in argument order (value from the step's record). */
   async load<T extends readonly StepInput[]>(steps: T, options: RunOptions = {}): Promise<LoadedArtifact[]> {
     const specs = steps.map((s) => {
-      if (s instanceof StepSpec) return s;
+      if (isStepSpec(s)) return s;
       if (isArtifactStep(s)) return lower(s as ArtifactStep<unknown>);
       throw new CairnError('CAIRN_BAD_DEPENDENCY', `run(): argument is not a step (got ${s === null ? 'null' : typeof s}); pass handles returned by apply().`);
     });

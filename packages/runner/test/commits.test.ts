@@ -1,7 +1,7 @@
 // Staged outputs and what a commit trusts: an attempt writes beside its output path and is
 // renamed into place; an output being rebuilt is never half-visible; a SUCCESS whose record is
 // missing, unreadable or another step's is not built, for every kind of step.
-import { existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { apply, OUT, StepSpec } from '@cairn/core';
@@ -121,5 +121,29 @@ describe('records are checked for every kind of step', () => {
     cleanupsMoved.push(moved);
     await new StepRunner({ prefix: moved, logger: memoryLogger() }).run(g.pick('a', 'b'));
     expect(g.calls).toEqual(['a', 'b']);
+  });
+});
+
+describe('links planted in the store', () => {
+  it('a symbolic link at a step directory is refused, never written through', async () => {
+    const prefix = dir();
+    const outside = dir();
+    const spec = new StepSpec({ name: 'victim', fn: (out) => writeFileSync(join(out, 'data'), 'x') });
+    mkdirSync(prefix, { recursive: true });
+    symlinkSync(outside, spec.outputPath(prefix));
+    const err = (await new StepRunner({ prefix, logger: memoryLogger() }).run([spec]).catch((e: unknown) => e)) as { failures?: { error: { code?: string; message: string } }[] };
+    expect(err.failures?.[0]?.error.code).toBe('CAIRN_UNSAFE_DIR');
+    expect(readdirSync(outside)).toEqual([]);
+  });
+
+  it('a symbolic link on the way to a name/version step is refused before anything is written', async () => {
+    const prefix = dir();
+    const outside = dir();
+    mkdirSync(prefix, { recursive: true });
+    symlinkSync(outside, join(prefix, 'gen'));
+    const h = apply({ name: 'gen', version: 'v1', fn: ({ out }: { out: string }) => writeFileSync(join(out, 'data'), 'x'), inputs: { out: OUT } });
+    const err = (await new StepRunner({ prefix, logger: memoryLogger() }).run([h]).catch((e: unknown) => e)) as { failures?: { error: { code?: string } }[] };
+    expect(err.failures?.[0]?.error.code).toBe('CAIRN_UNSAFE_DIR');
+    expect(readdirSync(outside)).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync, writeFileSync, rmSync } from 'node:
 import { join } from 'node:path';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
-import { CairnError, StepSpec, hasCode } from '@cairn/core';
+import { apply, CairnError, StepSpec, hasCode } from '@cairn/core';
 import { currentClient, MemoryStore, StepRunError, StepRunner, type RunnerEvent } from '../src/index.js';
 import { chain, Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 import { scriptedExecutor } from './helpers/scripted-executor.js';
@@ -383,5 +383,23 @@ describe('prefix', () => {
     }
     expect(status(g.get('a').outputPath(prefix))).toBe('SUCCESS');
     rmSync(prefix, { recursive: true, force: true });
+  });
+});
+
+describe('routing errors name what is wrong', () => {
+  it('an unknown executor on an inline closure is CAIRN_EXECUTOR (not CAIRN_INLINE_FN_REMOTE)', async () => {
+    const h = apply({ name: 'closure', version: 'v1', fn: () => 1, inputs: {}, executor: 'nope' });
+    const err = await new StepRunner({ prefix: '/p', store: new MemoryStore() }).run([h]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'CAIRN_EXECUTOR' });
+    expect((err as Error).message).toContain('"nope"');
+  });
+
+  it('two different steps pinned to one path, lowered separately, are CAIRN_DUPLICATE_STEP naming both', async () => {
+    const a = apply({ name: 'a', version: 'v1', fn: () => 'a', inputs: {} });
+    const b = apply({ name: 'b', version: 'v1', fn: () => 'b', inputs: {}, pin: 'a/v1' });
+    const r = new StepRunner({ prefix: '/p', store: new MemoryStore() });
+    const err = await r.load([a, b]).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'CAIRN_DUPLICATE_STEP' });
+    expect((err as Error).message).toMatch(/"a-[0-9a-f]{16}" and "b-[0-9a-f]{16}"/);
   });
 });

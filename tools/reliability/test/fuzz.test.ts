@@ -6,21 +6,68 @@ import { execFileSync } from 'node:child_process';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import { apply, canonicalize, decodeSpecs, encodeSpecs, getBackend, isCairnError, lower, OUT, StepSpec } from '@cairn/core';
+import { apply, canonicalize, decodeSpecs, defineStep, encodeSpecs, getBackend, isCairnError, lower, OUT, resolvePrefix, StepSpec } from '@cairn/core';
 import { shQuote, shScript } from '@cairn/remote-ssh';
+// The runner's option validators, for the rebuilt runner to call (not yet on its public entry).
+import { checkRunOptions, checkStepRunnerOptions } from '../../../packages/runner/src/options.js';
 import { SEED, SIZES } from './env.js';
 import { record } from './metrics.js';
+import { executorNames, locations, maxConcurrent, names, pools, prefixes, resources, withUnknownKey, type Case } from './public-inputs.js';
 
 const params = { seed: SEED, numRuns: SIZES.fuzzRuns };
 const tally = { badInputs: 0, typedErrors: 0, untyped: [] as string[] };
+/** The public inputs (issue 18): every bad one must be a typed CairnError; none may crash or pass. */
+const pub = { tried: 0, typed: 0, accepted: 0, crashed: 0, silentlyAccepted: 0, problems: [] as string[] };
 afterAll(() =>
   record('fuzz', {
     badInputsTried: tally.badInputs,
     typedErrors: tally.typedErrors,
     untypedErrors: tally.badInputs - tally.typedErrors,
     firstUntyped: tally.untyped[0] ?? '',
+    publicTried: pub.tried,
+    publicTyped: pub.typed,
+    publicAccepted: pub.accepted,
+    publicCrashed: pub.crashed,
+    publicSilentlyAccepted: pub.silentlyAccepted,
+    firstPublicProblem: pub.problems[0] ?? '',
   }),
 );
+
+const show = (v: unknown): string => {
+  try {
+    return typeof v === 'string' ? JSON.stringify(v) : typeof v === 'bigint' ? `${v}n` : typeof v === 'function' ? 'a function' : (JSON.stringify(v) ?? String(v));
+  } catch {
+    return String(v);
+  }
+};
+
+/**
+ * Feeds one public input through `use`: a valid one must be accepted, an invalid one refused with
+ * a CairnError; anything else is counted (crashed: not a CairnError; silently accepted) and fails.
+ */
+function feed(what: string, c: Case, use: (v: unknown) => unknown): void {
+  pub.tried++;
+  let err: unknown;
+  let threw = false;
+  try {
+    use(c.value);
+  } catch (e) {
+    threw = true;
+    err = e;
+  }
+  let outcome: 'accepted' | 'typed' | 'crashed' | 'silently accepted' | 'wrongly refused';
+  if (!threw) outcome = c.valid ? 'accepted' : 'silently accepted';
+  else if (isCairnError(err) && typeof err.code === 'string' && err.code.startsWith('CAIRN_')) outcome = c.valid ? 'wrongly refused' : 'typed';
+  else outcome = 'crashed';
+  if (outcome === 'accepted') pub.accepted++;
+  else if (outcome === 'typed') pub.typed++;
+  else {
+    if (outcome === 'crashed') pub.crashed++;
+    if (outcome === 'silently accepted') pub.silentlyAccepted++;
+    if (pub.problems.length < 5) pub.problems.push(`${what} ${show(c.value)}: ${outcome}${threw ? ` (${String((err as Error)?.message ?? err).slice(0, 120)})` : ''}`);
+  }
+  expect(outcome, `${what} ${show(c.value)}`).toBe(c.valid ? 'accepted' : 'typed');
+}
 
 /** Counts a refused input; true when it was refused with a CairnError of one of `codes`. */
 function typed(err: unknown, codes?: readonly string[]): boolean {
@@ -263,6 +310,124 @@ describe('remote command building (shQuote / shScript through a real sh)', () =>
         } catch (err) {
           expect(typed(err, ['CAIRN_CONFIG'])).toBe(true);
         }
+      }),
+      params,
+    );
+  });
+});
+
+describe('public inputs: names, versions, pins, overrides, prefixes, maxConcurrent, pools, executor names, resources, option keys', () => {
+  const fn = () => 1;
+  // A referenced function, so any executor name is a routing choice (an inline closure may only run inline).
+  const referenced = defineStep(import.meta.url, 'fuzzStep', () => 1);
+  const step = (extra: Record<string, unknown>, f: unknown = fn) => lower(apply({ name: 'f', version: 'v1', fn: f, inputs: { out: OUT }, ...extra } as never));
+
+  it('names and versions, through apply + lower and new StepSpec', () => {
+    fc.assert(
+      fc.property(names, (c) => {
+        feed('apply name', c, (v) => step({ name: v }));
+        feed('apply version', c, (v) => step({ version: v }));
+        feed('StepSpec name', c, (v) => new StepSpec({ name: v as string }));
+        feed('StepSpec version', c, (v) => new StepSpec({ name: 's', version: v as string }));
+      }),
+      params,
+    );
+  });
+
+  it('pins and overrideOutputPath', () => {
+    fc.assert(
+      fc.property(locations, (c) => {
+        feed('pin', c, (v) => step({ pin: v }));
+        feed('overrideOutputPath', c, (v) => new StepSpec({ name: 's', overrideOutputPath: v as string }));
+      }),
+      params,
+    );
+  });
+
+  it('prefixes, through resolvePrefix and the StepRunner option validator', () => {
+    fc.assert(
+      fc.property(prefixes, (c) => {
+        feed('resolvePrefix', c, (v) => resolvePrefix(v));
+        feed('StepRunner prefix', c, (v) => checkStepRunnerOptions({ prefix: v }));
+      }),
+      params,
+    );
+  });
+
+  it('maxConcurrent and pools, through the StepRunner and run() option validators', () => {
+    fc.assert(
+      fc.property(maxConcurrent, pools, (m, p) => {
+        feed('StepRunner maxConcurrent', m, (v) => checkStepRunnerOptions({ maxConcurrent: v }));
+        feed('run maxConcurrent', m, (v) => checkRunOptions({ maxConcurrent: v }));
+        feed('StepRunner pools', p, (v) => checkStepRunnerOptions({ pools: v }));
+      }),
+      params,
+    );
+  });
+
+  it('executor names, on steps and as the runner default (which must also be registered)', () => {
+    fc.assert(
+      fc.property(executorNames, (c) => {
+        feed('apply executor', c, (v) => step({ executor: v }, referenced));
+        feed('StepSpec executor', c, (v) => new StepSpec({ name: 's', executor: v as string }));
+        const registered = { value: c.value, valid: c.valid && ['inline', 'threads', 'process'].includes(c.value as string) };
+        feed('StepRunner defaultExecutor', registered, (v) => checkStepRunnerOptions({ defaultExecutor: v }));
+      }),
+      params,
+    );
+  });
+
+  it('resources, through apply + lower and new StepSpec', () => {
+    fc.assert(
+      fc.property(resources, (c) => {
+        feed('apply resources', c, (v) => step({ resources: v }));
+        feed('StepSpec resources', c, (v) => new StepSpec({ name: 's', resources: v as never }));
+      }),
+      params,
+    );
+  });
+
+  it('optional options given null or a value of the wrong type are refused, not read as "not given"', () => {
+    const nonString = [null, 1, [], () => 1, Number.NaN, true, {}];
+    const nonNumber = [null, '1', [], () => 1, Number.NaN, true, {}];
+    const nonObject = [null, '1', () => 1, Number.NaN, true, 1];
+    const applyFields: Record<string, unknown[]> = { pin: nonString, executor: nonString, expectedFingerprint: nonString, resources: [...nonObject, []], retries: [...nonNumber, -1, 1.5], timeoutMs: [...nonNumber, 0, 3e9] };
+    const specFields: Record<string, unknown[]> = {
+      overrideOutputPath: nonString,
+      executor: nonString,
+      version: nonString,
+      resources: [...nonObject, []],
+      hashAttrs: [...nonObject, []],
+      ref: [...nonObject, [], {}],
+      deps: [...nonObject, {}, [1]],
+      fn: [null, '1', Number.NaN, true, 1, [], {}],
+      writesRecord: [null, 1, '1', [], {}],
+      retries: [...nonNumber, -1],
+      timeoutMs: [...nonNumber, 0],
+    };
+    const pick = (fields: Record<string, unknown[]>) => fc.constantFrom(...Object.keys(fields)).chain((f) => fc.constantFrom(...(fields[f] as unknown[])).map((v) => [f, v] as const));
+    fc.assert(
+      fc.property(pick(applyFields), pick(specFields), ([af, av], [sf, sv]) => {
+        feed(`apply ${af}`, { value: av, valid: false }, (x) => step({ [af]: x }, referenced));
+        feed(`StepSpec ${sf}`, { value: sv, valid: false }, (x) => new StepSpec({ name: 's', [sf]: x } as never));
+      }),
+      params,
+    );
+  });
+
+  it('unknown option keys of apply, StepSpec, StepRunner and run()', () => {
+    const applyKeys = ['name', 'fn', 'version', 'inputs', 'pin', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs'];
+    const specKeys = ['name', 'fn', 'hashAttrs', 'deps', 'resources', 'executor', 'overrideOutputPath', 'writesRecord', 'fingerprintPayload', 'ref', 'kind', 'inputs', 'version', 'fingerprint', 'expectedFingerprint', 'retries', 'timeoutMs', 'provenance', 'source', 'lowering', 'index'];
+    const runnerKeys = ['maxConcurrent', 'prefix', 'executors', 'executorOptions', 'pools', 'defaultExecutor', 'remoteExecutor', 'store', 'logger', 'onEvent', 'leases'];
+    const runKeys = ['dryRun', 'forceRunFailed', 'maxConcurrent', 'signal', 'handleSigint'];
+    const all = [...new Set([...applyKeys, ...specKeys, ...runnerKeys, ...runKeys])];
+    fc.assert(
+      fc.property(withUnknownKey(all), fc.anything(), (key, v) => {
+        const c: Case = { value: { [key]: v }, valid: false };
+        feed('apply key', c, (o) => step(o as Record<string, unknown>));
+        feed('StepSpec key', c, (o) => new StepSpec({ name: 's', ...(o as object) } as never));
+        feed('StepRunner key', c, (o) => checkStepRunnerOptions(o));
+        feed('run key', c, (o) => checkRunOptions(o));
       }),
       params,
     );

@@ -8,7 +8,7 @@
  */
 
 /** Version of the line protocol; the worker says it in `hello`. */
-export const WORKER_PROTOCOL = 1;
+export const WORKER_PROTOCOL = 2;
 
 /** Executor → worker. */
 export type ToWorker =
@@ -21,6 +21,10 @@ export type ToWorker =
       readonly step: string;
       /** `encodeTask` bytes, base64. */
       readonly task: string;
+      /** The step bundle the task's `ref.module` points at (absolute path on the host). */
+      readonly code: string;
+      /** Its SHA-256 (hex): the worker checks the file against it before the step runs, and refuses a mismatch. */
+      readonly sha256: string;
       /** `CUDA_VISIBLE_DEVICES` for the step (empty for none). */
       readonly cuda: string;
       /** Outputs are staged back: list and hash `<dir>/out` in `done` after success. */
@@ -52,8 +56,11 @@ export type FromWorker =
       /** With `manifest`, after exit 0: the output dir's listing (absent when too large). */
       readonly out?: OutputListing;
     }
-  /** A `run` that could not start (bad job dir, unwritable work dir). Nothing runs. */
-  | { readonly t: 'rejected'; readonly dir: string; readonly message: string };
+  /**
+   * A `run` that could not start (bad job dir, unwritable work dir, or `codeMismatch`: the step
+   * bundle on disk does not match `sha256`). Nothing runs.
+   */
+  | { readonly t: 'rejected'; readonly dir: string; readonly message: string; readonly codeMismatch?: boolean };
 
 /** A directory tree as relative paths, with each regular file's size and SHA-256 (what staging verifies). */
 export interface OutputListing {

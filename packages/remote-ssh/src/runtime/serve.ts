@@ -16,11 +16,14 @@
  * `CAIRN_JOB_DIR` marker in their environment); after the grace it terminates the thread and
  * KILLs what is left. The job ends with exit 143 and a `CAIRN_CANCELLED` result.
  *
+ * Before a step runs, its bundle (`code`) is checked against the `sha256` the executor sent:
+ * a mismatch is `rejected` (`codeMismatch`) and nothing runs.
+ *
  * It exits after `idleMs` without a connected executor or a running step, and as soon as its
  * directory is removed.
  */
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { createServer, type Socket } from 'node:net';
 import { isAbsolute, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -120,6 +123,28 @@ function listOutputs(root: string): OutputListing | undefined {
   }
 }
 
+/** The last verified content of each step bundle, by path: a file is hashed again whenever it changed (inode, ctime or size). */
+const verified = new Map<string, { ino: bigint; ctimeNs: bigint; size: bigint; sha256: string }>();
+
+/**
+ * True when the file at `path` is a regular file whose SHA-256 is `sha256`. A file changed since
+ * it was last hashed (replaced: new inode; written: new ctime, which no user can set back) is
+ * hashed again, so a planted same-size file is always caught.
+ */
+function codeMatches(path: string, sha256: string): boolean {
+  try {
+    const st = lstatSync(path, { bigint: true });
+    if (!st.isFile()) return false;
+    const seen = verified.get(path);
+    if (seen && seen.ino === st.ino && seen.ctimeNs === st.ctimeNs && seen.size === st.size) return seen.sha256 === sha256;
+    const actual = createHash('sha256').update(readFileSync(path)).digest('hex');
+    verified.set(path, { ino: st.ino, ctimeNs: st.ctimeNs, size: st.size, sha256: actual });
+    return actual === sha256;
+  } catch {
+    return false;
+  }
+}
+
 function readSmall(path: string): string | undefined {
   try {
     if (statSync(path).size > INLINE_LOG_BYTES) return undefined;
@@ -131,6 +156,8 @@ function readSmall(path: string): string | undefined {
 
 /** Runs the worker in the current directory until idle. */
 export function serve(entryUrl: URL, idleMs: number): void {
+  // The start script sets it already; job dirs, tasks, logs and results are the user's alone.
+  process.umask(0o077);
   const home = process.cwd();
   const clients = new Set<Socket>();
   const running = new Map<string, Running>();
@@ -203,6 +230,11 @@ export function serve(entryUrl: URL, idleMs: number): void {
     }
     if (running.has(dir)) {
       broadcast({ t: 'rejected', dir, message: `${dir} is already running in this worker` });
+      return;
+    }
+    if (typeof msg.code !== 'string' || typeof msg.sha256 !== 'string' || !codeMatches(msg.code, msg.sha256)) {
+      log(`refused ${dir}: ${String(msg.code)} does not match its SHA-256 ${String(msg.sha256)}`);
+      broadcast({ t: 'rejected', dir, message: `the step bundle ${String(msg.code)} does not match its SHA-256 ${String(msg.sha256)}; it was not run`, codeMismatch: true });
       return;
     }
     const task = Buffer.from(msg.task, 'base64');

@@ -5,7 +5,7 @@
  * validating executors and function references, and wiring the new steps to their dependencies.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { type ArtifactStep, CairnError, computeIdentities, describeDrift, formatFnRef, isArtifactStep, lower, resolveFnRef, StepSpec } from '@cairn/core';
+import { type ArtifactStep, CairnError, computeIdentities, describeDrift, formatFnRef, isArtifactStep, isStepSpec, lower, resolveFnRef, type StepSpec } from '@cairn/core';
 import { specInternals as S } from '@cairn/core/internal';
 import { isPromise } from '../maybe.js';
 import type { StoredState } from '../store/store.js';
@@ -74,7 +74,7 @@ function rootsOf(run: Run, items: readonly StepInput[]): readonly StepSpec[] {
   let known = false;
   for (let i = 0; i < items.length; i++) {
     const item = items[i];
-    if (item instanceof StepSpec) {
+    if (isStepSpec(item)) {
       if (specs !== undefined) specs.push(item);
       if (S.tag(item, run) !== undefined) known = true;
     } else if (isArtifactStep(item)) {
@@ -94,7 +94,7 @@ function rootsOf(run: Run, items: readonly StepInput[]): readonly StepSpec[] {
   const list: StepSpec[] = [];
   let h = 0;
   for (const item of items) {
-    const root = item instanceof StepSpec ? item : (lowered[h++] as StepSpec);
+    const root = isStepSpec(item) ? item : (lowered[h++] as StepSpec);
     if (S.tag(root, run) === undefined) list.push(root);
   }
   return list;
@@ -108,6 +108,15 @@ export function add(run: Run, items: readonly StepInput[]): Promise<void> | unde
   const roots = rootsOf(run, items);
   if (roots.length === 0) return undefined;
   return expand(run, [], roots);
+}
+
+/** `CAIRN_DUPLICATE_STEP`: two different steps resolve to one output path. */
+function duplicate(a: StepSpec, b: StepSpec, path: string): CairnError {
+  return new CairnError(
+    'CAIRN_DUPLICATE_STEP',
+    `Steps "${a.nameWithHash}" and "${b.nameWithHash}" both resolve to the output path ${path}: one would be served the other's output. Give them different pins (or names/versions).`,
+    { step: b.name },
+  );
 }
 
 /** One frontier after another: new nodes, one batched state read, classification, the next frontier. */
@@ -125,19 +134,24 @@ function expand(run: Run, fresh: Node[], frontier: readonly StepSpec[]): Promise
       const path = spec.outputPath(prefix);
       const existing = nodes.get(path);
       if (existing !== undefined) {
+        if (existing.spec !== spec) {
+          // Another spec of the same step is fine (lowered twice); another step at one path is not.
+          if (existing.spec.nameWithHash !== spec.nameWithHash) throw duplicate(existing.spec, spec, path);
+          run.aliases.push(spec);
+        }
         S.setTag(spec, run, existing);
-        if (existing.spec !== spec) run.aliases.push(spec);
         continue;
       }
       const node = newNode(spec, path, run.stamp, buildNodeRecord);
       nodes.add(node);
       S.setTag(spec, run, node);
       fresh.push(node);
+      // Counted as it is made: a failure later in this expansion cancels it like any other.
+      run.unsettled++;
       // Mutable steps are rebuilt whatever is stored: nothing to read.
       if (!spec.mutable) paths[nPaths++] = path;
     }
     paths.length = nPaths;
-    run.unsettled += fresh.length - start;
     const states = nPaths > 0 ? run.store.readStates(paths, true) : [];
     if (isPromise(states)) {
       return states.then((s) => expand(run, fresh, afterRead(run, fresh, start, s)));

@@ -10,13 +10,14 @@
  * renamed aside first and removed after. A commit without a staged attempt (DEP_FAILED) writes
  * the status (and record) in place, each atomically.
  */
-import { CairnError } from '@cairn/core';
+import { CairnError, isCairnError } from '@cairn/core';
 import type { LeaseHolder } from '../leases.js';
 import type { AttemptLogs, CommitRequest, StagedAttempt } from '../store.js';
 import { storeError } from './errors.js';
-import { isMissing, type Io } from './io.js';
+import { isMissing, type Io, type Stat } from './io.js';
 import { attemptDir, attemptPrefix, logsDir, oldDir, parentOf, recordFile, SIBLING_MARK, stagedAt, statusFile, tmpName } from './layout.js';
 import { leaseLost, leaseToken, unlinkLease } from './lease-ops.js';
+import { unsafe } from './safe-dirs.js';
 
 type Op<T> = Generator<unknown, T, unknown>;
 
@@ -82,16 +83,22 @@ function* writeAtomic(io: Io, file: string, text: string, what: string): Op<void
   }
 }
 
-/** Renames `from` into place at `path`, moving an existing output aside first. */
+/** Renames `from` into place at `path`, moving an existing output aside first (never a link or a file planted there). */
 function* publish(io: Io, from: string, path: string, runId: string): Op<void> {
   try {
     if ((yield io.renameDir(from, path)) as boolean) return;
+    const st = (yield io.lstat(path)) as Stat | null;
+    if (st !== null && (st.symlink || !st.dir)) {
+      yield io.rmrf(from);
+      throw unsafe(path, path, st.symlink ? `a symbolic link (to ${(yield io.readlink(path)) as string})` : 'not a directory', undefined);
+    }
     const aside = oldDir(path, runId);
     yield io.rmrf(aside);
     yield io.rename(path, aside);
     yield io.rename(from, path);
     yield io.rmrf(aside);
   } catch (err) {
+    if (isCairnError(err)) throw err;
     throw storeError('move the finished attempt into place at', path, err);
   }
 }

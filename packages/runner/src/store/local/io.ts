@@ -37,6 +37,8 @@ export interface Io {
   lstat(path: string): Maybe<Stat | null>;
   /** Entry names; [] when the directory does not exist. */
   readdir(dir: string): Maybe<string[]>;
+  /** Where a symbolic link points. */
+  readlink(path: string): Maybe<string>;
   /** Throws unless the directory can be written (access W_OK: a read-only mount says EROFS). */
   accessWrite(dir: string): Maybe<void>;
 }
@@ -124,6 +126,7 @@ export const syncIo: Io = {
       throw err;
     }
   },
+  readlink: (path) => fs.readlinkSync(path),
   accessWrite: (dir) => fs.accessSync(dir, fs.constants.W_OK),
 };
 
@@ -192,5 +195,6 @@ export const asyncIo: Io = {
       throw err;
     }
   },
+  readlink: (path) => fsp.readlink(path),
   accessWrite: (dir) => fsp.access(dir, fsp.constants.W_OK),
 };

@@ -14,7 +14,8 @@ import type { AttemptLogs, CommitRequest, StagedAttempt, Store, StoreCapabilitie
 import { abandon, attemptLogs, commit, stage, sweep } from './commit-ops.js';
 import { storeError } from './errors.js';
 import { asyncIo, type Io, syncIo } from './io.js';
-import { jobFile, localPath, tmpName } from './layout.js';
+import { jobFile, localPath, parentOf, tmpName } from './layout.js';
+import { checkStepDir } from './safe-dirs.js';
 import { breakLease, createLease, readLease, refreshLease, releaseLease } from './lease-ops.js';
 import { readOne } from './read-ops.js';
 import { CairnError } from '@cairn/core';
@@ -35,6 +36,10 @@ export class LocalStore implements Store {
   readonly capabilities = CAPABILITIES;
   readonly #io: Io;
   readonly #parallel: number;
+  /** Prefixes of runs on this store (connect): directories below them are checked before the store writes there. */
+  readonly #prefixes = new Set<string>();
+  /** Parent directories already checked (not links, not files). */
+  readonly #checked = new Set<string>();
 
   constructor(options: LocalStoreOptions = {}) {
     this.#io = (options.io ?? 'sync') === 'sync' ? syncIo : asyncIo;
@@ -59,6 +64,10 @@ export class LocalStore implements Store {
     return Promise.all(Array.from({ length: Math.min(this.#parallel, paths.length) }, worker)).then(() => out);
   }
 
+  connect(prefix: string): Maybe<void> {
+    this.#prefixes.add(localPath(prefix));
+  }
+
   checkWritable(prefix: string): Maybe<void> {
     const io = this.#io;
     const dir = localPath(prefix);
@@ -80,7 +89,18 @@ export class LocalStore implements Store {
   }
 
   createLease(path: string, holder: LeaseHolder): Maybe<boolean> {
-    return drive(createLease(this.#io, localPath(path), holder));
+    const dir = localPath(path);
+    const parent = parentOf(dir);
+    if (this.#checked.has(parent) || this.#prefixes.has(parent)) return drive(createLease(this.#io, dir, holder));
+    // A step below a directory of its own (name/version, a nested pin): the store writes beside
+    // the step, so the directories on the way must not lead out of the store.
+    return drive(this.#checkedLease(dir, parent, holder));
+  }
+
+  *#checkedLease(dir: string, parent: string, holder: LeaseHolder): Generator<unknown, boolean, unknown> {
+    for (const prefix of this.#prefixes) yield* checkStepDir(this.#io, prefix, parent);
+    this.#checked.add(parent);
+    return yield* createLease(this.#io, dir, holder);
   }
 
   readLease(path: string): Maybe<LeaseInfo | null> {
