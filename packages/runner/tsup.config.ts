@@ -1,18 +1,17 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
+import { cairnTsup } from '../../tsup.shared.js';
 
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
-    // `node dist/worker-entry.js --task … --result …` (process, SSH and Slurm executors).
-    'worker-entry': 'src/worker/entry.ts',
-    // The threads executor's pool worker.
-    'thread-worker': 'src/worker/thread-worker.ts',
-  },
-  format: ['esm', 'cjs'],
-  dts: { entry: { index: 'src/index.ts' } },
-  // Gives the CJS build `import.meta.url`, which workerEntryPath() resolves from.
-  shims: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-});
+// Public entries come from package.json `exports` (see tsup.shared.ts).
+export default defineConfig(
+  cairnTsup(fileURLToPath(new URL('.', import.meta.url)), {
+    internal: {
+      // `node dist/worker-entry.js --task … --result …` (process, SSH and Slurm executors).
+      'worker-entry': 'src/worker/entry.ts',
+      // The threads executor's pool worker.
+      'thread-worker': 'src/worker/thread-worker.ts',
+    },
+    // Gives the CJS build `import.meta.url`, which workerEntryPath() resolves from.
+    shims: true,
+  }),
+);
