@@ -146,15 +146,18 @@ describe('a fresh CommonJS project (npm init -y) with the native platform packag
     checkInstall(p);
   });
 
-  it('requires every package, and the CommonJS build of the CLI runs a command', () => {
+  it('requires every package, and the CommonJS builds run a pipeline (CLI, runner, worker entry) and plan it', () => {
     writeFileSync(
       join(p.dir, 'require-all.js'),
       `for (const n of ${JSON.stringify(names)}) { const m = require(n); if (Object.keys(m).length < 3) throw new Error(n + ' exports ' + Object.keys(m)); }
-require('@cairn/cli').main(['node', 'cairn', 'plan', 'pipeline.ts', '--prefix', './store-plan']).then((code) => { process.exitCode = code; });\n`,
+const { main } = require('@cairn/cli');
+main(['node', 'cairn', 'run', 'pipeline.ts', '--prefix', './store-cjs', '--executor', 'process'])
+  .then((code) => (code === 0 ? main(['node', 'cairn', 'plan', 'pipeline.ts', '--prefix', './store-cjs']) : code))
+  .then((code) => { process.exitCode = code; });\n`,
     );
     const r = sh('node require-all.js', p.dir);
     expect(r.status, show(r)).toBe(0);
-    expect(r.stdout, show(r)).toMatch(/2 step\(s\)/);
+    expect(r.stdout, show(r)).toMatch(/2 succeeded[\s\S]*2 step\(s\)/);
     expect(r.stderr, show(r)).not.toMatch(/import_meta/);
   });
 
