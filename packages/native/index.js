@@ -158,7 +158,8 @@ function load() {
     if (failed) {
       throw cairnError(
         'CAIRN_NATIVE_UNAVAILABLE',
-        `CAIRN_NATIVE=1, but the native module failed to load: ${failed.message}. ${howToGetOne(triple, pkg)} ` +
+        `CAIRN_NATIVE=1, but the native module failed to load: ${failed.message}. ` +
+          `${inSourceCheckout() ? 'Rebuild it with `npm run build -w @cairn/native`' : `Reinstall ${pkg ?? '@cairn/native'} at the version of @cairn/native`} ` +
           `(see ${DOCS}), or unset CAIRN_NATIVE to use the TypeScript fallback (same results).`,
         cause,
       );
@@ -184,7 +185,7 @@ const notice =
     ? `[cairn] ${loaded.reason}; using the TypeScript fallback (same results, slower). CAIRN_NATIVE_NOTICE=0 hides this line.`
     : null;
 
-/** Everything the loader decided, as data (`cairn config` shows it). */
+/** Everything the loader decided, as data (for `cairn config` and diagnostics). */
 const status = Object.freeze({
   backend,
   platform: loaded.triple,

@@ -7,13 +7,13 @@ export const repoRoot = new URL('../../../../', import.meta.url).pathname;
 
 /**
  * The environment of a fresh terminal: without what npm, Nx and vitest set for this test run
- * (`npm_*`, `NX_*` task variables, `NODE_OPTIONS`, and above all the workspace's
+ * (`npm_*`, `NX_*` task variables, `NODE_OPTIONS`, `FORCE_COLOR`, and above all the workspace's
  * `node_modules/.bin` on PATH, which would let `npx cairn` find this repository's CLI).
  */
 export function userEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (/^(npm_|NX_|VITEST|VITE_|TINYPOOL|INIT_CWD$|NODE_OPTIONS$|NODE_ENV$|CAIRN_)/i.test(k)) continue;
+    if (/^(npm_|NX_|VITEST|VITE_|TINYPOOL|INIT_CWD$|NODE_OPTIONS$|NODE_ENV$|FORCE_COLOR$|CAIRN_)/i.test(k)) continue;
     env[k] = v;
   }
   env.PATH = (process.env.PATH ?? '')
