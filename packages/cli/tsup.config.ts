@@ -1,13 +1,13 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
+import { cairnTsup } from '../../tsup.shared.js';
 
-// One build for both entries: `src/bin.ts` starts with a hashbang, which esbuild keeps and
-// tsup turns into an executable `dist/bin.js`. Only the library entry gets declarations.
-export default defineConfig({
-  entry: { index: 'src/index.ts', bin: 'src/bin.ts' },
-  format: ['esm', 'cjs'],
-  dts: { entry: { index: 'src/index.ts' } },
-  shims: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-});
+// The library entries come from package.json `exports` (see tsup.shared.ts). `src/bin.ts` is
+// what the committed `bin/cairn.js` imports (as `dist/bin.js`; its CJS twin is not packed).
+export default defineConfig(
+  cairnTsup(fileURLToPath(new URL('.', import.meta.url)), {
+    internal: { bin: 'src/bin.ts' },
+    // Gives the CJS build `import.meta.url` (module loading resolves tsx from it).
+    shims: true,
+  }),
+);

@@ -83,3 +83,44 @@ export declare const loadErrors: ReadonlyArray<Error & { code: string; path: str
 export declare const loadedFrom: string | null;
 /** The napi-rs platform triple of this process, e.g. `linux-x64-gnu`. */
 export declare function platformTriple(): string;
+
+/** One platform with a prebuilt package `@cairn/native-<triple>`. */
+export interface NativePlatform {
+  /** The napi-rs triple, e.g. `linux-x64-gnu`; the package is `@cairn/native-<triple>`. */
+  readonly triple: string;
+  /** `process.platform` it installs on (npm's `os` field). */
+  readonly os: string;
+  /** `process.arch` it installs on (npm's `cpu` field). */
+  readonly cpu: string;
+  /** npm's `libc` field (`glibc` or `musl`), or `null` off Linux. */
+  readonly libc: 'glibc' | 'musl' | null;
+  /** The Rust target it is built for. */
+  readonly rustTarget: string;
+  /** What the binary needs to load, e.g. `glibc ≥ 2.17`. */
+  readonly minimum: string;
+}
+
+/** Every platform with a prebuilt package. */
+export declare const platforms: readonly NativePlatform[];
+
+/** What the loader decided, as data (for `cairn config` and diagnostics). */
+export interface NativeStatus {
+  /** `'native'` when a binary loaded, else `'js'` (the TypeScript fallback answers). */
+  readonly backend: 'native' | 'js';
+  /** This process's triple, e.g. `linux-x64-gnu`. */
+  readonly platform: string;
+  /** The package with this platform's prebuilt binary, or `null` when none is published. */
+  readonly package: string | null;
+  /** Absolute path of the loaded `.node` file, or `null`. */
+  readonly loadedFrom: string | null;
+  /** One phrase saying why: `loaded /path`, `CAIRN_NATIVE=0`, `@cairn/native-linux-x64-gnu is not installed`… */
+  readonly reason: string;
+  /**
+   * The line announced on stderr (once per process tree) when the fallback answers, or `null`
+   * when the native module loaded or `CAIRN_NATIVE=0` chose the fallback.
+   */
+  readonly notice: string | null;
+}
+
+/** What the loader decided. */
+export declare const status: NativeStatus;

@@ -1,10 +1,6 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
+import { cairnTsup } from '../../tsup.shared.js';
 
-export default defineConfig({
-  entry: ['src/index.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-});
+// Entries come from package.json `exports` (see tsup.shared.ts).
+export default defineConfig(cairnTsup(fileURLToPath(new URL('.', import.meta.url))));

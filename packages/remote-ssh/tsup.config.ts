@@ -1,18 +1,15 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'tsup';
+import { cairnTsup } from '../../tsup.shared.js';
 
-export default defineConfig({
-  entry: {
-    index: 'src/index.ts',
+// Public entries come from package.json `exports` (see tsup.shared.ts).
+export default defineConfig(
+  cairnTsup(fileURLToPath(new URL('.', import.meta.url)), {
     // The persistent worker, bundled again (with its dependencies) and uploaded to hosts at run time.
-    'ssh-worker': 'src/runtime/ssh-worker.ts',
-  },
-  format: ['esm', 'cjs'],
-  dts: { entry: { index: 'src/index.ts' } },
-  // Gives the CJS build `import.meta.url`, from which the worker entries are found.
-  shims: true,
-  sourcemap: true,
-  clean: true,
-  target: 'node20',
-  // Loaded at run time (bundling step code); never bundled into this package.
-  external: ['esbuild'],
-});
+    internal: { 'ssh-worker': 'src/runtime/ssh-worker.ts' },
+    // Gives the CJS build `import.meta.url`, from which the worker entries are found.
+    shims: true,
+    // Loaded at run time (bundling step code); never bundled into this package.
+    external: ['esbuild'],
+  }),
+);

@@ -34,6 +34,7 @@ const USAGE_CODES: ReadonlySet<CairnErrorCode> = new Set<CairnErrorCode>([
   'CAIRN_INLINE_FN_REMOTE',
   'CAIRN_EXECUTOR',
   'CAIRN_NATIVE_UNAVAILABLE',
+  'CAIRN_NATIVE_MISSING',
 ]);
 
 /** The exit code an error means. */

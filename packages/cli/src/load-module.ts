@@ -3,6 +3,7 @@
  * TypeScript through tsx's loader hooks, registered once and on demand.
  */
 import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { extname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { usageError } from './errors.js';
@@ -22,7 +23,8 @@ async function registerTsx(): Promise<void> {
   const [{ register: registerCjs }, { register: registerEsm }] = await Promise.all([import('tsx/cjs/api'), import('tsx/esm/api')]);
   registerCjs();
   registerEsm();
-  const loader = import.meta.resolve('tsx');
+  // Not `import.meta.resolve`: the CommonJS build has no such function (tsup shims only `.url`).
+  const loader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
   const flag = `--import=${loader}`;
   const current = process.env.NODE_OPTIONS ?? '';
   if (!current.includes(flag)) process.env.NODE_OPTIONS = `${current} ${flag}`.trim();

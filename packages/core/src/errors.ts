@@ -40,6 +40,8 @@ export type CairnErrorCode =
   | 'CAIRN_INVALID_SPEC'
   /** The native module was required (`CAIRN_NATIVE=1`) but could not be loaded. */
   | 'CAIRN_NATIVE_UNAVAILABLE'
+  /** The native module was required (`CAIRN_NATIVE=1`) but no binary for this platform is installed. */
+  | 'CAIRN_NATIVE_MISSING'
   /** Graph input to a backend is malformed (lengths, indices). */
   | 'CAIRN_GRAPH_INPUT'
   // Runner codes (declared here so every package shares one union).

@@ -80,7 +80,7 @@ describe.skipIf(!haveRgw)('S3Store end to end: a StepRunner on s3:// against a r
     const runA = a.run([slow]).catch((e: unknown) => e);
     await started;
     const fast = apply({ name: 'slow', version: '1', fn: () => 'from B', inputs: {} });
-    const b = new StepRunner({ prefix, store: new S3Store(clientOptions(rgw)), logger: quiet, leases: { staleMs: 300, pollMs: 50 } });
+    const b = new StepRunner({ prefix, store: new S3Store(clientOptions(rgw)), logger: quiet, leases: { heartbeatMs: 100, staleMs: 300, pollMs: 50 } });
     expect((await b.run([fast])).counts).toEqual({ succeeded: 1 });
     open();
     const resultA = await runA;
