@@ -12,6 +12,7 @@ import { CairnError, encodeTask } from '@cairn/core';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobRequest, JobStatus } from '../executor.js';
 import { assertBuilt, workerEntryPath } from '../worker/paths.js';
 import { decodeResult } from '../worker/result.js';
+import { completeProcessUsage, PROCESS_USAGE_IMPORT, usageFile } from './usage.js';
 import { abortReasonCode, cancelActive, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
 
 /** Options of {@link createProcessExecutor}. */
@@ -143,10 +144,10 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
       const err = openSync(job.logPaths.stderr, 'a');
       let child: ChildProcess;
       try {
-        child = spawn(process.execPath, [...nodeArgs, entryFile, '--task', taskPath, '--result', resultPath], {
+        child = spawn(process.execPath, [...nodeArgs, PROCESS_USAGE_IMPORT, entryFile, '--task', taskPath, '--result', resultPath], {
           detached: true,
           stdio: ['ignore', out, err],
-          env: { ...process.env, CAIRN_WATCH_PARENT: '1', ...options.env },
+          env: { ...process.env, CAIRN_WATCH_PARENT: '1', CAIRN_USAGE_FILE: usageFile(job.attemptDir), ...options.env },
         });
       } finally {
         closeSync(out);
@@ -161,6 +162,7 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
       const entry: ProcJob = { jobId: job.jobKey, step: job.task.name, child, pid, resultPath, logPaths: job.logPaths, exited: Promise.resolve() };
       const onAbort = () => requestCancel(entry, job.signal.reason);
       entry.exited = once(child, 'exit').then(async ([code, signal]) => {
+        completeProcessUsage(job.attemptDir, code as number | null, signal as string | null);
         const status = await finish(entry, code as number | null, signal as NodeJS.Signals | null);
         job.signal.removeEventListener('abort', onAbort);
         active.delete(entry.jobId);
