@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { resolve as resolvePath } from 'node:path';
 import { type ArtifactStep, CairnError, hasScheme, isArtifactStep, lower, StepSpec } from '@cairn/core';
 import type { ExecutorClient, LoadedArtifact } from './context.js';
+import { RUNNER_DEFAULTS } from './defaults.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
 import { makePlan, type Plan } from './plan.js';
 import { ExecutorRegistry, type ExecutorsOption } from './registry.js';
@@ -80,7 +81,7 @@ export class StepRunner {
 
   constructor(options: StepRunnerOptions = {}) {
     this.#options = options;
-    positiveInt('maxConcurrent', options.maxConcurrent, 8);
+    positiveInt('maxConcurrent', options.maxConcurrent, RUNNER_DEFAULTS.maxConcurrent);
     for (const [k, v] of Object.entries(options.pools ?? {})) {
       if (typeof v !== 'number' || !(v >= 0)) throw new CairnError('CAIRN_CONFIG', `pools.${k} must be a non-negative number, got ${String(v)}.`);
     }
@@ -121,7 +122,7 @@ export class StepRunner {
 
   /** Reports what `run` would do, writing nothing. */
   plan(steps: Steps, options: Pick<RunOptions, 'forceRunFailed'> = {}): Promise<Plan> {
-    return makePlan(steps, this.#store, this.prefix(), options.forceRunFailed ?? true);
+    return makePlan(steps, this.#store, this.prefix(), options.forceRunFailed ?? RUNNER_DEFAULTS.forceRunFailed);
   }
 
   /**
@@ -158,12 +159,12 @@ export class StepRunner {
       runId,
       store: this.#store,
       prefix,
-      maxConcurrent: positiveInt('maxConcurrent', options.maxConcurrent ?? o.maxConcurrent, 8),
+      maxConcurrent: positiveInt('maxConcurrent', options.maxConcurrent ?? o.maxConcurrent, RUNNER_DEFAULTS.maxConcurrent),
       pools: o.pools ?? {},
       registry: this.#registry,
-      defaultExecutor: o.defaultExecutor ?? 'inline',
+      defaultExecutor: o.defaultExecutor ?? RUNNER_DEFAULTS.defaultExecutor,
       remoteExecutor: o.remoteExecutor,
-      forceRunFailed: options.forceRunFailed ?? true,
+      forceRunFailed: options.forceRunFailed ?? RUNNER_DEFAULTS.forceRunFailed,
       signal: options.signal,
       handleSigint: options.handleSigint ?? true,
       emit,
