@@ -4,7 +4,7 @@
  * (its contents are not descended into).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { LEASE_FILE, LocalStore, RECORD_FILE, STATUS_FILE, type ArtifactRecord, type LeaseInfo, type StatusToken } from '@cairn/runner';
 import { cliError } from './errors.js';
 
@@ -29,8 +29,11 @@ export interface StoredStep {
   readonly problem?: string | undefined;
 }
 
+const layout = new LocalStore();
+
 function isStepDir(dir: string, names: ReadonlySet<string>): boolean {
-  return names.has(STATUS_FILE) || names.has(RECORD_FILE) || names.has(LEASE_FILE) || existsSync(join(dir, '.cairn', 'logs'));
+  // An attempt that has only written logs so far: where the store keeps them says so.
+  return names.has(STATUS_FILE) || names.has(RECORD_FILE) || names.has(LEASE_FILE) || existsSync(dirname(layout.attemptFiles(dir, 1).stdout));
 }
 
 /** Output directories of every step under `prefix`. */

@@ -59,12 +59,12 @@ async function graphPage(pipeline: string, args: readonly string[] = ['--no-plan
   expect(readFileSync(out, 'utf8')).not.toMatch(/<script[^>]+src=|<link[^>]+href=|https?:\/\/(?!www\.w3\.org)/); // self-contained
   const t0 = Date.now();
   const { page, errors } = await openPage(browser, `file://${out}`);
-  await page.waitForFunction(() => (window as unknown as { cairnGraph?: unknown }).cairnGraph !== undefined, undefined, { timeout: 30_000 });
+  await page.waitForFunction(() => (globalThis as unknown as { cairnGraph?: unknown }).cairnGraph !== undefined, undefined, { timeout: 30_000 });
   return { page, errors, loadMs: Date.now() - t0 };
 }
 
-const boxes = (page: Page) => page.evaluate(() => (window as unknown as { cairnGraph: { units(): Box[] } }).cairnGraph.units());
-const edges = (page: Page) => page.evaluate(() => (window as unknown as { cairnGraph: { edges(): Edge[] } }).cairnGraph.edges());
+const boxes = (page: Page) => page.evaluate(() => (globalThis as unknown as { cairnGraph: { units(): Box[] } }).cairnGraph.units());
+const edges = (page: Page) => page.evaluate(() => (globalThis as unknown as { cairnGraph: { edges(): Edge[] } }).cairnGraph.edges());
 const shot = async (page: Page): Promise<DecodedPng> => decodePng(await page.screenshot());
 const text = async (l: Locator): Promise<string> => ((await l.textContent()) ?? '').replace(/\s+/g, ' ');
 
@@ -152,7 +152,7 @@ describe.skipIf(skip)('the graph page', () => {
       await page.mouse.click(target.x + target.w / 2, target.y + target.h / 2);
       const after = await boxes(page);
       const clickMs = Date.now() - t0;
-      const rebuildMs = await page.evaluate(() => (window as unknown as { cairnGraph: { lastMs(): number } }).cairnGraph.lastMs());
+      const rebuildMs = await page.evaluate(() => (globalThis as unknown as { cairnGraph: { lastMs(): number } }).cairnGraph.lastMs());
       expect(after.length).toBeGreaterThan(units.length);
       expect(after.map((u) => u.label)).not.toContain(target.label);
       expect(after.reduce((s, u) => s + u.size, 0)).toBe(n);
