@@ -20,6 +20,8 @@ const CODES: Readonly<Record<UserModuleKind, CairnErrorCode>> = { pipeline: 'CAI
  * the runner starts (a `process` worker re-imports step functions from the same modules).
  */
 async function prepareLoaders(path: string, from: readonly string[]): Promise<void> {
+  // `.mjs` is an ES module everywhere: no hook (registering one starts a loader thread, ~30 ms).
+  if (!isTypeScriptModule(path) && !/\.jsx?$/.test(path)) return;
   const { childImportFlag } = isTypeScriptModule(path) ? await registerModuleLoaders(from) : registerEsmSyntaxHook();
   const current = process.env.NODE_OPTIONS ?? '';
   if (!current.includes(childImportFlag)) process.env.NODE_OPTIONS = `${current} ${childImportFlag}`.trim();

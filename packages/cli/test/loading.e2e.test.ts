@@ -110,6 +110,13 @@ describe('a default (CommonJS) project from `npm init -y`', () => {
     }
   });
 
+  it('runs a JavaScript pipeline written with import/export (Node 20 would refuse it in a CommonJS package)', () => {
+    writeFileSync(join(project.dir, 'plain.js'), "import { apply, OUT } from '@cairn/core';\nexport const targets = [apply({ name: 'plain', fn: async () => 1, version: 'v1', inputs: { out: OUT } })];\n");
+    const r = cairn(project.dir, ['run', 'plain.js', '--prefix', 'js-store']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain('1 succeeded');
+  });
+
   it('shows the first real error of a file that does not load, with file:line:col, without --verbose', () => {
     writeFileSync(join(project.dir, 'typo.ts'), "import { apply } from '@cairn/core';\nexport const targets = [apply({ name: 'x', fn: () => 1, version: 'v1', inputs: { } }),;\n");
     const ts = cairn(project.dir, ['plan', 'typo.ts', '--prefix', 's']);
