@@ -119,8 +119,8 @@ describe('the README', () => {
     const snippet = /```ts\n([\s\S]*?)```/.exec(section)![1]!;
     expect(snippet).not.toContain("'/data'");
     const dir = mkdtempSync(join(tmpdir(), 'cairn-readme-'));
+    const p = makeProject([], { packages: ['core', 'runner'] });
     try {
-      const p = makeProject([], { packages: ['core', 'runner'] });
       // A directory a normal user owns: the snippet's store goes next to it.
       writeFileSync(join(p.dir, 'pipeline.mts'), snippet);
       chmodSync(p.dir, 0o777);
@@ -136,8 +136,8 @@ describe('the README', () => {
       expect(r.stdout).toMatch(/stats-[0-9a-f]{16} \[ '\.\/store\/raw\/2026\.11\.30' \]/);
       expect(r.stdout).toContain('{ chars: 27 }');
       expect(readFileSync(join(p.dir, 'store', 'raw', '2026.11.30', 'data.txt'), 'utf8')).toBe('fetched https://example.org');
-      p.cleanup();
     } finally {
+      p.cleanup();
       rmSync(dir, { recursive: true, force: true });
     }
   });
