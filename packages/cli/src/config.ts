@@ -6,7 +6,8 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CairnError } from '@cairn/core';
-import { usageError } from './errors.js';
+import { RUNNER_DEFAULTS } from '@cairn/runner';
+import { cliError } from './errors.js';
 import { importUserModule } from './load-module.js';
 
 /** One executor to register with the runner. */
@@ -43,7 +44,7 @@ export interface CairnConfig {
   readonly pools?: Readonly<Record<string, number>>;
   /** Step defaults. */
   readonly defaults?: StepDefaults;
-  /** Rerun steps that failed in an earlier run instead of refusing. @default false */
+  /** Rerun steps that failed in an earlier run (false: report them as failures without running them). @default true, as the library and Marin */
   readonly forceRunFailed?: boolean;
 }
 
@@ -69,10 +70,10 @@ export interface EffectiveConfig {
   readonly file: string | undefined;
   /** Absolute store prefix (or URL); undefined when nothing set one. */
   readonly prefix: string | undefined;
-  /** Most steps at once; undefined = the runner's default. */
-  readonly maxConcurrent: number | undefined;
-  /** Default executor; undefined = the runner's default. */
-  readonly executor: string | undefined;
+  /** Most steps at once (the runner's default when nothing sets it). */
+  readonly maxConcurrent: number;
+  /** Default executor (the runner's default when nothing sets it). */
+  readonly executor: string;
   /** Rerun earlier failures. */
   readonly forceRunFailed: boolean;
   /** Executors to register. */
@@ -95,7 +96,7 @@ export interface ConfigFlags {
   readonly maxConcurrent?: number | undefined;
   /** `--executor NAME`. */
   readonly executor?: string | undefined;
-  /** `--force-run-failed`. */
+  /** `--force-run-failed` (true) or `--no-force-run-failed` (false). */
   readonly forceRunFailed?: boolean | undefined;
 }
 
@@ -117,16 +118,16 @@ export function findConfigFile(cwd: string): string | undefined {
 }
 
 /** Parses a positive integer flag or variable; `what` names it in the error. */
-export function parsePositiveInt(value: string, what: string): number {
+export function parsePositiveInt(value: string, what: string, code: 'CAIRN_USAGE' | 'CAIRN_CONFIG' = 'CAIRN_USAGE'): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw usageError(`${what} must be a positive integer, got "${value}".`, 'Pass a whole number such as 4.');
+  if (!Number.isInteger(n) || n < 1) throw cliError(code, `${what} must be a positive integer, got "${value}".`, 'Pass a whole number such as 4.');
   return n;
 }
 
 function parseBool(value: string, what: string): boolean {
   if (/^(1|true|yes)$/i.test(value)) return true;
   if (/^(0|false|no|)$/i.test(value)) return false;
-  throw usageError(`${what} must be true or false, got "${value}".`, 'Use 1/true or 0/false.');
+  throw cliError('CAIRN_CONFIG', `${what} must be true or false, got "${value}".`, 'Use 1/true or 0/false.');
 }
 
 function checkFileConfig(value: unknown, file: string): CairnConfig {
@@ -175,21 +176,21 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
   else if (env.CAIRN_PREFIX) [prefix, prefixSource] = [resolvePrefix(env.CAIRN_PREFIX, cwd), 'env'];
   else if (fromFile.prefix !== undefined) [prefix, prefixSource] = [resolvePrefix(fromFile.prefix, fileDir), 'file'];
 
-  let maxConcurrent: number | undefined;
+  let maxConcurrent: number = RUNNER_DEFAULTS.maxConcurrent;
   let mcSource: ConfigSource = 'default';
   if (flags.maxConcurrent !== undefined) [maxConcurrent, mcSource] = [flags.maxConcurrent, 'flag'];
-  else if (env.CAIRN_MAX_CONCURRENT) [maxConcurrent, mcSource] = [parsePositiveInt(env.CAIRN_MAX_CONCURRENT, 'CAIRN_MAX_CONCURRENT'), 'env'];
+  else if (env.CAIRN_MAX_CONCURRENT) [maxConcurrent, mcSource] = [parsePositiveInt(env.CAIRN_MAX_CONCURRENT, 'CAIRN_MAX_CONCURRENT', 'CAIRN_CONFIG'), 'env'];
   else if (fromFile.maxConcurrent !== undefined) [maxConcurrent, mcSource] = [fromFile.maxConcurrent, 'file'];
 
-  let executor: string | undefined;
+  let executor: string = RUNNER_DEFAULTS.defaultExecutor;
   let exSource: ConfigSource = 'default';
   if (flags.executor !== undefined) [executor, exSource] = [flags.executor, 'flag'];
   else if (env.CAIRN_EXECUTOR) [executor, exSource] = [env.CAIRN_EXECUTOR, 'env'];
   else if (fromFile.defaults?.executor !== undefined) [executor, exSource] = [fromFile.defaults.executor, 'file'];
 
-  let forceRunFailed = false;
+  let forceRunFailed: boolean = RUNNER_DEFAULTS.forceRunFailed;
   let frSource: ConfigSource = 'default';
-  if (flags.forceRunFailed) [forceRunFailed, frSource] = [true, 'flag'];
+  if (flags.forceRunFailed !== undefined) [forceRunFailed, frSource] = [flags.forceRunFailed, 'flag'];
   else if (env.CAIRN_FORCE_RUN_FAILED !== undefined) [forceRunFailed, frSource] = [parseBool(env.CAIRN_FORCE_RUN_FAILED, 'CAIRN_FORCE_RUN_FAILED'), 'env'];
   else if (fromFile.forceRunFailed !== undefined) [forceRunFailed, frSource] = [fromFile.forceRunFailed, 'file'];
 
@@ -209,7 +210,7 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
 /** The prefix, or a usage error saying how to set one. */
 export function requirePrefix(config: EffectiveConfig): string {
   if (config.prefix === undefined) {
-    throw usageError('No store prefix is set.', 'Pass --prefix DIR, set CAIRN_PREFIX, or set prefix in cairn.config.ts.');
+    throw cliError('CAIRN_CONFIG', 'No store prefix is set.', 'Pass --prefix DIR, set CAIRN_PREFIX, or set prefix in cairn.config.ts.');
   }
   return config.prefix;
 }

@@ -19,9 +19,15 @@ export const ExitCode = {
 /** One of {@link ExitCode}'s values. */
 export type ExitCodeValue = (typeof ExitCode)[keyof typeof ExitCode];
 
-/** Codes that mean the user's input (flags, config, pipeline) is wrong: exit 2. */
+/** Codes that mean the user's input (flags, config, pipeline, a step or store asked for) is wrong: exit 2. */
 const USAGE_CODES: ReadonlySet<CairnErrorCode> = new Set<CairnErrorCode>([
+  'CAIRN_USAGE',
   'CAIRN_CONFIG',
+  'CAIRN_PIPELINE_LOAD',
+  'CAIRN_NO_SUCH_STEP',
+  'CAIRN_AMBIGUOUS_STEP',
+  'CAIRN_NO_STORE',
+  'CAIRN_NO_LOGS',
   'CAIRN_INVALID_NAME',
   'CAIRN_INVALID_SPEC',
   'CAIRN_DUPLICATE_STEP',
@@ -46,9 +52,14 @@ export function exitCodeOf(err: unknown): ExitCodeValue {
   return ExitCode.failed;
 }
 
-/** A usage error (exit 2): `message` says what is wrong, `hint` what to do. */
+/** An error the CLI raises: `message` says what is wrong, `hint` what to do; the code says which kind. */
+export function cliError(code: CairnErrorCode, message: string, hint: string, cause?: unknown): CairnError {
+  return new CairnError(code, `${message} ${hint}`.trim(), cause === undefined ? {} : { cause });
+}
+
+/** A bad flag or argument (`CAIRN_USAGE`, exit 2). */
 export function usageError(message: string, hint: string, cause?: unknown): CairnError {
-  return new CairnError('CAIRN_CONFIG', `${message} ${hint}`.trim(), cause === undefined ? {} : { cause });
+  return cliError('CAIRN_USAGE', message, hint, cause);
 }
 
 /** Renders an error for the terminal: the message, then (verbose) each cause with its stack. */
@@ -77,8 +88,14 @@ function describe(err: unknown): { message: string; stack?: string } {
   if (err instanceof Error || (typeof err === 'object' && err !== null && 'message' in err)) {
     const e = err as { message: unknown; stack?: unknown; code?: unknown };
     const code = typeof e.code === 'string' ? ` [${e.code}]` : '';
-    const stack = typeof e.stack === 'string' ? e.stack.split('\n').slice(1).join('\n') : undefined;
-    return stack ? { message: `${String(e.message)}${code}`, stack } : { message: `${String(e.message)}${code}` };
+    // The frames: what follows the message (which may span lines) in the stack.
+    const lines = typeof e.stack === 'string' ? e.stack.split('\n') : [];
+    const at = lines.findIndex((l) => /^\s+at /.test(l));
+    const stack = at >= 0 ? lines.slice(at).join('\n') : undefined;
+    // The code closes the first line (a message may go on with a code excerpt).
+    const [head, ...rest] = String(e.message).split('\n');
+    const message = [`${head}${code}`, ...rest].join('\n');
+    return stack ? { message, stack } : { message };
   }
   return { message: String(err) };
 }

@@ -16,6 +16,8 @@ export { renderMermaid } from './graph/mermaid.js';
 export { renderGraphHtml } from './graph/html.js';
 export type { GraphHtmlOptions } from './graph/html.js';
 export { layeredLayout } from './graph/layout.js';
+export { clusterModel } from './graph/clusters.js';
+export type { ClusterGroup, ClusterOptions, ClusterUnit } from './graph/clusters.js';
 export type { LayoutResult } from './graph/layout.js';
 export { renderReportHtml, ATTEMPT_COLORS } from './report/html.js';
 export type { ReportAttempt, ReportData, ReportOutcome, ReportStep } from './report/model.js';

@@ -1,48 +1,57 @@
 /**
- * Imports user modules (pipelines, `cairn.config.ts`): plain JavaScript through `import()`,
- * TypeScript through tsx's loader hooks, registered once and on demand.
+ * Imports user modules (pipelines, `cairn.config.ts`) in ES-module and CommonJS projects alike:
+ * TypeScript through tsx (registered once, on demand), ES-module syntax in a CommonJS package
+ * loaded as an ES module, and a failure reported by its first real error (file:line:col).
  */
 import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { extname, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { usageError } from './errors.js';
+import type { CairnErrorCode } from '@cairn/core';
+import { describeLoadError, isTypeScriptModule, registerEsmSyntaxHook, registerModuleLoaders } from '@cairn/runner';
+import { cliError } from './errors.js';
 
-const TS_EXTENSIONS = new Set(['.ts', '.mts', '.cts', '.tsx']);
+/** What a user module is, for messages and error codes. */
+export type UserModuleKind = 'pipeline' | 'config';
 
-let tsxRegistered = false;
+const CODES: Readonly<Record<UserModuleKind, CairnErrorCode>> = { pipeline: 'CAIRN_PIPELINE_LOAD', config: 'CAIRN_CONFIG' };
 
 /**
- * Registers tsx for this process and, through `NODE_OPTIONS`, for the child processes the
- * runner starts (a `process` worker re-imports step functions from the same `.ts` modules).
+ * Sets up loaders for `path` in this process and, through `NODE_OPTIONS`, in the child processes
+ * the runner starts (a `process` worker re-imports step functions from the same modules).
  */
-async function registerTsx(): Promise<void> {
-  if (tsxRegistered) return;
-  // Both hooks, as `node --import tsx` does: without the CommonJS one, a `.ts` file outside a
-  // `"type": "module"` package is loaded as CommonJS and fails on its `import` statements.
-  const [{ register: registerCjs }, { register: registerEsm }] = await Promise.all([import('tsx/cjs/api'), import('tsx/esm/api')]);
-  registerCjs();
-  registerEsm();
-  // Not `import.meta.resolve`: the CommonJS build has no such function (tsup shims only `.url`).
-  const loader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href;
-  const flag = `--import=${loader}`;
+async function prepareLoaders(path: string, from: readonly string[]): Promise<void> {
+  // `.mjs` is an ES module everywhere: no hook (registering one starts a loader thread, ~30 ms).
+  if (!isTypeScriptModule(path) && !/\.jsx?$/.test(path)) return;
+  const { childImportFlag } = isTypeScriptModule(path) ? await registerModuleLoaders(from) : registerEsmSyntaxHook();
   const current = process.env.NODE_OPTIONS ?? '';
-  if (!current.includes(flag)) process.env.NODE_OPTIONS = `${current} ${flag}`.trim();
-  tsxRegistered = true;
+  if (!current.includes(childImportFlag)) process.env.NODE_OPTIONS = `${current} ${childImportFlag}`.trim();
 }
 
-/** Imports `file` (relative to `cwd`) as an ES module; `what` names it in errors ("pipeline", "config"). */
-export async function importUserModule(file: string, what: string, cwd = process.cwd()): Promise<{ path: string; module: Record<string, unknown> }> {
+/**
+ * The module's namespace. A module compiled to CommonJS arrives as `{ default: module.exports }`;
+ * when it was ES syntax (`__esModule`), its exports are inside.
+ */
+function namespaceOf(module: Record<string, unknown>): Record<string, unknown> {
+  const d = module.default as { __esModule?: unknown } | null | undefined;
+  return typeof d === 'object' && d !== null && d.__esModule === true ? (d as Record<string, unknown>) : module;
+}
+
+/** Imports `file` (relative to `cwd`); `what` names it in errors ("pipeline", "config"). */
+export async function importUserModule(file: string, what: UserModuleKind, cwd = process.cwd()): Promise<{ path: string; module: Record<string, unknown> }> {
   const path = resolve(cwd, file);
+  const code = CODES[what];
   if (!existsSync(path)) {
-    throw usageError(`The ${what} file ${path} does not exist.`, 'Check the path (it is resolved from the current directory).');
+    throw cliError(code, `The ${what} file ${path} does not exist.`, 'Check the path (it is resolved from the current directory).');
   }
-  if (TS_EXTENSIONS.has(extname(path))) await registerTsx();
+  const from = [path, import.meta.url];
   try {
+    await prepareLoaders(path, from);
     const module = (await import(pathToFileURL(path).href)) as Record<string, unknown>;
-    return { path, module };
+    return { path, module: namespaceOf(module) };
   } catch (cause) {
-    const detail = cause instanceof Error ? cause.message.split('\n')[0] : String(cause);
-    throw usageError(`Cannot load the ${what} file ${path}: ${detail}.`, 'Fix the error in that module (rerun with --verbose for the stack).', cause);
+    const [first = '', ...rest] = describeLoadError(cause, path, from).split('\n');
+    const detail = rest.length > 0 ? `\n${rest.join('\n')}` : '';
+    const stop = /[.!?]$/.test(first) ? '' : '.';
+    throw cliError(code, `Cannot load the ${what} file ${path}: ${first}${stop}`, `Fix that and rerun (--verbose shows the stack).${detail}`, cause);
   }
 }

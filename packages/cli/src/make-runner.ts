@@ -1,5 +1,5 @@
 /** Builds a `StepRunner` from the effective configuration. */
-import { builtinExecutors, StepRunner, type Executor, type ExecutorFactory, type RunnerListener, type RunnerLogger } from '@cairn/runner';
+import { builtinExecutors, createInlineExecutor, StepRunner, type Executor, type ExecutorFactory, type InlineExecutorOptions, type RunnerListener, type RunnerLogger } from '@cairn/runner';
 import { CairnError } from '@cairn/core';
 import { requirePrefix, type EffectiveConfig } from './config.js';
 
@@ -32,10 +32,14 @@ export function makeRunner(config: EffectiveConfig, extra: { onEvent?: RunnerLis
       executors[name] = { name, create: (o: unknown) => (use.create as (o: unknown) => Executor)(o ?? {}) };
     }
   }
+  // In-process steps' console output goes to their logs (the display shows it above the bar).
+  const captured = (o: unknown) => createInlineExecutor({ captureOutput: true, ...(o as InlineExecutorOptions | undefined) });
+  for (const [name, e] of Object.entries(config.executors)) if ((e.use ?? name) === 'inline') executors[name] = { name, create: captured };
+  executors.inline ??= { name: 'inline', create: captured };
   return new StepRunner({
     prefix: requirePrefix(config),
-    ...(config.maxConcurrent !== undefined ? { maxConcurrent: config.maxConcurrent } : {}),
-    ...(config.executor !== undefined ? { defaultExecutor: config.executor } : {}),
+    maxConcurrent: config.maxConcurrent,
+    defaultExecutor: config.executor,
     executors,
     executorOptions,
     pools: config.pools,

@@ -2,8 +2,8 @@
  * Pipeline files: a module that exports its target handles as `targets` (an array, or one
  * handle), or as its default export. Loading lowers them; nothing runs.
  */
-import { indexSpecs, isArtifactStep, isStepSpec, lower, type StepSpec, type ArtifactStep } from '@cairn/core';
-import { usageError } from './errors.js';
+import { indexSpecs, isArtifactStep, isStepSpec, lower, type ArtifactStep, type StepSpec } from '@cairn/core';
+import { cliError } from './errors.js';
 import { importUserModule } from './load-module.js';
 
 /** A loaded, lowered pipeline. */
@@ -30,15 +30,17 @@ export async function loadPipeline(file: string, cwd = process.cwd()): Promise<L
   const inner = (typeof module.default === 'object' && module.default !== null ? module.default : {}) as Record<string, unknown>;
   const list = asTargetList(module.targets) ?? asTargetList(module.default) ?? asTargetList(inner.targets) ?? asTargetList(inner.default);
   if (list === undefined) {
-    throw usageError(
+    throw cliError(
+      'CAIRN_PIPELINE_LOAD',
       `The pipeline ${path} exports no targets.`,
       'Export the handles to build: `export const targets = [model, evaluation];` (or a default export).',
     );
   }
-  if (list.length === 0) throw usageError(`The pipeline ${path} exports an empty targets list.`, 'Add at least one handle returned by apply().');
+  if (list.length === 0) throw cliError('CAIRN_PIPELINE_LOAD', `The pipeline ${path} exports an empty targets list.`, 'Add at least one handle returned by apply().');
   list.forEach((t, i) => {
     if (!isArtifactStep(t) && !isStepSpec(t)) {
-      throw usageError(
+      throw cliError(
+        'CAIRN_PIPELINE_LOAD',
         `targets[${i}] in ${path} is not a step handle (got ${t === null ? 'null' : typeof t}).`,
         'Export handles returned by apply() (or StepSpecs).',
       );
@@ -61,7 +63,7 @@ export function selectSteps(specs: readonly StepSpec[], selectors: readonly stri
     if (matches.length === 0) {
       const names = [...new Set(specs.map((s) => s.name))];
       const shown = names.slice(0, 20).join(', ') + (names.length > 20 ? `, … (${names.length} in all)` : '');
-      throw usageError(`No step in the pipeline matches "${sel}".`, `Steps: ${shown}.`);
+      throw cliError('CAIRN_NO_SUCH_STEP', `No step in the pipeline matches "${sel}".`, `Steps: ${shown}.`);
     }
     for (const m of matches) if (!picked.includes(m)) picked.push(m);
   }

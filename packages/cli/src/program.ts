@@ -17,6 +17,7 @@ import { statusCommand } from './commands/status.js';
 import { unlockCommand } from './commands/unlock.js';
 import { workerCommand } from './commands/worker.js';
 import { parsePositiveInt } from './config.js';
+import { cliVersion } from './version.js';
 import { colorEnabled, err, processContext, type CliContext } from './context.js';
 import { ExitCode, exitCodeOf, formatError } from './errors.js';
 
@@ -39,6 +40,7 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .option('--config <file>', 'configuration file (default: nearest cairn.config.ts)')
     .option('--verbose', 'show the cause chain and stacks of errors')
     .option('--no-color', 'disable colours (also: NO_COLOR=1)')
+    .version(cliVersion(), '-V, --version', 'print the version of @cairn/cli')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
     .configureOutput({ writeOut: (s) => ctx.stdout.write(s), writeErr: (s) => ctx.stderr.write(s) })
@@ -59,9 +61,10 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .option('--dry-run', 'print the plan and run nothing')
     .option('--max-concurrent <n>', 'most steps running at once', positiveInt)
     .option('--executor <name>', 'executor for steps that name none')
-    .option('--force-run-failed', 'rerun steps that failed in an earlier run')
+    .option('--force-run-failed', 'rerun steps that failed in an earlier run (the default)')
+    .option('--no-force-run-failed', 'report steps that failed in an earlier run instead of rerunning them')
     .option('--prefix <path>', 'store prefix (overrides CAIRN_PREFIX and the config file)')
-    .option('--json', 'stream events as JSON lines')
+    .option('--json', 'stream events and step output as JSON lines')
     .addHelpText('after', example('cairn run pipeline.ts train --prefix ./store --max-concurrent 4'))
     .action(async (file: string, targets: string[], o) => done(await runCommand(ctx, file, targets, o)));
 
@@ -76,15 +79,16 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
 
   program
     .command('status')
-    .description('what the store holds: each step, its status, times, attempts, executor and lease')
+    .description('what the store holds, in DAG order: each step, its status, times, attempts, executor and lease; given a step, its whole record')
+    .argument('[step]', 'one step (name, nameWithHash prefix or output path): print its record in full')
     .option('--prefix <path>', 'store prefix')
     .option('--json', 'print JSON')
-    .addHelpText('after', example('cairn status --prefix ./store'))
-    .action(async (o) => done(await statusCommand(ctx, o)));
+    .addHelpText('after', example('cairn status --prefix ./store   (or: cairn status train --prefix ./store)'))
+    .action(async (step: string | undefined, o) => done(await statusCommand(ctx, o, step)));
 
   program
     .command('logs')
-    .description("print a step's logs")
+    .description("print a step's logs (and, for a failed attempt, its error and stack)")
     .argument('<step>', 'step name or nameWithHash prefix')
     .option('-f, --follow', 'keep printing while the step runs')
     .option('--attempt <n>', 'attempt number (default: the last)', positiveInt)
@@ -115,8 +119,9 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
 
   program
     .command('report')
-    .description('one self-contained HTML page for the last run: timeline, durations, cache hits, retries, failures')
+    .description('one self-contained HTML page for the last run: timeline, each step\'s CPU time, peak memory and exit code, failures with errors and logs, cache hits')
     .option('--out <file>', 'output file', 'cairn-report.html')
+    .option('--run <id>', 'the run to report (default: the newest)')
     .option('--prefix <path>', 'store prefix')
     .addHelpText('after', example('cairn report --out report.html --prefix ./store'))
     .action(async (o) => done(await reportCommand(ctx, o)));

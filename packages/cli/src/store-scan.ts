@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { localLayout, LocalStore, RECORD_FILE, STATUS_FILE, type ArtifactRecord, type LeaseInfo, type StatusToken } from '@cairn/runner';
-import { usageError } from './errors.js';
+import { cliError } from './errors.js';
 
 /** Steps are looked for this many directory levels below the prefix (`name/version` is 2). */
 const MAX_DEPTH = 4;
@@ -56,7 +56,7 @@ export function findStagedDirs(prefix: string): { path: string; step: string }[]
 
 function walkStore(prefix: string): { steps: string[]; staged: { path: string; step: string }[] } {
   if (!existsSync(prefix)) {
-    throw usageError(`The store prefix ${prefix} does not exist.`, 'Check --prefix / CAIRN_PREFIX, or run a pipeline first.');
+    throw cliError('CAIRN_NO_STORE', `The store prefix ${prefix} does not exist.`, 'Check --prefix / CAIRN_PREFIX, or run a pipeline first.');
   }
   const found: string[] = [];
   const staged: { path: string; step: string }[] = [];
@@ -123,4 +123,42 @@ export function matchStored(steps: readonly StoredStep[], selector: string): Sto
   const exact = steps.filter((s) => s.record?.name === selector || s.rel === selector || s.record?.nameWithHash === selector);
   if (exact.length > 0) return exact;
   return steps.filter((s) => s.record?.nameWithHash.startsWith(selector) || s.rel.startsWith(selector) || s.rel.split('/')[0] === selector);
+}
+
+/**
+ * Stored steps in DAG order, as the records' dependency paths say: dependencies before their
+ * dependents (by depth: a step comes after its deepest dependency), then by start time, then
+ * path. Steps without a record come last.
+ */
+export function dagOrder(steps: readonly StoredStep[]): StoredStep[] {
+  const byPath = new Map(steps.map((s) => [s.path, s]));
+  const depth = new Map<string, number>();
+  // Iterative depth-first walk (a store may hold long chains); a cycle (impossible for records
+  // one runner wrote, but files can be edited) counts its back edge as depth 0.
+  const visiting = new Set<string>();
+  for (const root of steps) {
+    if (depth.has(root.path)) continue;
+    const stack: string[] = [root.path];
+    while (stack.length > 0) {
+      const p = stack[stack.length - 1] as string;
+      if (depth.has(p)) {
+        stack.pop();
+        continue;
+      }
+      visiting.add(p);
+      const deps = (byPath.get(p)?.record?.depPaths ?? []).filter((d) => byPath.has(d) && !visiting.has(d) && !depth.has(d));
+      if (deps.length > 0) {
+        stack.push(...deps);
+        continue;
+      }
+      let d = 0;
+      for (const q of byPath.get(p)?.record?.depPaths ?? []) d = Math.max(d, (depth.get(q) ?? -1) + 1);
+      depth.set(p, d);
+      visiting.delete(p);
+      stack.pop();
+    }
+  }
+  const key = (s: StoredStep) => (s.record === null ? Number.MAX_SAFE_INTEGER : (depth.get(s.path) ?? 0));
+  const start = (s: StoredStep) => s.record?.timings?.start ?? Number.MAX_SAFE_INTEGER;
+  return [...steps].sort((a, b) => key(a) - key(b) || start(a) - start(b) || (a.rel < b.rel ? -1 : a.rel > b.rel ? 1 : 0));
 }

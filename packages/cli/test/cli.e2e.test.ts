@@ -195,9 +195,13 @@ describe('failures', () => {
     expect(status.stdout).toContain('✗ train/v1: training diverged: loss is NaN');
     expect(cairn(dir, ['logs', 'train', '--prefix', prefix()]).stdout).toContain('ERROR loss is NaN');
 
-    const again = cairn(dir, ['run', 'pipeline.mjs', '--prefix', prefix()]);
+    // The default reruns a failed step (as the library and Marin do); --no-force-run-failed reports it instead.
+    const refused = cairn(dir, ['run', 'pipeline.mjs', '--prefix', prefix(), '--no-force-run-failed']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('--force-run-failed');
+    const again = cairn(dir, ['run', 'pipeline.mjs', '--prefix', prefix()], { FX_FAIL: '1' });
     expect(again.code).toBe(1);
-    expect(again.stderr).toContain('--force-run-failed');
+    expect(again.stdout).toMatch(/running\s+train/);
     const plan = JSON.parse(cairn(dir, ['plan', 'pipeline.mjs', '--prefix', prefix(), '--json']).stdout);
     expect(plan.steps.find((s: { name: string }) => s.name === 'train').state).toBe('failed-before');
 

@@ -4,26 +4,54 @@ import { describe, expect, it } from 'vitest';
 import { CairnError } from '@cairn/core';
 import type { RunnerEvent } from '@cairn/runner';
 import { ExitCode, exitCodeOf, formatError } from '../src/errors.js';
+import { clusterModel, type ClusterGroup } from '../src/graph/clusters.js';
 import { layeredLayout } from '../src/graph/layout.js';
 import { Progress } from '../src/ui/progress.js';
 
 describe('layeredLayout', () => {
-  it('puts each node one column right of its deepest dependency', () => {
-    // 0 -> 1 -> 3, 0 -> 2 -> 3, 0 -> 3
-    const r = layeredLayout(4, [[0, 1], [1, 3], [0, 2], [2, 3], [0, 3]], 10);
-    expect(r.x).toEqual([0, 1, 1, 2]);
-    expect(r.columns).toBe(3);
-    expect(new Set(r.y.slice(1, 3)).size).toBe(2); // siblings on different rows
+  it('puts each node one layer right of its deepest dependency; a long edge passes a dummy point in each layer it crosses', () => {
+    // 0 -> 1 -> 3, 0 -> 2 -> 3, 0 -> 3 (skips layer 1)
+    const r = layeredLayout(4, [[0, 1], [1, 3], [0, 2], [2, 3], [0, 3]]);
+    expect(r.layer).toEqual([0, 1, 1, 2]);
+    expect(r.layers).toBe(3);
+    expect(Math.abs((r.y[1] as number) - (r.y[2] as number))).toBeGreaterThanOrEqual(1); // siblings a row apart
+    const skip = r.routes[4] as number[];
+    expect(skip.filter((_, i) => i % 2 === 0)).toEqual([0, 1, 2]); // through layer 1
+    const dummyY = skip[3] as number;
+    // The dummy keeps its own room in layer 1: at least (1 + 0.3) / 2 from each box's centre there.
+    for (const v of [1, 2]) expect(Math.abs(dummyY - (r.y[v] as number))).toBeGreaterThanOrEqual(0.65 - 1e-9);
   });
 
-  it('wraps a wide layer into several columns and survives a cycle', () => {
-    const edges: [number, number][] = Array.from({ length: 9 }, (_, i) => [0, i + 1]);
-    const r = layeredLayout(10, edges, 4);
-    expect(r.columns).toBe(1 + 3);
-    expect(Math.max(...r.y)).toBeLessThan(4);
-    const cyc = layeredLayout(3, [[0, 1], [1, 2], [2, 1]], 4);
-    expect(cyc.x).toHaveLength(3);
-    expect(cyc.x.every((v) => Number.isInteger(v))).toBe(true);
+  it('breaks a cycle by reversing one edge and still gives every node a layer', () => {
+    const r = layeredLayout(3, [[0, 1], [1, 2], [2, 1]]);
+    expect(r.reversed.filter(Boolean)).toHaveLength(1);
+    expect(r.layer.every((l) => Number.isInteger(l) && l >= 0)).toBe(true);
+    expect(r.routes.every((pts) => pts.length >= 4)).toBe(true);
+  });
+});
+
+describe('clusterModel', () => {
+  const names = [...Array.from({ length: 300 }, (_, i) => `tokenize-shard-${String(i).padStart(4, '0')}`), ...Array.from({ length: 300 }, (_, i) => `stats-shard-${i}`), 'train'];
+  const layers = names.map((n) => (n.startsWith('tokenize') ? 0 : n.startsWith('stats') ? 1 : 2));
+
+  it('groups by the name prefix members share, then by ranges named by their first and last member', () => {
+    const m = clusterModel(names, layers, { maxChildren: 8, small: 10 });
+    const top = m.expand(m.root);
+    expect(top.map((u) => (u.kind === 'group' ? `${u.label} ×${u.steps.length}` : 'step'))).toEqual(['tokenize-shard ×300', 'stats-shard ×300', 'step']);
+    const shards = m.expand(top[0] as ClusterGroup);
+    expect(shards).toHaveLength(4); // ranges: half of maxChildren
+    expect((shards[0] as ClusterGroup).label).toBe('tokenize-shard 0000–0074');
+    expect(m.expand(top[0] as ClusterGroup)).toBe(shards); // the same parts every time
+  });
+
+  it('falls back to layers when names share nothing, and opens a first view within the limit', () => {
+    const words = Array.from({ length: 90 }, (_, i) => `w${String.fromCharCode(97 + (i % 26))}${String.fromCharCode(97 + Math.floor(i / 26))}x`);
+    const m = clusterModel(words, words.map((_, i) => i % 3), { maxChildren: 8, small: 5 });
+    const parts = m.expand(m.root);
+    expect(parts.map((u) => (u.kind === 'group' ? u.label : 'step'))).toEqual(['all steps · L0', 'all steps · L1', 'all steps · L2']);
+    const view = m.initial(20);
+    expect(view.length).toBeLessThanOrEqual(20);
+    expect(view.reduce((s, u) => s + (u.kind === 'group' ? u.steps.length : 1), 0)).toBe(90);
   });
 });
 

@@ -63,8 +63,21 @@ export type CairnErrorCode =
   | 'CAIRN_EXECUTOR'
   /** The artifact store cannot be read or written. */
   | 'CAIRN_STORE'
-  /** Bad configuration or usage (options, CLI). */
+  /** Bad configuration: options, a config file's contents, `CAIRN_*` variables, a missing store prefix. */
   | 'CAIRN_CONFIG'
+  // CLI codes.
+  /** A command-line flag or argument is malformed (a bad number, an unknown format). */
+  | 'CAIRN_USAGE'
+  /** A pipeline module cannot be found or imported, or exports no valid targets (the message quotes the first real error, file:line:col). */
+  | 'CAIRN_PIPELINE_LOAD'
+  /** No step (in the pipeline or the store) matches what was asked for; the message lists what exists. */
+  | 'CAIRN_NO_SUCH_STEP'
+  /** A step selector matches several steps; the message lists them. */
+  | 'CAIRN_AMBIGUOUS_STEP'
+  /** The store prefix does not exist or holds no run yet. */
+  | 'CAIRN_NO_STORE'
+  /** A step has no logs for the attempt asked for. */
+  | 'CAIRN_NO_LOGS'
   /** A remote host or cluster failed (connection, submission, infrastructure). */
   | 'CAIRN_REMOTE';
 

@@ -20,6 +20,8 @@ export interface StepEvent {
   readonly state: StepState;
   /** 1-based attempt (`running`, `retrying`, `failed`, `succeeded`). */
   readonly attempt?: number;
+  /** The attempt's log files (`running`): where its output appears while it runs (it moves with the output at the commit). */
+  readonly logs?: { readonly stdout: string; readonly stderr: string };
   /** The error (`failed`, `retrying`, `dep-failed`, `cancelled`). */
   readonly error?: unknown;
   /** A human-readable note (drift lines, the lease holder, the failed dependency). */

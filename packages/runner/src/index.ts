@@ -5,6 +5,7 @@
  * and `@cairn/runner/store` (stores); the far side of an executor: `@cairn/runner/worker`.
  */
 export { StepRunner } from './runner.js';
+export { RUNNER_DEFAULTS } from './defaults.js';
 export { run } from './run.js';
 export { StepRunError } from './errors.js';
 export { currentClient } from './context.js';
@@ -20,8 +21,14 @@ export { createInlineExecutor } from './executors/inline.js';
 export { createThreadsExecutor, createProcessExecutor } from './executors/local.js';
 export { tailLogs } from './executors/common.js';
 export { workerEntryPath } from './worker/paths.js';
+// What an attempt used (CPU, peak memory, exit code), and step output captured into its log.
+export { readUsage, usageFile, USAGE_FILE } from './executors/usage.js';
+export { uncaptured } from './executors/stdio-capture.js';
+// Loading user modules (TypeScript, ES syntax in CommonJS packages) and describing a failed import.
+export { describeLoadError, isTypeScriptModule, registerEsmSyntaxHook, registerModuleLoaders } from './worker/user-modules.js';
 
 export type { StepRunnerOptions, RunOptions, Steps } from './runner.js';
+export type { RunFunctionOptions } from './run.js';
 export type { RunnerLogger } from './run/run.js';
 export type { StepInput } from './run/discover.js';
 export type { RunSummary, StepOutcome } from './run/summary.js';
@@ -40,4 +47,7 @@ export type { LeaseHolder, LeaseInfo, LeaseOptions } from './store/leases.js';
 export type { ExecutorsOption } from './registry.js';
 export type { Executor, ExecutorFactory, JobHandle, JobStatus } from './executor/contract.js';
 export type { ThreadsExecutorOptions, ProcessExecutorOptions } from './executors/local.js';
+export type { InlineExecutorOptions } from './executors/inline.js';
 export type { TailLogsOptions } from './executors/common.js';
+export type { ModuleLoaders } from './worker/user-modules.js';
+export type { AttemptUsage } from './executors/usage.js';

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { type ArtifactStep, CairnError, isArtifactStep, isStepSpec, lower, resolvePrefix, type StepSpec } from '@cairn/core';
 import type { ExecutorClient, LoadedArtifact } from './context.js';
+import { RUNNER_DEFAULTS } from './defaults.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
 import { checkRunOptions, checkStepRunnerOptions } from './options.js';
 import { makePlan, type Plan } from './plan.js';
@@ -111,10 +112,7 @@ export class StepRunner {
   constructor(options: StepRunnerOptions = {}) {
     checkStepRunnerOptions(options);
     this.#options = options;
-    positiveInt('maxConcurrent', options.maxConcurrent, 8);
-    if (options.infraRetries !== undefined && (!Number.isInteger(options.infraRetries) || options.infraRetries < 0)) {
-      throw new CairnError('CAIRN_CONFIG', `infraRetries must be a non-negative integer, got ${String(options.infraRetries)} (${typeof options.infraRetries}).`);
-    }
+    positiveInt('maxConcurrent', options.maxConcurrent, RUNNER_DEFAULTS.maxConcurrent);
     for (const [k, v] of Object.entries(options.pools ?? {})) {
       if (typeof v !== 'number' || !(v >= 0)) throw new CairnError('CAIRN_CONFIG', `pools.${k} must be a non-negative number, got ${String(v)}.`);
     }
@@ -198,13 +196,13 @@ export class StepRunner {
       runId,
       store: this.#store,
       prefix,
-      maxConcurrent: positiveInt('maxConcurrent', options.maxConcurrent ?? o.maxConcurrent, 8),
+      maxConcurrent: positiveInt('maxConcurrent', options.maxConcurrent ?? o.maxConcurrent, RUNNER_DEFAULTS.maxConcurrent),
       pools: o.pools ?? {},
       registry: this.#registry,
-      defaultExecutor: o.defaultExecutor ?? 'inline',
+      defaultExecutor: o.defaultExecutor ?? RUNNER_DEFAULTS.defaultExecutor,
       remoteExecutor: o.remoteExecutor,
-      forceRunFailed: options.forceRunFailed ?? true,
-      infraRetries: o.infraRetries ?? 3,
+      forceRunFailed: options.forceRunFailed ?? RUNNER_DEFAULTS.forceRunFailed,
+      infraRetries: o.infraRetries ?? RUNNER_DEFAULTS.infraRetries,
       signal: options.signal,
       handleSigint: options.handleSigint ?? true,
       emit,

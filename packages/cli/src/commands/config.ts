@@ -17,8 +17,8 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
   const view = {
     file: config.file ?? null,
     prefix: config.prefix ?? null,
-    maxConcurrent: config.maxConcurrent ?? null,
-    executor: config.executor ?? null,
+    maxConcurrent: config.maxConcurrent,
+    executor: config.executor,
     forceRunFailed: config.forceRunFailed,
     executors,
     pools: config.pools,
@@ -33,8 +33,8 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
   const src = (k: keyof typeof config.sources) => c.dim(`(${config.sources[k]})`);
   out(ctx, `${c.bold('config file')}     ${config.file ?? c.dim('none found')}`);
   out(ctx, `${c.bold('prefix')}          ${config.prefix ?? c.yellow('not set')} ${src('prefix')}`);
-  out(ctx, `${c.bold('maxConcurrent')}   ${config.maxConcurrent ?? 'runner default'} ${src('maxConcurrent')}`);
-  out(ctx, `${c.bold('executor')}        ${config.executor ?? 'runner default'} ${src('executor')}`);
+  out(ctx, `${c.bold('maxConcurrent')}   ${config.maxConcurrent} ${src('maxConcurrent')}`);
+  out(ctx, `${c.bold('executor')}        ${config.executor} ${src('executor')}`);
   out(ctx, `${c.bold('forceRunFailed')}  ${String(config.forceRunFailed)} ${src('forceRunFailed')}`);
   const names = Object.keys(executors);
   out(ctx, `${c.bold('executors')}       ${names.length === 0 ? c.dim('built-ins only') : ''}`);

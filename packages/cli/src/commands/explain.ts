@@ -8,9 +8,10 @@ import { describeDrift, type StepSpec } from '@cairn/core';
 import type { ArtifactRecord } from '@cairn/runner';
 import { loadConfig, requirePrefix } from '../config.js';
 import { out, type CliContext } from '../context.js';
-import { usageError } from '../errors.js';
+import { cliError } from '../errors.js';
 import { findSteps, loadPipeline } from '../pipeline.js';
 import { scanStore, type StoredStep } from '../store-scan.js';
+import { paint, STORED_STATES, type StoredStateName } from '../states.js';
 import { formatTable } from '../table.js';
 import { resolveStoredStep } from './logs.js';
 
@@ -139,7 +140,7 @@ export async function explainCommand(ctx: CliContext, selector: string, file: st
     const pipeline = await loadPipeline(file, ctx.cwd);
     const specs = findSteps(pipeline.specs, selector);
     if (specs.length === 0) {
-      throw usageError(`No step in ${pipeline.file} matches "${selector}".`, `Steps: ${[...new Set(pipeline.specs.map((s) => s.name))].slice(0, 20).join(', ')}.`);
+      throw cliError('CAIRN_NO_SUCH_STEP', `No step in ${pipeline.file} matches "${selector}".`, `Steps: ${[...new Set(pipeline.specs.map((s) => s.name))].slice(0, 20).join(', ')}.`);
     }
     const stored = await scanStore(prefix).catch(() => [] as StoredStep[]);
     explanations = specs.map((s) => explainSpec(s, prefix, stored));
@@ -171,7 +172,7 @@ export async function explainCommand(ctx: CliContext, selector: string, file: st
       out(ctx, '  dependencies:');
       for (const d of e.deps) {
         const where = d.current && d.recorded ? '' : d.current ? c.yellow(' (new)') : c.yellow(' (removed)');
-        out(ctx, `    ${d.ident}${where} ${d.status === 'SUCCESS' ? c.green(d.status) : c.dim(d.status)}`);
+        out(ctx, `    ${d.ident}${where} ${paint(c, STORED_STATES[d.status as StoredStateName] ?? { label: d.status, color: '', term: 'dim' }, d.status)}`);
       }
     }
     out(ctx);

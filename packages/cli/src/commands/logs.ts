@@ -1,9 +1,12 @@
-/** `cairn logs <step> [-f]`: a step's attempt logs from the store, optionally following a running step. */
+/**
+ * `cairn logs <step> [-f]`: a step's attempt logs from the store, optionally following a running
+ * step; a failed attempt's logs end with its error and stack (also when it wrote no logs).
+ */
 import { existsSync } from 'node:fs';
 import { LocalStore, tailLogs, type AttemptLogs } from '@cairn/runner';
 import { loadConfig, requirePrefix } from '../config.js';
 import type { CliContext } from '../context.js';
-import { usageError } from '../errors.js';
+import { cliError } from '../errors.js';
 import { matchStored, scanStore, type StoredStep } from '../store-scan.js';
 
 /** Options of `cairn logs`. */
@@ -21,13 +24,35 @@ export async function resolveStoredStep(prefix: string, selector: string): Promi
   const steps = await scanStore(prefix);
   const matches = matchStored(steps, selector);
   if (matches.length === 0) {
-    throw usageError(`No step in ${prefix} matches "${selector}".`, 'Run `cairn status` to see the steps the store holds.');
+    throw cliError('CAIRN_NO_SUCH_STEP', `No step in ${prefix} matches "${selector}".`, 'Run `cairn status` to see the steps the store holds.');
   }
   if (matches.length > 1) {
     const list = matches.slice(0, 10).map((m) => m.record?.nameWithHash ?? m.rel);
-    throw usageError(`"${selector}" matches ${matches.length} steps (${list.join(', ')}).`, 'Pass a longer nameWithHash prefix or the output path.');
+    throw cliError('CAIRN_AMBIGUOUS_STEP', `"${selector}" matches ${matches.length} steps (${list.join(', ')}).`, 'Pass a longer nameWithHash prefix or the output path.');
   }
   return matches[0] as StoredStep;
+}
+
+/**
+ * The log files of attempt `n` of a step (the newest when `n` is undefined): a running attempt's
+ * are in its staged directory beside the output path, a committed one's inside the output.
+ */
+async function logsOf(store: LocalStore, step: StoredStep, n: number | undefined): Promise<AttemptLogs | undefined> {
+  const all = await store.attemptLogs(step.path);
+  if (n === undefined) return all.at(-1);
+  return all.filter((a) => a.attempt === n).find((a) => a.running) ?? all.find((a) => a.attempt === n);
+}
+
+/** The error block printed after a failed attempt's logs: what it failed with, and the stack. */
+function failureLines(step: StoredStep, attempt: number): string[] {
+  const r = step.record;
+  const a = r?.attempts.find((x) => x.attempt === attempt);
+  // The last attempt's error is the step's final error, which the record keeps with its stack.
+  const error = a?.error ?? (r !== null && r.status !== 'SUCCESS' && (r.attempts.at(-1)?.attempt ?? attempt) === attempt ? r.error : undefined);
+  if (error === undefined || a?.state === 'succeeded') return [];
+  const how = a === undefined ? (r?.status ?? 'failed') : `${a.state} on ${a.executor} @ ${a.host}`;
+  const text = error.stack ?? `${error.name}: ${error.message}`;
+  return [`--- attempt ${attempt} ${how}${error.code ? ` [${error.code}]` : ''}: ${error.message.split('\n')[0] ?? ''}`, ...text.split('\n')];
 }
 
 /** Prints the logs; with `--follow`, keeps printing (including later attempts) until the step's lease is released. */
@@ -36,43 +61,53 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
   const prefix = requirePrefix(config);
   const step = await resolveStoredStep(prefix, selector);
   const store = new LocalStore();
-  const logsOf = async (n: number | undefined): Promise<AttemptLogs | undefined> => {
-    const all = await store.attemptLogs(step.path);
-    // A running attempt's logs are in its staged directory; after the commit, in the output's.
-    return n === undefined ? all.at(-1) : (all.filter((a) => a.attempt === n).find((a) => a.running) ?? all.find((a) => a.attempt === n));
-  };
   const onDisk = [...new Set((await store.attemptLogs(step.path)).map((a) => a.attempt))];
-  let attempt = options.attempt ?? (await logsOf(undefined))?.attempt ?? step.record?.attempts.at(-1)?.attempt;
-  if (attempt === undefined) {
-    if (!options.follow) {
-      ctx.stderr.write(`${step.rel}: no logs yet.\n`);
-      return 0;
-    }
-    attempt = 1;
-  }
-  const seen = { stdout: 0, stderr: 0 };
+  let attempt = options.attempt ?? (await logsOf(store, step, undefined))?.attempt ?? step.record?.attempts.at(-1)?.attempt;
   const print = async (lines: AsyncIterable<string>) => {
     for await (const line of lines) ctx.stdout.write(`${line}\n`);
   };
+  const printFailure = (n: number) => {
+    for (const line of failureLines(step, n)) ctx.stdout.write(`${line}\n`);
+  };
   if (!options.follow) {
-    const files = await logsOf(attempt);
-    if (files === undefined || (!existsSync(files.stdout) && !existsSync(files.stderr))) {
-      throw usageError(`Step ${step.rel} has no logs for attempt ${attempt}.`, `Attempts with logs: ${onDisk.join(', ') || 'none'}.`);
+    if (attempt === undefined) {
+      // Never ran an attempt here: a dependency failed, or it was cancelled before it started.
+      const e = step.record?.error;
+      const why = e?.message ?? (step.status === 'DEP_FAILED' ? 'a dependency failed (`cairn status` shows which step failed)' : step.status === 'CANCELLED' ? 'it was cancelled before it started' : undefined);
+      if (why !== undefined) ctx.stdout.write(`${step.rel} did not run (${step.status ?? 'no status'}): ${why}\n`);
+      else ctx.stderr.write(`${step.rel}: no logs yet.\n`);
+      return 0;
     }
-    await print(tailLogs(files, { follow: false, isRunning: () => false }));
+    const files = await logsOf(store, step, attempt);
+    const hasLogs = files !== undefined && (existsSync(files.stdout) || existsSync(files.stderr));
+    const failure = failureLines(step, attempt);
+    if (!hasLogs && failure.length === 0) {
+      const known = step.record?.attempts.some((a) => a.attempt === attempt) === true;
+      if (known) {
+        ctx.stderr.write(`${step.rel}: attempt ${attempt} wrote no logs.\n`);
+        return 0;
+      }
+      throw cliError('CAIRN_NO_LOGS', `Step ${step.rel} has no logs for attempt ${attempt}.`, `Attempts with logs: ${onDisk.join(', ') || 'none'}; recorded attempts: ${step.record?.attempts.map((a) => a.attempt).join(', ') || 'none'}.`);
+    }
+    if (hasLogs) await print(tailLogs(files as AttemptLogs, { follow: false, isRunning: () => false }));
+    else ctx.stdout.write(`(attempt ${attempt} wrote no logs)\n`);
+    printFailure(attempt);
     return 0;
   }
-  // Follow the current attempt while the step's lease is held; move on when a newer attempt appears,
-  // and to the committed copy of the same log when the attempt is published.
+  attempt ??= 1;
+  // Follow the current attempt while the step's lease is held; move on when a newer attempt
+  // appears, and to the committed copy of the same log when the attempt is published.
   const stop = new AbortController();
   const onInt = () => stop.abort();
   process.once('SIGINT', onInt);
+  const seen = { stdout: 0, stderr: 0 };
   try {
     for (;;) {
       const current = attempt;
-      const files = (await logsOf(current)) ?? { attempt: current, stdout: '', stderr: '', running: true };
+      const files = (await logsOf(store, step, current)) ?? { attempt: current, stdout: '', stderr: '', running: true };
       let newer: number | undefined;
       let moved = false;
+      // Asked before each read, so the read after the lease is released drains what was written before.
       const isRunning = async () => {
         const all = await store.attemptLogs(step.path);
         newer = all.map((a) => a.attempt).find((n) => n > current);
@@ -90,5 +125,15 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
   } finally {
     process.off('SIGINT', onInt);
   }
+  // The step ended: show how its last attempt failed, if it did (from the record it just wrote).
+  if (!stop.signal.aborted) {
+    const [after] = await scanOne(prefix, step);
+    if (after !== undefined) for (const line of failureLines(after, attempt)) ctx.stdout.write(`${line}\n`);
+  }
   return 0;
+}
+
+/** The step re-read from the store (after a followed attempt ended). */
+async function scanOne(prefix: string, step: StoredStep): Promise<StoredStep[]> {
+  return matchStored(await scanStore(prefix), step.rel).filter((s) => s.path === step.path);
 }

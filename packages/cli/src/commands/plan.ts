@@ -1,7 +1,7 @@
 /** `cairn plan`: what a run would do, step by step (a dry run: reads the store, writes nothing). */
 import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
-import { STATE_LABELS, type StepState } from '../graph/model.js';
+import { paint, PLAN_STATES, type StepState } from '../states.js';
 import { loadPipeline, selectSteps } from '../pipeline.js';
 import { makePlan, type CliPlan } from '../plan.js';
 import { formatTable } from '../table.js';
@@ -27,20 +27,16 @@ export function printPlan(ctx: CliContext, plan: CliPlan, json: boolean | undefi
     return;
   }
   const c = ctx.colors;
-  const paint = (s: StepState) => {
-    const label = STATE_LABELS[s];
-    return s === 'cached' ? c.green(label) : s === 'run' ? c.blue(label) : s === 'not-examined' ? c.dim(label) : s === 'drifted' ? c.yellow(label) : s === 'failed-before' ? c.red(label) : label;
-  };
   out(
     ctx,
     formatTable(
       ['step', 'hash', 'state', 'reason', 'output'],
-      plan.steps.map((s) => [s.name, s.hash.slice(0, 8), paint(s.state), s.reason.length > 80 ? `${s.reason.slice(0, 79)}…` : s.reason, s.outputPath]),
+      plan.steps.map((s) => [s.name, s.hash.slice(0, 8), paint(c, PLAN_STATES[s.state]), s.reason.length > 80 ? `${s.reason.slice(0, 79)}…` : s.reason, s.outputPath]),
     ),
   );
   const counts = Object.entries(plan.counts)
     .filter(([, n]) => (n ?? 0) > 0)
-    .map(([k, n]) => `${n} ${STATE_LABELS[k as StepState] ?? k}`);
+    .map(([k, n]) => `${n} ${PLAN_STATES[k as StepState]?.label ?? k}`);
   out(ctx, c.dim(`${plan.steps.length} step(s): ${counts.join(', ')} (prefix ${plan.prefix})`));
 }
 

@@ -1,10 +1,18 @@
-/** `cairn report`: one self-contained HTML page for the last run. */
+/**
+ * `cairn report [--run ID]`: one self-contained HTML page for a run (the last one by default).
+ * When steps were served from the store, the reports of the runs that built them are written
+ * next to it and linked.
+ */
 import { writeFile } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { loadConfig, requirePrefix } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { renderReportHtml } from '../report/html.js';
-import { loadReport } from '../report/load.js';
+import { builderRuns, loadReport } from '../report/load.js';
+import type { ReportData } from '../report/model.js';
+
+/** Builder runs whose reports are written next to the main one, at most. */
+const MAX_LINKED = 10;
 
 /** Options of `cairn report`. */
 export interface ReportCommandOptions {
@@ -12,16 +20,37 @@ export interface ReportCommandOptions {
   readonly out?: string;
   /** Store prefix. */
   readonly prefix?: string;
+  /** The run to report. @default the newest */
+  readonly run?: string;
 }
 
-/** Writes the report of the last run. */
+/** `report.html` → `report.<runId>.html`. */
+function siblingFile(path: string, runId: string): string {
+  const ext = extname(path) || '.html';
+  return join(dirname(path), `${basename(path, ext)}.${runId}${ext}`);
+}
+
+/** Writes the report of a run (and of the runs that built its cached steps). */
 export async function reportCommand(ctx: CliContext, options: ReportCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
   const prefix = requirePrefix(config);
-  const data = await loadReport(prefix);
+  const data = await loadReport(prefix, options.run);
   const path = resolve(ctx.cwd, options.out ?? 'cairn-report.html');
-  await writeFile(path, renderReportHtml(data));
+  const links: Record<string, string> = {};
+  for (const b of builderRuns(data).slice(0, MAX_LINKED)) {
+    let built: ReportData;
+    try {
+      built = await loadReport(prefix, b.runId);
+    } catch {
+      continue; // its records were overwritten by later runs and it left no journal
+    }
+    const file = siblingFile(path, b.runId);
+    await writeFile(file, renderReportHtml(built));
+    links[b.runId] = basename(file);
+  }
+  await writeFile(path, renderReportHtml({ ...data, links }));
   const failed = data.steps.filter((s) => s.outcome === 'failed').length;
-  out(ctx, `wrote ${path}: run ${data.runId}, ${data.steps.length} step(s), ${failed} failed (from ${data.source}).`);
+  const linked = Object.keys(links).length;
+  out(ctx, `wrote ${path}: run ${data.runId}, ${data.steps.length} step(s), ${failed} failed (from ${data.source})${linked > 0 ? `; and the report(s) of ${linked} run(s) that built its cached steps` : ''}.`);
   return 0;
 }

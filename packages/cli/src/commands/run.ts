@@ -4,7 +4,7 @@
  * first and record CANCELLED, so a rerun resumes).
  */
 import { CairnError, hasCode, isCairnError } from '@cairn/core';
-import type { RunnerEvent, RunnerLogger, StepFailure } from '@cairn/runner';
+import { uncaptured, type RunnerEvent, type StepFailure } from '@cairn/runner';
 import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { ExitCode } from '../errors.js';
@@ -42,15 +42,21 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
   }
 
   const mode: ProgressMode = options.json ? 'json' : ctx.stdout.isTTY ? 'tty' : 'plain';
-  const progress = new Progress({ mode, write: (s) => void ctx.stdout.write(s), colors: ctx.colors, columns: () => ctx.stdout.columns ?? 100 });
   const c = ctx.colors;
   const logLine = (level: 'info' | 'warn' | 'error', message: string) => {
-    if (mode === 'json') out(ctx, JSON.stringify({ type: 'log', level, message, time: Date.now() }));
+    if (mode === 'json') uncaptured(() => out(ctx, JSON.stringify({ type: 'log', level, message, time: Date.now() })));
     // Step failures arrive as events too; the runner's error lines repeat them (shown with --verbose).
     else if (level === 'warn' || (level === 'error' && ctx.verbose)) progress.note(`${level === 'warn' ? c.yellow('warning') : c.red('error')} ${message}`);
   };
-  const logger: RunnerLogger = { info: (m) => logLine('info', m), warn: (m) => logLine('warn', m), error: (m) => logLine('error', m) };
-  const runner = makeRunner(config, { logger });
+  const runner = makeRunner(config, { logger: { info: (m) => logLine('info', m), warn: (m) => logLine('warn', m), error: (m) => logLine('error', m) } });
+  // The display's own writes reach the terminal even when made inside a step's captured context (a nested run).
+  const progress = new Progress({
+    mode,
+    write: (s) => uncaptured(() => void ctx.stdout.write(s)),
+    colors: ctx.colors,
+    columns: () => ctx.stdout.columns ?? 100,
+    showOutput: true,
+  });
   const journal = new JournalWriter(runner.prefix());
   runner.on((event: RunnerEvent) => {
     journal.write(event);
@@ -74,7 +80,7 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
       signal: controller.signal,
       handleSigint: false,
       forceRunFailed: config.forceRunFailed,
-      ...(config.maxConcurrent !== undefined ? { maxConcurrent: config.maxConcurrent } : {}),
+      maxConcurrent: config.maxConcurrent,
     });
     progress.finish();
     const counts = Object.entries(summary.counts).filter(([, n]) => (n ?? 0) > 0);
@@ -94,11 +100,12 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
         out(ctx, JSON.stringify({ type: 'summary', exitCode: code, failures: failures.map((f) => ({ step: f.step, path: f.path, error: firstLine(f.error), code: isCairnError(f.error) ? f.error.code : undefined })) }));
       } else {
         ctx.stderr.write(`${c.red('✗')} ${failures.length} step(s) failed:\n`);
-        for (const f of failures) ctx.stderr.write(`  ${c.bold(f.step)}: ${firstLine(f.error)}\n`);
-        const hint = failures.some((f) => hasCode(f.error, 'CAIRN_PREVIOUS_FAILURE'))
-          ? 'Steps that failed before are not rerun: pass --force-run-failed to retry them.'
-          : `See a step's logs with \`cairn logs <step>\`; fix the cause and rerun (finished steps are not run again).`;
-        ctx.stderr.write(`${hint}\n`);
+        // A previous failure's message (the runner's, for library users) is on the line above; say it in CLI terms.
+        for (const f of failures) ctx.stderr.write(`  ${c.bold(f.step)}: ${hasCode(f.error, 'CAIRN_PREVIOUS_FAILURE') ? 'failed in an earlier run; not rerun (--no-force-run-failed)' : firstLine(f.error)}\n`);
+        const previous = failures.some((f) => hasCode(f.error, 'CAIRN_PREVIOUS_FAILURE'));
+        const ran = failures.some((f) => !hasCode(f.error, 'CAIRN_PREVIOUS_FAILURE'));
+        if (ran) ctx.stderr.write(`See a failed step's error and logs with \`cairn logs <step>\` (its whole record: \`cairn status <step>\`); fix the cause and rerun (finished steps are not run again).\n`);
+        if (previous) ctx.stderr.write('Steps that failed before were not rerun: drop --no-force-run-failed (or pass --force-run-failed) to retry them.\n');
       }
     } else {
       await journal.close();

@@ -1,9 +1,12 @@
-/** `cairn status`: what the store holds, one line per step. */
+/** `cairn status [step]`: what the store holds, one line per step in DAG order; or one step's whole record. */
 import { isStale } from '@cairn/runner';
 import { loadConfig, requirePrefix } from '../config.js';
 import { out, type CliContext } from '../context.js';
-import { scanStore, type StoredStep } from '../store-scan.js';
+import { paint, STORED_STATES, type StoredStateName } from '../states.js';
+import { dagOrder, scanStore, type StoredStep } from '../store-scan.js';
 import { formatDuration, formatTable } from '../table.js';
+import { resolveStoredStep } from './logs.js';
+import { printStepRecord } from './step-record.js';
 
 /** Options of `cairn status`. */
 export interface StatusCommandOptions {
@@ -74,11 +77,15 @@ export function statusRow(s: StoredStep, now = Date.now()): StatusRow {
   };
 }
 
-/** Prints the status of every step in the store. */
-export async function statusCommand(ctx: CliContext, options: StatusCommandOptions): Promise<number> {
+/** Prints the status of every step in the store, in DAG order; given a step, its whole record. */
+export async function statusCommand(ctx: CliContext, options: StatusCommandOptions, selector?: string): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
   const prefix = requirePrefix(config);
-  const rows = (await scanStore(prefix)).map((s) => statusRow(s));
+  if (selector !== undefined) {
+    await printStepRecord(ctx, prefix, await resolveStoredStep(prefix, selector), options.json === true);
+    return 0;
+  }
+  const rows = dagOrder(await scanStore(prefix)).map((s) => statusRow(s));
   if (options.json) {
     out(ctx, JSON.stringify({ prefix, steps: rows }, null, 2));
     return 0;
@@ -88,14 +95,12 @@ export async function statusCommand(ctx: CliContext, options: StatusCommandOptio
     return 0;
   }
   const c = ctx.colors;
-  const paint = (st: string) =>
-    st === 'SUCCESS' ? c.green(st) : st === 'FAILED' || st === 'DEP_FAILED' ? c.red(st) : st === 'RUNNING' ? c.blue(st) : c.yellow(st);
   const time = (ms: number | null) => (ms === null ? '-' : new Date(ms).toISOString().replace('T', ' ').slice(0, 19));
   const table = formatTable(
     ['step', 'status', 'started', 'took', 'tries', 'executor', 'job', 'lease holder'],
     rows.map((r) => [
       r.step,
-      paint(r.status),
+      paint(c, STORED_STATES[r.status as StoredStateName], r.status),
       time(r.start),
       r.durationMs === null ? '-' : formatDuration(r.durationMs),
       String(r.attempts),
@@ -112,5 +117,6 @@ export async function statusCommand(ctx: CliContext, options: StatusCommandOptio
     if (r.error !== null && r.status !== 'SUCCESS') out(ctx, `${c.red('✗')} ${r.step}: ${r.error.split('\n')[0]}`);
     if (r.problem !== null) out(ctx, `${c.yellow('!')} ${r.step}: ${r.problem}`);
   }
+  if (rows.some((r) => r.status === 'FAILED')) out(ctx, c.dim('`cairn status <step>` shows a step\'s whole record; `cairn logs <step>` its logs and error.'));
   return 0;
 }

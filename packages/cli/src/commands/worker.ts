@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { workerEntryPath } from '@cairn/runner';
 import type { CliContext } from '../context.js';
-import { usageError } from '../errors.js';
+import { cliError } from '../errors.js';
 
 /** Options of `cairn worker`. */
 export interface WorkerCommandOptions {
@@ -21,7 +21,7 @@ export interface WorkerCommandOptions {
 export async function workerCommand(ctx: CliContext, options: WorkerCommandOptions): Promise<number> {
   const entry = workerEntryPath();
   if (!existsSync(entry)) {
-    throw usageError(`The runner's worker entry ${entry} does not exist.`, 'Build @cairn/runner (npx tsup in packages/runner).');
+    throw cliError('CAIRN_EXECUTOR', `The runner's worker entry ${entry} does not exist.`, 'Build @cairn/runner (npx tsup in packages/runner).');
   }
   const child = spawn(process.execPath, [entry, '--task', options.task, '--result', options.result], { stdio: 'inherit', env: ctx.env, cwd: ctx.cwd });
   const forward = (sig: NodeJS.Signals) => () => void child.kill(sig);

@@ -1,49 +1,17 @@
 /** The step graph as plain data, for the dot, Mermaid and HTML renderers. */
 import { indexSpecs, type StepSpec } from '@cairn/core';
+import { PLAN_STATES, type StepState } from '../states.js';
 
-/**
- * What a plan says about a step (from the runner's dry run):
- */
-export type StepState =
-  /** Output exists and is current: nothing to do. */
-  | 'cached'
-  /** Will run. */
-  | 'run'
-  /** Upstream of a built step: a run does not look at it. */
-  | 'not-examined'
-  /** Output exists but its recorded config differs (served from cache, with a warning). */
-  | 'drifted'
-  /** Failed in an earlier run; refused unless `--force-run-failed`. */
-  | 'failed-before'
-  /** Running now (another runner holds its lease). */
-  | 'running'
-  /** No plan was made. */
-  | 'unknown';
+export type { StepState } from '../states.js';
 
 /** Every {@link StepState}, in legend order. */
-export const STEP_STATES: readonly StepState[] = ['cached', 'run', 'not-examined', 'drifted', 'failed-before', 'running', 'unknown'];
+export const STEP_STATES: readonly StepState[] = Object.keys(PLAN_STATES) as StepState[];
 
 /** Human label of each state. */
-export const STATE_LABELS: Readonly<Record<StepState, string>> = {
-  cached: 'cached',
-  run: 'will run',
-  'not-examined': 'cached (not examined)',
-  drifted: 'drifted',
-  'failed-before': 'failed before',
-  running: 'running',
-  unknown: 'unknown',
-};
+export const STATE_LABELS: Readonly<Record<StepState, string>> = Object.fromEntries(STEP_STATES.map((s) => [s, PLAN_STATES[s].label])) as Record<StepState, string>;
 
 /** Fill colour of each state (shared by dot, Mermaid and HTML so the pictures agree). */
-export const STATE_COLORS: Readonly<Record<StepState, string>> = {
-  cached: '#3fa34d',
-  run: '#2f6fde',
-  'not-examined': '#9aa0a6',
-  drifted: '#e3a21a',
-  'failed-before': '#d93f3f',
-  running: '#8e44ad',
-  unknown: '#c7ccd1',
-};
+export const STATE_COLORS: Readonly<Record<StepState, string>> = Object.fromEntries(STEP_STATES.map((s) => [s, PLAN_STATES[s].color])) as Record<StepState, string>;
 
 /** One node. */
 export interface GraphNode {

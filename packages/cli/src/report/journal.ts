@@ -42,7 +42,7 @@ export class JournalWriter {
     try {
       if (this.#stream === undefined) {
         mkdirSync(this.#dir, { recursive: true });
-        this.#stream = createWriteStream(join(this.#dir, `${event.runId}.jsonl`), { flags: 'a' });
+        this.#stream = createWriteStream(join(this.#dir, `${event.runId}.jsonl`), { flags: 'a' }); // = journalFile(prefix, runId)
         this.#stream.on('error', () => (this.#failed = true));
       }
       this.#stream.write(`${JSON.stringify(eventToJson(event))}\n`);
@@ -57,6 +57,11 @@ export class JournalWriter {
     if (s === undefined) return;
     await new Promise<void>((resolve) => s.end(resolve));
   }
+}
+
+/** The journal file of one run (it may not exist: runs made through the API write none). */
+export function journalFile(prefix: string, runId: string): string {
+  return join(journalDir(prefix), `${runId}.jsonl`);
 }
 
 /** The newest journal file under `prefix`, or undefined. */

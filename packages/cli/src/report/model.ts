@@ -35,6 +35,16 @@ export interface ReportAttempt {
   readonly jobId?: string | undefined;
   /** Error message. */
   readonly error?: string | undefined;
+  /** CPU time (ms), where the executor measured it. */
+  readonly cpuMs?: number | undefined;
+  /** Peak memory (bytes), where the executor measured it. */
+  readonly peakMemoryBytes?: number | undefined;
+  /** What `peakMemoryBytes` is: the worker process's peak RSS, or the worker thread's V8 heap. */
+  readonly memoryKind?: 'rss' | 'heap' | undefined;
+  /** Exit code of the attempt's worker process (`process` and other process-based executors). */
+  readonly exitCode?: number | null | undefined;
+  /** Signal that ended the worker process. */
+  readonly signal?: string | null | undefined;
 }
 
 /** One step of the run. */
@@ -49,8 +59,14 @@ export interface ReportStep {
   readonly attempts: readonly ReportAttempt[];
   /** The final error message, if it failed. */
   readonly error?: string | undefined;
+  /** The final error's stack (with its causes), when recorded. */
+  readonly errorStack?: string | undefined;
+  /** Why it did not run (`dep-failed`: which dependency failed), or another note of the run. */
+  readonly note?: string | undefined;
   /** Last lines of the failed attempt's logs. */
   readonly logTail?: readonly string[] | undefined;
+  /** For a step served from the store: the run that built it and when it finished. */
+  readonly builtBy?: { readonly runId: string; readonly end: number } | undefined;
 }
 
 /** A run. */
@@ -67,4 +83,6 @@ export interface ReportData {
   readonly source: 'journal' | 'records';
   /** Steps. */
   readonly steps: readonly ReportStep[];
+  /** Report files of other runs this one links (runs that built its cached steps), by run id. */
+  readonly links?: Readonly<Record<string, string>> | undefined;
 }

@@ -1,21 +1,30 @@
 /**
  * Progress of a run, three ways: a live block on a TTY (counts by state, a bar, ETA, running
  * steps with their elapsed time; redrawn at most 10×/s), plain lines otherwise, or JSON lines.
+ *
+ * What the running steps write (followed from their log files) is printed as it arrives:
+ * above the live block on a TTY, as Nx's and Vitest's views do (the block is erased, the lines
+ * written, the block drawn again below them), so output never lands inside the block.
  */
 import type { RunnerEvent, StepEvent, StepState } from '@cairn/runner';
 import type { Colors } from '../context.js';
 import { eventToJson } from '../report/journal.js';
+import { paint, RUN_STATES } from '../states.js';
 import { formatDuration } from '../table.js';
+import { StepOutput, type OutputLine } from './step-output.js';
 
 /** How progress is shown. */
 export type ProgressMode = 'tty' | 'plain' | 'json';
 
 /** Most redraws per second on a TTY. */
 const REDRAW_MS = 100;
+/** How often running steps' log files are read without a TTY. */
+const PLAIN_POLL_MS = 250;
 /** Running steps listed under the bar. */
 const MAX_RUNNING_LINES = 8;
 
-const FINAL: ReadonlySet<StepState> = new Set<StepState>(['succeeded', 'failed', 'dep-failed', 'cancelled', 'cached', 'skipped']);
+// eslint-disable-next-line no-control-regex
+const ANSI = /\u001b\[[0-9;]*m/g;
 
 interface StepView {
   state: StepState;
@@ -28,6 +37,17 @@ function errorLine(error: unknown): string {
   return String(error);
 }
 
+/** Options of {@link Progress}. */
+export interface ProgressOptions {
+  readonly mode: ProgressMode;
+  readonly write: (s: string) => void;
+  readonly colors: Colors;
+  /** Terminal width. @default 100 */
+  readonly columns?: () => number;
+  /** Show steps' output (followed from the log files each `running` event names). @default false */
+  readonly showOutput?: boolean;
+}
+
 /** Receives runner events and renders them. Call `finish()` once the run ends. */
 export class Progress {
   readonly #mode: ProgressMode;
@@ -36,6 +56,8 @@ export class Progress {
   readonly #steps = new Map<string, StepView>();
   readonly #counts = new Map<StepState, number>();
   readonly #start = Date.now();
+  readonly #showOutput: boolean;
+  readonly #output = new StepOutput();
   #ranDone = 0;
   #ranMs = 0;
   #drawn = 0;
@@ -43,19 +65,24 @@ export class Progress {
   #dirty = false;
   #columns: () => number;
 
-  constructor(options: { mode: ProgressMode; write: (s: string) => void; colors: Colors; columns?: () => number }) {
+  constructor(options: ProgressOptions) {
     this.#mode = options.mode;
     this.#write = options.write;
     this.#c = options.colors;
     this.#columns = options.columns ?? (() => 100);
+    this.#showOutput = options.showOutput ?? false;
     if (this.#mode === 'tty') {
-      this.#timer = setInterval(() => this.#redraw(), REDRAW_MS);
+      this.#timer = setInterval(() => this.#tick(), REDRAW_MS);
+      this.#timer.unref();
+    } else if (this.#showOutput) {
+      this.#timer = setInterval(() => this.#lines(this.#output.poll()), PLAIN_POLL_MS);
       this.#timer.unref();
     }
   }
 
   /** Handles one runner event. */
   readonly onEvent = (event: RunnerEvent): void => {
+    if (event.type === 'step') this.#followOutput(event);
     if (this.#mode === 'json') {
       this.#write(`${JSON.stringify(eventToJson(event))}\n`);
       return;
@@ -67,13 +94,9 @@ export class Progress {
       this.#dirty = true;
       return;
     }
-    if (this.#mode === 'tty') {
-      this.#clear();
-      this.#write(`${line}\n`);
-      this.#dirty = true;
-    } else {
-      this.#write(`${line}\n`);
-    }
+    if (this.#mode === 'tty') this.#clear();
+    this.#write(`${line}\n`);
+    this.#dirty = true;
   };
 
   /** Writes a line that is not an event (a notice), keeping the live block intact. */
@@ -84,16 +107,43 @@ export class Progress {
     this.#dirty = true;
   }
 
-  /** Stops redrawing and removes the live block. */
+  /** Stops redrawing and removes the live block (printing what running steps wrote last). */
   finish(): void {
     if (this.#timer !== undefined) clearInterval(this.#timer);
     this.#timer = undefined;
+    this.#lines(this.#output.poll());
     if (this.#mode === 'tty') this.#clear();
   }
 
   /** Steps by state, as counted so far. */
   counts(): ReadonlyMap<StepState, number> {
     return this.#counts;
+  }
+
+  /** Follows a running attempt's log files; prints the rest of them when it ends. */
+  #followOutput(e: StepEvent): void {
+    if (!this.#showOutput) return;
+    if (e.state === 'running') {
+      if (this.#output.has(e.path)) this.#lines(this.#output.drain(e.path));
+      if (e.logs !== undefined) this.#output.follow(e.path, e.step, e.logs);
+    } else if (this.#output.has(e.path)) {
+      this.#lines(this.#output.drain(e.path));
+    }
+  }
+
+  /** Prints lines steps wrote: above the block on a TTY. */
+  #lines(lines: readonly OutputLine[]): void {
+    if (lines.length === 0) return;
+    if (this.#mode === 'json') {
+      const time = Date.now();
+      this.#write(lines.map((l) => `${JSON.stringify({ type: 'output', step: l.step, path: l.key, stream: l.stream, line: l.line, time })}\n`).join(''));
+      return;
+    }
+    const c = this.#c;
+    if (this.#mode === 'tty') this.#clear();
+    const stamp = this.#mode === 'plain' ? `${new Date().toISOString().slice(11, 19)} ` : '';
+    this.#write(lines.map((l) => `${stamp}${c.dim(`${l.step} │`)} ${l.stream === 'stderr' ? c.yellow(l.line) : l.line}\n`).join(''));
+    this.#dirty = true;
   }
 
   #track(e: StepEvent): void {
@@ -113,27 +163,28 @@ export class Progress {
     const prev = this.#steps.get(e.path);
     const tail = e.message ? c.dim(` ${e.message}`) : '';
     const stamp = this.#mode === 'plain' ? `${new Date(e.time).toISOString().slice(11, 19)} ` : '';
+    const word = (text: string) => paint(c, RUN_STATES[e.state], text.padEnd(8));
     switch (e.state) {
       case 'pending':
         return undefined;
       case 'running':
-        return this.#mode === 'tty' ? undefined : `${stamp}${c.blue('running ')} ${name}${(e.attempt ?? 1) > 1 ? ` (attempt ${e.attempt})` : ''}`;
+        return this.#mode === 'tty' ? undefined : `${stamp}${word('running')} ${name}${(e.attempt ?? 1) > 1 ? ` (attempt ${e.attempt})` : ''}`;
       case 'waiting-lease':
-        return `${stamp}${c.magenta('waiting ')} ${name}${tail}`;
+        return `${stamp}${word('waiting')} ${name}${tail}`;
       case 'retrying':
-        return `${stamp}${c.yellow('retrying')} ${name} after attempt ${e.attempt ?? '?'}: ${errorLine(e.error)}`;
+        return `${stamp}${word('retrying')} ${name} after attempt ${e.attempt ?? '?'}: ${errorLine(e.error)}`;
       case 'succeeded':
-        return `${stamp}${c.green('done    ')} ${name} ${c.dim(formatDuration(e.time - (prev?.since ?? e.time)))}${tail}`;
+        return `${stamp}${word('done')} ${name} ${c.dim(formatDuration(e.time - (prev?.since ?? e.time)))}${tail}`;
       case 'cached':
-        return `${stamp}${c.dim('cached  ')} ${name}${tail}`;
+        return `${stamp}${word('cached')} ${name}${tail}`;
       case 'skipped':
-        return `${stamp}${c.dim('skipped ')} ${name}${tail}`;
+        return `${stamp}${word('skipped')} ${name}${tail}`;
       case 'failed':
-        return `${stamp}${c.red('FAILED  ')} ${name}: ${errorLine(e.error)}`;
+        return `${stamp}${word('FAILED')} ${name}: ${errorLine(e.error)}`;
       case 'dep-failed':
-        return `${stamp}${c.red('dep-fail')} ${name}${tail}`;
+        return `${stamp}${word('dep-fail')} ${name}${tail}`;
       case 'cancelled':
-        return `${stamp}${c.yellow('cancel  ')} ${name}`;
+        return `${stamp}${word('cancel')} ${name}`;
       default:
         return `${stamp}${e.state} ${name}`;
     }
@@ -146,6 +197,19 @@ export class Progress {
     }
   }
 
+  /** One TTY tick: print what running steps wrote, then redraw the block. */
+  #tick(): void {
+    this.#lines(this.#output.poll());
+    this.#redraw();
+  }
+
+  /** A block line cut to the terminal width, so each takes exactly one row (the erase counts rows). */
+  #fit(line: string, cols: number): string {
+    const plain = line.replace(ANSI, '');
+    if (plain.length < cols) return line;
+    return `${plain.slice(0, Math.max(1, cols - 2))}…`;
+  }
+
   #redraw(): void {
     if (!this.#dirty && ![...this.#steps.values()].some((s) => s.state === 'running')) return;
     this.#dirty = false;
@@ -153,7 +217,7 @@ export class Progress {
     const now = Date.now();
     const total = this.#steps.size;
     let done = 0;
-    for (const s of this.#steps.values()) if (FINAL.has(s.state)) done++;
+    for (const s of this.#steps.values()) if (RUN_STATES[s.state]?.final) done++;
     const width = Math.max(10, Math.min(30, this.#columns() - 70));
     const filled = total === 0 ? 0 : Math.round((done / total) * width);
     const bar = c.green('█'.repeat(filled)) + c.dim('░'.repeat(width - filled));
@@ -162,8 +226,7 @@ export class Progress {
     const concurrency = Math.max(1, running.length);
     const eta = this.#ranDone > 0 && left > 0 ? ` eta ${formatDuration(((this.#ranMs / this.#ranDone) * left) / concurrency)}` : '';
     const parts: string[] = [];
-    const order: StepState[] = ['cached', 'succeeded', 'running', 'pending', 'waiting-lease', 'retrying', 'failed', 'dep-failed', 'cancelled', 'skipped'];
-    for (const st of order) {
+    for (const st of Object.keys(RUN_STATES) as StepState[]) {
       const n = this.#counts.get(st) ?? 0;
       if (n > 0) parts.push(`${n} ${st}`);
     }
@@ -174,8 +237,8 @@ export class Progress {
     }
     if (running.length > MAX_RUNNING_LINES) lines.push(c.dim(`  …and ${running.length - MAX_RUNNING_LINES} more running`));
     this.#clear();
-    const cols = this.#columns();
-    this.#write(`${lines.map((l) => (l.length > cols * 2 ? l.slice(0, cols * 2) : l)).join('\n')}\n`);
+    const cols = Math.max(20, this.#columns());
+    this.#write(`${lines.map((l) => this.#fit(l, cols)).join('\n')}\n`);
     this.#drawn = lines.length;
   }
 }

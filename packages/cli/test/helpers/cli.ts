@@ -1,6 +1,6 @@
 /** Runs the BUILT `cairn` binary on fixture pipelines copied into temp directories. */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -19,11 +19,20 @@ export function assertBuilt(): void {
   if (missing.length > 0) throw new Error(`Build first (npx tsup in packages/core, packages/runner, packages/cli); missing: ${missing.join(', ')}`);
 }
 
+/** What else a temp project has. */
+export interface ProjectOptions {
+  /** Workspace packages linked under node_modules/@cairn. @default ['core', 'runner'] */
+  readonly packages?: readonly string[];
+  /** A package.json to write (e.g. what `npm init -y` writes). */
+  readonly packageJson?: Record<string, unknown>;
+}
+
 /** A temp project: fixture files, and node_modules/@cairn/{core,runner} linked to the workspace packages. */
-export function makeProject(files: readonly string[]): { dir: string; prefix: string; cleanup: () => void } {
+export function makeProject(files: readonly string[], options: ProjectOptions = {}): { dir: string; prefix: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'cairn-cli-'));
   mkdirSync(join(dir, 'node_modules', '@cairn'), { recursive: true });
-  for (const pkg of ['core', 'runner']) symlinkSync(join(REPO_DIR, 'packages', pkg), join(dir, 'node_modules', '@cairn', pkg), 'dir');
+  for (const pkg of options.packages ?? ['core', 'runner']) symlinkSync(join(REPO_DIR, 'packages', pkg), join(dir, 'node_modules', '@cairn', pkg), 'dir');
+  if (options.packageJson) writeFileSync(join(dir, 'package.json'), `${JSON.stringify(options.packageJson, null, 2)}\n`);
   for (const f of files) copyFileSync(join(FIXTURES, f), join(dir, f));
   return { dir, prefix: join(dir, 'store'), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

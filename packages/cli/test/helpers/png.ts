@@ -85,3 +85,25 @@ export function countColor(png: DecodedPng, hex: string, tolerance = 6): number 
   }
   return n;
 }
+
+/** A rectangle in pixels. */
+export interface Rect {
+  readonly x: number;
+  readonly y: number;
+  readonly w: number;
+  readonly h: number;
+}
+
+/** Pixels within `tolerance` of a `#rrggbb` colour inside `rect` (clipped to the image). */
+export function countColorIn(png: DecodedPng, hex: string, rect: Rect, tolerance = 40): number {
+  const rgb = [1, 3, 5].map((k) => parseInt(hex.slice(k, k + 2), 16)) as [number, number, number];
+  const { pixels, channels, width, height } = png;
+  let n = 0;
+  for (let y = Math.max(0, Math.floor(rect.y)); y < Math.min(height, Math.ceil(rect.y + rect.h)); y++) {
+    for (let x = Math.max(0, Math.floor(rect.x)); x < Math.min(width, Math.ceil(rect.x + rect.w)); x++) {
+      const i = (y * width + x) * channels;
+      if (Math.abs((pixels[i] as number) - rgb[0]) <= tolerance && Math.abs((pixels[i + 1] as number) - rgb[1]) <= tolerance && Math.abs((pixels[i + 2] as number) - rgb[2]) <= tolerance) n++;
+    }
+  }
+  return n;
+}

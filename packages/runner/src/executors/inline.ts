@@ -7,6 +7,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { CairnError, type StepContext, type StepLogger } from '@cairn/core';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../executor/contract.js';
+import { runWithOutput, type OutputSink } from './stdio-capture.js';
 
 const capabilities: ExecutorCapabilities = Object.freeze({
   remote: false,
@@ -22,7 +23,7 @@ const capabilities: ExecutorCapabilities = Object.freeze({
 const SUCCEEDED: JobStatus = Object.freeze({ state: 'succeeded' });
 
 /** A logger that opens the attempt's log files on first use (most steps never log). */
-function attemptLogger(job: JobRequest): { log: StepLogger; close(): Promise<void> | undefined } {
+function attemptLogger(job: JobRequest): { log: StepLogger; sink: OutputSink; close(): Promise<void> | undefined } {
   const streams: { out?: WriteStream; err?: WriteStream } = {};
   const open = (which: 'out' | 'err'): WriteStream | undefined => {
     if (streams[which]) return streams[which];
@@ -41,6 +42,7 @@ function attemptLogger(job: JobRequest): { log: StepLogger; close(): Promise<voi
   };
   return {
     log: { info: line('out', 'INFO'), warn: line('err', 'WARN'), error: line('err', 'ERROR') },
+    sink: { write: (stream, chunk) => void open(stream === 'stdout' ? 'out' : 'err')?.write(chunk) },
     close: () => {
       const open = Object.values(streams) as WriteStream[];
       if (open.length === 0) return undefined;
@@ -97,6 +99,11 @@ class InlineContext implements StepContext {
     return (this.#logger ??= attemptLogger(this.#job)).log;
   }
 
+  /** Where the step's stdout/stderr writes go when captured (`captureOutput`). */
+  static sink(ctx: InlineContext): OutputSink {
+    return (ctx.#logger ??= attemptLogger(ctx.#job)).sink;
+  }
+
   /** Closes the log files the step opened, if any. */
   static close(ctx: InlineContext): Promise<void> | undefined {
     return ctx.#logger?.close();
@@ -110,10 +117,11 @@ function closed(ctx: InlineContext, status: JobStatus): JobStatus | Promise<JobS
 }
 
 /** Calls the step: its status, or a promise of it when the function returned one (or a log file is being closed). */
-function call(job: JobRequest, ctx: InlineContext): JobStatus | Promise<JobStatus> {
+function call(job: JobRequest, ctx: InlineContext, capture: boolean): JobStatus | Promise<JobStatus> {
   let out: unknown;
   try {
-    out = (job.spec.fn as NonNullable<JobRequest['spec']['fn']>)(job.outputPath, ctx);
+    const fn = job.spec.fn as NonNullable<JobRequest['spec']['fn']>;
+    out = capture ? runWithOutput(InlineContext.sink(ctx), () => fn(job.outputPath, ctx)) : fn(job.outputPath, ctx);
   } catch (error) {
     return closed(ctx, { state: 'failed', error });
   }
@@ -135,6 +143,11 @@ class InlineExecutor implements Executor {
   readonly capabilities = capabilities;
   #host: ExecutorHost | undefined = undefined;
   readonly #active = new Set<string>();
+  readonly #capture: boolean;
+
+  constructor(capture = false) {
+    this.#capture = capture;
+  }
 
   /** The step function's context; throws when the executor cannot run the job. */
   #prepare(job: JobRequest): InlineContext {
@@ -158,7 +171,7 @@ class InlineExecutor implements Executor {
     active.add(jobId);
     // Called after submit resolves, so a synchronous step function cannot report first.
     queueMicrotask(() => {
-      const status = call(job, ctx);
+      const status = call(job, ctx, this.#capture);
       if (status instanceof Promise) {
         void status.then((s) => {
           active.delete(jobId);
@@ -179,7 +192,7 @@ class InlineExecutor implements Executor {
     } catch (error) {
       return { state: 'failed', error };
     }
-    const status = call(job, ctx);
+    const status = call(job, ctx, this.#capture);
     if (!(status instanceof Promise)) return status;
     const active = this.#active;
     const jobId = job.jobKey;
@@ -205,7 +218,17 @@ class InlineExecutor implements Executor {
   }
 }
 
+/** Options of {@link createInlineExecutor}. */
+export interface InlineExecutorOptions {
+  /**
+   * Send what a step writes to `process.stdout`/`process.stderr` (its `console.log`s, from its
+   * function and everything it awaits) to the attempt's log files instead of the terminal.
+   * See `stdio-capture.ts` for what is not captured. @default false
+   */
+  readonly captureOutput?: boolean;
+}
+
 /** Creates the `inline` executor. */
-export function createInlineExecutor(): Executor {
-  return new InlineExecutor();
+export function createInlineExecutor(options: InlineExecutorOptions = {}): Executor {
+  return new InlineExecutor(options.captureOutput === true);
 }

@@ -16,6 +16,7 @@ import type { Executor, ExecutorCapabilities, ExecutorHost, JobRequest, JobStatu
 import { assertBuilt, workerEntryPath } from '../worker/paths.js';
 import { PARENT_FD_ENV } from '../worker/parent-watch.js';
 import { decodeResult } from '../worker/result.js';
+import { completeProcessUsage, PROCESS_USAGE_IMPORT, usageFile } from './usage.js';
 import { abortReasonCode, cancelActive, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
 
 /** Options of {@link createProcessExecutor}. */
@@ -147,11 +148,11 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
       const err = openSync(job.logPaths.stderr, 'a');
       let child: ChildProcess;
       try {
-        child = spawn(process.execPath, [...nodeArgs, entryFile, '--task', taskPath, '--result', resultPath], {
+        child = spawn(process.execPath, [...nodeArgs, PROCESS_USAGE_IMPORT, entryFile, '--task', taskPath, '--result', resultPath], {
           detached: true,
           // fd 3: the pipe that closes when this process dies (the worker watches it).
           stdio: ['ignore', out, err, 'pipe'],
-          env: { ...process.env, ...options.env, [PARENT_FD_ENV]: '3' },
+          env: { ...process.env, CAIRN_USAGE_FILE: usageFile(job.attemptDir), ...options.env, [PARENT_FD_ENV]: '3' },
         });
       } finally {
         closeSync(out);
@@ -169,6 +170,7 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
       const entry: ProcJob = { jobId: job.jobKey, step: job.task.name, child, pid, resultPath, logPaths: job.logPaths, exited: Promise.resolve() };
       const onAbort = () => requestCancel(entry, job.signal.reason);
       entry.exited = once(child, 'exit').then(async ([code, signal]) => {
+        completeProcessUsage(job.attemptDir, code as number | null, signal as string | null);
         const status = await finish(entry, code as number | null, signal as NodeJS.Signals | null);
         job.signal.removeEventListener('abort', onAbort);
         lifeline?.destroy();

@@ -102,7 +102,7 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
       const report = h.report.bind(h);
       await ensureLogDirs(job.logPaths);
       const { port1, port2 } = new MessageChannel();
-      const message: ThreadTaskMessage = { task: encodeTask(job.task), logPaths: job.logPaths, port: port2 };
+      const message: ThreadTaskMessage = { task: encodeTask(job.task), logPaths: job.logPaths, port: port2, attemptDir: job.attemptDir };
       const entry: ThreadJob = { jobId: job.jobKey, step: job.task.name, logPaths: job.logPaths, port: port1, terminate: new AbortController(), settled: Promise.resolve() };
       const onAbort = () => requestCancel(entry, job.signal.reason);
       entry.settled = pool

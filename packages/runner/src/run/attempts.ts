@@ -58,7 +58,7 @@ export interface AttemptHost extends JobSource {
   /** Starts executor `name` for this run (once). */
   ensureStarted(name: string): Maybe<void>;
   /** Reports `running`. */
-  running(node: Node, attempt: number): void;
+  running(node: Node, attempt: number, staged: StagedAttempt): void;
 }
 
 const ABORTED: JobStatus = Object.freeze({ state: 'cancelled', reason: 'aborted' });
@@ -100,7 +100,7 @@ function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: nu
   const job = new Job(host, node, staged, attempt);
   if (host.cancelled) job.abort(host.cancelReason);
   const start = adopted !== null ? adopted.record.start : Date.now();
-  host.running(node, attempt);
+  host.running(node, attempt, staged);
   if (executor.runSync !== undefined && executor.capabilities.inProcess && adopted === null && node.spec.timeoutMs === undefined && !job.aborted) {
     // In the client's async context, so values the caller keeps in AsyncLocalStorage reach the step.
     host.syncJob = job;

@@ -14,6 +14,7 @@ export interface SettleExtra {
   readonly error?: unknown;
   readonly message?: string;
   readonly attempt?: number;
+  readonly logs?: { readonly stdout: string; readonly stderr: string };
 }
 
 /** The `extra` of a settle that has no error or message (shared: most have none). */

@@ -17,7 +17,7 @@ import { PathIndex } from '../path-index.js';
 import type { ExecutorRegistry } from '../registry.js';
 import type { FinalStepState, StepState } from '../states.js';
 import { type LeaseHolder, type LeaseTiming, makeHolder } from '../store/leases.js';
-import type { Store, StoredState } from '../store/store.js';
+import type { StagedAttempt, Store, StoredState } from '../store/store.js';
 import { Admission } from './admission.js';
 import { writeDepFailed } from './commit.js';
 import { Dependents, depFailedError, NO_EXTRA, type SettleExtra } from './dependents.js';
@@ -323,9 +323,9 @@ export class Run {
     }
   }
 
-  /** attempts: reports `running`. */
-  running(node: Node, attempt: number): void {
-    this.event(node, 'running', { attempt });
+  /** attempts: reports `running` (with where its logs go, when anyone listens). */
+  running(node: Node, attempt: number, staged: StagedAttempt): void {
+    if (this.#emit !== undefined) this.event(node, 'running', { attempt, logs: staged.logs });
   }
 
   /** lifecycle: another attempt follows. */

@@ -4,6 +4,7 @@
  * Slurm), so an error survives the trip with its name, message, stack and code.
  */
 import { CairnError, packValue, unpackValue, type CairnErrorCode } from '@cairn/core';
+import { describeLoadError } from './user-modules.js';
 
 /** A thrown value, flattened. */
 export interface WorkerErrorData {
@@ -26,14 +27,36 @@ export type WorkerResult =
   /** The step function threw (or was cancelled: `error.code === 'CAIRN_CANCELLED'`). */
   | { readonly ok: false; readonly error: WorkerErrorData };
 
+/** The message, then each cause's (a `cause` does not survive the trip): `…. Cause: file.ts:3:7: …`. */
+function messageWithCauses(err: { message?: unknown; cause?: unknown }): string {
+  let message = String(err.message);
+  const seen = new Set<unknown>([err]);
+  for (let c = err.cause, depth = 0; c !== undefined && c !== null && !seen.has(c) && depth < 3; c = (c as { cause?: unknown }).cause, depth++) {
+    seen.add(c);
+    message += ` Cause: ${describeLoadError(c)}`;
+  }
+  return message;
+}
+
+/** The stack, then each cause's, as Node prints them (`Caused by: …`). */
+function stackWithCauses(stack: string, cause: unknown): string {
+  const seen = new Set<unknown>();
+  for (let c = cause, depth = 0; c !== undefined && c !== null && !seen.has(c) && depth < 3; c = (c as { cause?: unknown }).cause, depth++) {
+    seen.add(c);
+    const s = (c as { stack?: unknown }).stack;
+    stack += `\nCaused by: ${typeof s === 'string' ? s : String((c as { message?: unknown }).message ?? c)}`;
+  }
+  return stack;
+}
+
 /** Flattens any thrown value. */
 export function errorData(err: unknown): WorkerErrorData {
   if (err instanceof Error || (typeof err === 'object' && err !== null && 'message' in err)) {
-    const e = err as { name?: unknown; message?: unknown; stack?: unknown; code?: unknown; retryable?: unknown };
+    const e = err as { name?: unknown; message?: unknown; stack?: unknown; code?: unknown; retryable?: unknown; cause?: unknown };
     return {
       name: typeof e.name === 'string' ? e.name : 'Error',
-      message: String(e.message),
-      stack: typeof e.stack === 'string' ? e.stack : undefined,
+      message: messageWithCauses(e),
+      stack: typeof e.stack === 'string' ? stackWithCauses(e.stack, e.cause) : undefined,
       code: typeof e.code === 'string' ? e.code : undefined,
       retryable: typeof e.retryable === 'boolean' ? e.retryable : undefined,
     };

@@ -3,19 +3,25 @@
  * `threadWorkerPath()`). Tinypool calls the default export once per attempt.
  */
 import { appendFileSync } from 'node:fs';
+import { getHeapStatistics } from 'node:v8';
 import type { MessagePort } from 'node:worker_threads';
 import { decodeTask } from '@cairn/core';
+import { appendSink, setThreadOutput } from '../executors/stdio-capture.js';
+import { threadCpuMs, writeUsage } from '../executors/usage.js';
 import { encodeResult, failure, rebuildError, type WorkerErrorData, type WorkerResult } from './result.js';
 import { lineLogger, runTask } from './run-task.js';
+import { isTypeScriptModule, registerModuleLoaders } from './user-modules.js';
 
 /** What the threads executor sends for one attempt. */
 export interface ThreadTaskMessage {
   /** `encodeTask` bytes. */
   readonly task: Uint8Array;
-  /** Files the step's `ctx.log` lines are appended to. */
+  /** Files the step's `ctx.log` lines and its stdout/stderr writes are appended to. */
   readonly logPaths: { readonly stdout: string; readonly stderr: string };
   /** Receives one message, the abort reason as {@link WorkerErrorData}, when the step must stop. */
   readonly port: MessagePort;
+  /** The attempt's directory: its CPU time and heap size are written there (`usage.json`). */
+  readonly attemptDir: string;
 }
 
 /** Runs one attempt; resolves with `encodeResult` bytes (never rejects for a step error). */
@@ -23,14 +29,23 @@ export default async function runThreadTask(msg: ThreadTaskMessage): Promise<Uin
   const controller = new AbortController();
   msg.port.once('message', (reason: WorkerErrorData) => controller.abort(rebuildError(reason)));
   let outcome: WorkerResult;
+  // The thread runs one attempt at a time: whatever it writes meanwhile is this step's output.
+  setThreadOutput(appendSink(msg.logPaths));
+  const cpuStart = threadCpuMs();
   try {
     const task = decodeTask(msg.task);
     const log = lineLogger(task.name, (level, line) => appendFileSync(level === 'info' ? msg.logPaths.stdout : msg.logPaths.stderr, line));
+    // A TypeScript step module needs tsx in this thread too (module hooks are per thread).
+    if (isTypeScriptModule(task.ref.module)) await registerModuleLoaders([task.ref.module]);
     outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log }) };
   } catch (err) {
     outcome = failure(err);
   } finally {
+    setThreadOutput(undefined);
     msg.port.close();
+    const cpuEnd = threadCpuMs();
+    const cpu = cpuStart !== undefined && cpuEnd !== undefined ? { cpuMs: cpuEnd - cpuStart, cpuScope: 'thread' as const } : {};
+    writeUsage(msg.attemptDir, { executor: 'threads', ...cpu, peakMemoryBytes: getHeapStatistics().total_heap_size, memoryKind: 'heap' });
   }
   return encodeResult(outcome).bytes;
 }

@@ -1,0 +1,14 @@
+/**
+ * The runner's defaults, as data: `StepRunner` applies them, and the CLI prints them
+ * (`cairn config`) and applies the same ones, so the library and the CLI never disagree.
+ */
+export const RUNNER_DEFAULTS = Object.freeze({
+  /** Steps running at once. */
+  maxConcurrent: 8,
+  /** Executor of steps that name none. */
+  defaultExecutor: 'inline',
+  /** Rerun steps that failed in an earlier run (Marin's default). */
+  forceRunFailed: true,
+  /** Infrastructure failures retried per step without spending its own retries. */
+  infraRetries: 3,
+} as const);
