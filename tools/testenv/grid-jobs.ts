@@ -105,3 +105,11 @@ export class RecordingHost implements ExecutorHost {
 export function tempRoot(prefix = 'cairn-grid-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
+
+/**
+ * Sizes of the big grid tests (a RELIABILITY_SCALE-style knob): `GRID_SCALE=quick` runs 200
+ * packed steps instead of 1,000 (the issue's size, the default).
+ */
+export function gridScale(): { readonly packedSteps: number } {
+  return { packedSteps: process.env.GRID_SCALE === 'quick' ? 200 : 1000 };
+}

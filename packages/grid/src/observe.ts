@@ -60,10 +60,12 @@ export async function observe(scheduler: GridScheduler, counters: GridCounters, 
       l.verdict = decide({ info, exit, begun, graceExpired, cancelRequested: job.cancelRequested, packed: job.pack !== undefined });
     }
   }
+  // The grace window starts when this look ends (an accounting lookup may have waited).
+  const end = Date.now();
   await Promise.all(
     looks.map(async (l) => {
       const status = await statusOf(l.job, l.verdict, { label: scheduler.label, info: l.info, graceExpired: l.graceExpired });
-      if (status === undefined) l.job.waitingSince ??= now;
+      if (status === undefined) l.job.waitingSince ??= end;
       else l.job.waitingSince = undefined;
       out.set(l.job, status);
     }),
