@@ -12,7 +12,8 @@ import type { SchedulerJobInfo, StateClass } from '@cairn/grid';
 /** The letters of a `qstat` state, in the order they are checked, and their class. */
 export const SGE_STATE_LETTERS: readonly (readonly [letter: string, meaning: string, cls: StateClass])[] = [
   ['E', 'error: the job will not run until an admin clears it', 'stuck'],
-  ['d', 'being deleted', 'running'],
+  // A deletion under way (qdel; ours, or anyone's): the job is as good as cancelled.
+  ['d', 'being deleted', 'killed'],
   ['r', 'running (Rr: restarted)', 'running'],
   ['t', 'transferring to its host', 'running'],
   ['s', 'suspended', 'running'],
@@ -26,7 +27,7 @@ export const SGE_STATE_LETTERS: readonly (readonly [letter: string, meaning: str
 /** What a `qstat` state says. */
 export function qstatInfo(state: string): SchedulerJobInfo {
   for (const [letter, , cls] of SGE_STATE_LETTERS) {
-    if (state.includes(letter)) return { state, class: cls, reason: cls === 'stuck' ? state : undefined };
+    if (state.includes(letter)) return { state, class: cls, reason: cls === 'stuck' ? state : cls === 'killed' ? 'CANCELLED' : undefined };
   }
   return { state, class: 'unknown' };
 }
