@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the system packages Cairn's tests use: OpenSSH server (remote-ssh), Slurm + munge +
-# slurmrestd (remote-slurm), Chromium (CLI HTML screenshots). Idempotent: installs only what is
-# missing. Needs root (or sudo) and Debian's apt; elsewhere it says what is missing and goes on,
+# slurmrestd (remote-slurm), Son of Grid Engine (remote-sge), Chromium (CLI HTML screenshots).
+# Idempotent: installs only what is missing. Needs root (or sudo) and Debian's apt (waiting up to
+# 5 minutes for its lock: another install may be running); elsewhere it says what is missing and goes on,
 # and the affected test files skip locally (in CI, where CI=true, they fail instead).
 set -euo pipefail
 
@@ -11,6 +12,8 @@ command -v slurmctld >/dev/null 2>&1 || [ -x /usr/sbin/slurmctld ] || need+=(slu
 command -v munged >/dev/null 2>&1 || [ -x /usr/sbin/munged ] || need+=(munge)
 command -v slurmrestd >/dev/null 2>&1 || [ -x /usr/sbin/slurmrestd ] || need+=(slurmrestd slurm-wlm-jwt-plugin)
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
+sge=0
+{ [ -x /usr/sbin/sge_qmaster ] && [ -x /usr/sbin/sge_execd ] && [ -x /usr/lib/gridengine/qsub ]; } || { need+=(gridengine-master gridengine-exec gridengine-client); sge=1; }
 
 if [ ${#need[@]} -eq 0 ]; then
   echo "system packages: all present"
@@ -25,6 +28,15 @@ if [ "$(id -u)" -ne 0 ]; then
   fi
 fi
 echo "installing system packages: ${need[*]}"
-$SUDO apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+if [ "$sge" = 1 ]; then
+  # Grid Engine's packages ask whether to set up a cell, its name and its master. The tests
+  # (tools/testenv/sge.ts) make a private cell of their own and never use the system one, so:
+  # the default cell, and no master (an empty act_qmaster), so no system qmaster starts.
+  printf '%s\n' \
+    'gridengine-common shared/gridengineconfig boolean true' \
+    'gridengine-common shared/gridenginecell string default' \
+    'gridengine-common shared/gridenginemaster string' | $SUDO debconf-set-selections
+fi
+$SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 echo "system packages: installed ${need[*]}"

@@ -85,24 +85,28 @@ export interface PlannedTask {
 export function planPacks(limits: readonly (number | undefined)[], policy: PackPolicy): PlannedTask[][] {
   const n = limits.length;
   if (n === 0) return [];
-  const per = Math.ceil(n / Math.ceil(n / policy.stepsPerTask)); // nearly equal tasks
+  // Nearly equal tasks: each takes its share of what is left (sizes differ by one at most).
+  let tasksLeft = Math.ceil(n / policy.stepsPerTask);
+  let target = Math.ceil(n / tasksLeft);
   const tasks: PlannedTask[] = [];
   let steps: number[] = [];
   let total = 0;
-  const close = () => {
+  const close = (next: number) => {
     if (steps.length === 0) return;
     const timed = limits[steps[0] as number] !== undefined;
     tasks.push({ steps, timeLimit: timed ? total + TASK_START_SECONDS : undefined });
     steps = [];
     total = 0;
+    tasksLeft = Math.max(1, tasksLeft - 1);
+    target = Math.min(policy.stepsPerTask, Math.ceil((n - next) / tasksLeft));
   };
   for (let i = 0; i < n; i++) {
     const limit = limits[i] ?? 0;
-    if (steps.length >= per || (steps.length > 0 && total + limit + TASK_START_SECONDS > policy.maxTaskSeconds)) close();
+    if (steps.length >= target || (steps.length > 0 && total + limit + TASK_START_SECONDS > policy.maxTaskSeconds)) close(i);
     steps.push(i);
     total += limit;
   }
-  close();
+  close(n);
   const arrays: PlannedTask[][] = [];
   for (let i = 0; i < tasks.length; i += policy.tasksPerArray) arrays.push(tasks.slice(i, i + policy.tasksPerArray));
   return arrays;
