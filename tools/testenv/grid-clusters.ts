@@ -25,30 +25,38 @@ export interface GridTestCluster {
 
 const exec = async (env: Readonly<Record<string, string>>, cmd: string, args: string[]): Promise<string> => (await run(cmd, args, { env: { ...process.env, ...env } })).stdout;
 
+/** What a test does to a scheduler behind Cairn's back. */
+export type SchedulerOps = Pick<GridTestCluster, 'externalCancel' | 'jobs'>;
+
+/** Outside cancels and the job list of a Slurm (`SLURM_CONF` in `env`). */
+export function slurmOps(env: Readonly<Record<string, string>>): SchedulerOps {
+  return {
+    externalCancel: async (id) => void (await exec(env, 'scancel', [id])),
+    async jobs() {
+      const out = await exec(env, 'squeue', ['-h', '-r', '-t', 'all', '-o', '%i|%j']);
+      return out.split('\n').filter(Boolean).map((l) => ({ id: l.split('|')[0] as string, name: l.split('|')[1] ?? '' }));
+    },
+  };
+}
+
 /** A private single-node Slurm (no slurmrestd). */
 export async function slurmTestCluster(): Promise<GridTestCluster> {
   const c = await startSlurm({ rest: false });
-  return {
-    scheduler: 'slurm',
-    env: c.env,
-    externalCancel: async (id) => void (await exec(c.env, 'scancel', [id])),
-    async jobs() {
-      const out = await exec(c.env, 'squeue', ['-h', '-r', '-t', 'all', '-o', '%i|%j']);
-      return out.split('\n').filter(Boolean).map((l) => ({ id: l.split('|')[0] as string, name: l.split('|')[1] ?? '' }));
-    },
-    stop: () => c.stop(),
-  };
+  return { scheduler: 'slurm', env: c.env, ...slurmOps(c.env), stop: () => c.stop() };
 }
 
 /** A private one-host Grid Engine cell. */
 export async function sgeTestCluster(): Promise<GridTestCluster> {
   const c = await startSge({ slots: 8 });
+  return { scheduler: 'sge', env: c.env, ...sgeOps(c.env), stop: () => c.stop() };
+}
+
+/** Outside cancels and the job list of a Grid Engine cell (`SGE_ROOT`… in `env`). */
+export function sgeOps(env: Readonly<Record<string, string>>): SchedulerOps {
   return {
-    scheduler: 'sge',
-    env: c.env,
-    externalCancel: async (id) => void (await exec(c.env, 'qdel', [id])),
+    externalCancel: async (id) => void (await exec(env, 'qdel', [id])),
     async jobs() {
-      const xml = await exec(c.env, 'qstat', ['-xml']);
+      const xml = await exec(env, 'qstat', ['-xml']);
       const out: { id: string; name: string }[] = [];
       for (const m of xml.matchAll(/<job_list\b[^>]*>([\s\S]*?)<\/job_list>/g)) {
         const block = m[1] as string;
@@ -59,6 +67,5 @@ export async function sgeTestCluster(): Promise<GridTestCluster> {
       }
       return out;
     },
-    stop: () => c.stop(),
   };
 }

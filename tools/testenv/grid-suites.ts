@@ -5,13 +5,13 @@
  * calls them with its cluster and executor factory.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hasCode, StepSpec } from '@cairn/core';
+import { hasCode, StepSpec, type Resources } from '@cairn/core';
 import type { GridExecutor, GridExecutorOptions } from '@cairn/grid';
-import { JOB_FILE, StepRunner, type ArtifactRecord } from '@cairn/runner';
+import { JOB_FILE, StepRunner, type ArtifactRecord, type JobHandle } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { GRID_STEPS, gridScale, jobFor, RecordingHost, tempRoot, workerEntry } from './grid-jobs.js';
 import type { GridTestCluster } from './grid-clusters.js';
@@ -19,6 +19,122 @@ import { napSteps } from './grid-pipelines.mjs';
 
 /** Makes the scheduler's executor for a cluster (the plugin's own `create…Executor`). */
 export type ExecutorFactory = (cluster: GridTestCluster, options: GridExecutorOptions) => GridExecutor;
+
+/** What {@link describeExecutor} needs from the test file that runs it (its cluster is already up). */
+export interface ExecutorSuiteContext {
+  /** A started executor and the host it reports to. */
+  started(options?: Record<string, unknown>): Promise<{ ex: GridExecutor; host: RecordingHost }>;
+  /** The test's temp directory. */
+  root(): string;
+  /** The running cluster. */
+  cluster(): Pick<GridTestCluster, 'externalCancel' | 'jobs'>;
+  /** Resources that keep a job queued while another runs (the whole node, a queue with no slots). */
+  readonly queued: Resources;
+  /** Resources of the first step (CPUs, memory and a time limit the scheduler must grant). */
+  readonly requested: Resources;
+  /** A time limit and walltime grace whose warning (USR2) comes within the test's time. */
+  readonly warning: { readonly timeLimit: number; readonly graceSeconds: number; readonly timeoutMs: number };
+}
+
+/**
+ * One job per step, on any scheduler: results, exit codes, log tails, thrown errors, outside and
+ * own cancels, the walltime warning, adoption by a new executor instance.
+ */
+export function describeExecutor(label: string, c: ExecutorSuiteContext, concurrent = false): void {
+  (concurrent ? describe.concurrent : describe)(label, () => {
+    const id = (ex: GridExecutor, h: JobHandle) => String(h.info[ex.scheduler.idKey]);
+
+    test('a step succeeds with its result, output and logs', async () => {
+      const { ex, host } = await c.started();
+      const job = jobFor(c.root(), 'ok', { resources: c.requested });
+      const h = await ex.submit(job);
+      expect(id(ex, h)).toMatch(/^\d+$/);
+      const s = await host.final(h.jobId);
+      expect(s).toMatchObject({ state: 'succeeded', exitCode: 0, result: { answer: 42, jobId: id(ex, h) } });
+      expect(readFileSync(join(job.outputPath, 'done.txt'), 'utf8')).toBe(`hello from ${id(ex, h)}\n`);
+      expect(readFileSync(job.logPaths.stdout, 'utf8')).toContain('ok step ran');
+      const lines: string[] = [];
+      for await (const line of ex.logs!(h, { follow: false })) lines.push(line);
+      expect(lines.some((l) => l.includes('ok step ran'))).toBe(true);
+      expect(ex.counters.submissions).toBe(1);
+    });
+
+    test('a non-zero exit fails with the exit code and the log tail', async () => {
+      const { ex, host } = await c.started();
+      const s = await host.final((await ex.submit(jobFor(c.root(), 'exit3'))).jobId);
+      expect(s).toMatchObject({ state: 'failed', exitCode: 3, reason: 'exit code 3' });
+      expect(hasCode(s.error, 'CAIRN_REMOTE')).toBe(true);
+      expect(String((s.error as Error).message)).toContain('disk on fire');
+    });
+
+    test("a thrown error comes back with the step's name, message and code", async () => {
+      const { ex, host } = await c.started();
+      const s = await host.final((await ex.submit(jobFor(c.root(), 'throws'))).jobId);
+      expect(s).toMatchObject({ state: 'failed', exitCode: 1, reason: 'E_FIXTURE' });
+      expect(s.error).toMatchObject({ message: 'the step threw on purpose', code: 'E_FIXTURE' });
+    });
+
+    test('an outside cancel fails the step (CANCELLED) at the next status check', async () => {
+      const { ex, host } = await c.started();
+      const h = await ex.submit(jobFor(c.root(), 'sleepy'));
+      await host.running(h.jobId);
+      await c.cluster().externalCancel(id(ex, h));
+      const before = ex.counters.statusQueries;
+      const s = await host.final(h.jobId);
+      expect(s).toMatchObject({ state: 'failed', reason: 'CANCELLED' });
+      expect(hasCode(s.error, 'CAIRN_CANCELLED')).toBe(true);
+      // The check in flight plus the next one at most.
+      expect(ex.counters.statusQueries - before).toBeLessThanOrEqual(2);
+    });
+
+    test('cancel() stops running and queued jobs with one request batch', async () => {
+      const { ex, host } = await c.started();
+      const a = await ex.submit(jobFor(c.root(), 'sleepy'));
+      const b = await ex.submit(jobFor(c.root(), 'sleepy', { resources: c.queued })); // queued while `a` runs
+      await host.running(a.jobId);
+      await ex.cancel([a, b]);
+      expect(ex.counters.cancellations).toBe(1);
+      for (const h of [a, b]) expect(await host.final(h.jobId)).toMatchObject({ state: 'cancelled' });
+    });
+
+    test('an aborted request signal cancels the job', async () => {
+      const { ex, host } = await c.started();
+      const ac = new AbortController();
+      const h = await ex.submit(jobFor(c.root(), 'sleepy', { signal: ac.signal }));
+      await host.running(h.jobId);
+      ac.abort();
+      expect(await host.final(h.jobId)).toMatchObject({ state: 'cancelled' });
+    });
+
+    test('the walltime warning (USR2 before the time limit) reports TIMEOUT', async () => {
+      const w = c.warning;
+      const { ex, host } = await c.started({ walltimeGraceSeconds: w.graceSeconds });
+      const job = jobFor(c.root(), 'sleepy', { resources: { timeLimit: w.timeLimit } });
+      const s = await host.final((await ex.submit(job)).jobId, w.timeoutMs);
+      expect(s).toMatchObject({ state: 'failed', reason: 'TIMEOUT' });
+      expect(hasCode(s.error, 'CAIRN_TIMEOUT')).toBe(true);
+      expect(readFileSync(join(job.attemptDir, 'exitcode'), 'utf8')).toMatch(/^\d+ USR2\n$/);
+    }, c.warning.timeoutMs + 15_000);
+
+    test('a new executor instance adopts a running job instead of resubmitting', async () => {
+      const first = await c.started();
+      const job = jobFor(c.root(), 'nap');
+      const h = await first.ex.submit(job);
+      await first.host.running(h.jobId);
+      await first.ex.stop(); // the runner "restarts"
+      const recorded = JSON.parse(JSON.stringify(h)) as typeof h; // as persisted in the step's record
+      const second = await c.started();
+      expect(await second.ex.adopt!(recorded)).toEqual(recorded);
+      const s = await second.host.final(h.jobId);
+      expect(s).toMatchObject({ state: 'succeeded', result: `napped in ${id(second.ex, h)}` });
+      expect(second.ex.counters.submissions).toBe(0);
+      expect((await c.cluster().jobs()).filter((j) => j.name.endsWith(job.task.nameWithHash) && j.id !== id(second.ex, h))).toEqual([]);
+      // A job the scheduler never heard of is not adopted.
+      const ghost = { ...recorded, jobId: 'ghost', info: { ...recorded.info, [second.ex.scheduler.idKey]: '999999', dir: join(c.root(), 'nowhere') } };
+      expect(await second.ex.adopt!(ghost)).toBeNull();
+    });
+  });
+}
 
 /** Shared set-up: one cluster, executors stopped after the suite. */
 function harness(start: () => Promise<GridTestCluster>, create: ExecutorFactory) {
@@ -151,6 +267,9 @@ export function describeRunner(label: string, start: () => Promise<GridTestClust
       expect(text).toMatch(new RegExp(`^prep@${process.pid}>left@\\d+\\+prep@${process.pid}>right@\\d+>join@\\d+\\n$`));
       // left and right are ready together: one array; join alone: its own job.
       expect(first.counters.submissions).toBe(2);
+      // A pack whose steps all succeeded is removed when the run ends.
+      const packRoot = join(prefix, '.cairn', 'grid', first.name);
+      expect(existsSync(packRoot) ? readdirSync(packRoot) : []).toEqual([]);
       const second = h.make({ pack: { maxWaitMs: 200 } });
       const again = await new StepRunner({ prefix, executors: [second] }).run([pipeline(second.name)]);
       expect('counts' in again && again.counts).toEqual({ cached: 1 });

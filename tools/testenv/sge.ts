@@ -22,9 +22,9 @@
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, symlink, unlink, writeFile, chmod } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { freePort } from './ports.js';
 
 /** A running cell. */
 export interface SgeCell {
@@ -80,19 +80,6 @@ async function must(what: string, cmd: string, args: string[], env: NodeJS.Proce
   const r = await run(cmd, args, env);
   if (r.code !== 0) throw new Error(`startSge: ${what} failed (\`${cmd} ${args.join(' ')}\` exited ${r.code}): ${(r.stderr || r.stdout).trim()}`);
   return r.stdout;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 async function waitFor(what: string, check: () => Promise<boolean> | boolean, timeoutMs: number, diag: () => Promise<string>): Promise<void> {

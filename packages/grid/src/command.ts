@@ -3,6 +3,7 @@
  * `execFile` (argv, never a shell string); `sshCommandRunner` runs the same argv on a login node.
  */
 import { execFile } from 'node:child_process';
+import { CairnError } from '@cairn/core';
 
 /** Outcome of one command. */
 export interface CommandResult {
@@ -58,4 +59,33 @@ export function localCommandRunner(options: LocalCommandRunnerOptions = {}): Com
       });
     },
   };
+}
+
+/** `value` when a positive integer (or `fallback` when undefined); else `CAIRN_CONFIG`. */
+export function positiveInt(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < 1) throw new CairnError('CAIRN_CONFIG', `${name} must be a positive integer (got ${String(value)}).`);
+  return value;
+}
+
+/**
+ * Runs `argv` for `what` (e.g. "Submitting a Slurm job"): a runner that cannot run it at all
+ * becomes a retryable `CAIRN_REMOTE`; a result `ok` refuses (default: a non-zero exit) becomes
+ * `fail(result)`, the scheduler's own error with its hints.
+ */
+export async function runChecked(
+  exec: CommandRunner,
+  argv: string[],
+  what: string,
+  fail: (r: CommandResult) => Error,
+  ok: (r: CommandResult) => boolean = (r) => r.code === 0,
+): Promise<CommandResult> {
+  let r: CommandResult;
+  try {
+    r = await exec.run(argv);
+  } catch (cause) {
+    throw new CairnError('CAIRN_REMOTE', `${what} failed: \`${argv.join(' ')}\` could not run: ${(cause as Error).message}`, { cause, retryable: true });
+  }
+  if (!ok(r)) throw fail(r);
+  return r;
 }

@@ -5,9 +5,12 @@
  * runner. The wrapper's exit-code file is the truth about how a step ended; the scheduler's
  * state says why a job was stopped.
  */
+import { rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { CairnError } from '@cairn/core';
 import { createAdopter } from './adopt.js';
+import { positiveInt } from './command.js';
+import { createLimiter } from './limit.js';
 import { createBatcher, type Batcher } from './batcher.js';
 import { writeJobFile } from './job-dir.js';
 import { observe } from './observe.js';
@@ -41,7 +44,7 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
   const graceMs = options.exitFileGraceMs ?? 5000;
   const policy: PackPolicy | undefined = options.pack ? packPolicy(options.pack) : undefined;
   const counters: GridCounters = { submissions: 0, steps: 0, statusQueries: 0, accountingQueries: 0, cancellations: 0 };
-  const ctx: SubmitContext = { scheduler, name, options, counters };
+  const ctx: SubmitContext = { scheduler, name, options, counters, limit: createLimiter(positiveInt('maxSubmitsInFlight', options.maxSubmitsInFlight, 8)) };
   const capabilities: ExecutorCapabilities = {
     remote: true,
     sharedFs: options.sharedFs ?? true,
@@ -57,6 +60,8 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
   const active = new Map<string, Tracked>();
   /** Steps of each packed task this executor asked to cancel, by task id. */
   const cancelledInTask = new Map<string, Set<number>>();
+  /** Packs this executor submitted: steps not yet reported, and whether every reported one succeeded. */
+  const packs = new Map<string, { open: number; clean: boolean }>();
 
   const poller = createPoller(
     {
@@ -85,7 +90,14 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
       if (!status || status.state === job.lastState || !active.has(job.handle.jobId)) continue;
       changed = true;
       job.lastState = status.state;
-      if (TERMINAL.has(status.state)) active.delete(job.handle.jobId);
+      if (TERMINAL.has(status.state)) {
+        active.delete(job.handle.jobId);
+        const pack = job.pack ? packs.get(job.pack.place.dir) : undefined;
+        if (pack) {
+          pack.open--;
+          pack.clean &&= status.state === 'succeeded';
+        }
+      }
       host?.report(job.handle.jobId, status);
     }
     // A job the scheduler holds in an error state never leaves it by itself.
@@ -129,6 +141,8 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
         try {
           const handles = await submitArray(ctx, jobs, tasks, packRoot());
           for (const [i, h] of handles) (live[i] as Waiting).resolve(follow(jobs[i] as JobRequest, h));
+          const dir = (handles.values().next().value as JobHandle | undefined)?.info.pack as { dir?: string } | undefined;
+          if (dir?.dir) packs.set(dir.dir, { open: handles.size, clean: true });
         } catch (err) {
           for (const t of tasks) for (const i of t.steps) (live[i] as Waiting).reject(err);
         }
@@ -228,6 +242,9 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
 
     async stop() {
       poller.stop();
+      // A pack whose steps all succeeded has nothing left to tell (failed ones keep their task logs).
+      for (const [dir, p] of packs) if (p.open === 0 && p.clean) await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+      packs.clear();
       for (const w of batcher?.drain() ?? []) w.reject(new CairnError('CAIRN_CANCELLED', `The "${name}" executor stopped before step "${w.job.spec.name}" was submitted.`, { step: w.job.spec.name }));
       active.clear();
       cancelledInTask.clear();

@@ -11,7 +11,8 @@ export type { GridCounters } from './submission.js';
 export type { GridJobRecord, PackPlace } from './tracked.js';
 
 // Transports.
-export { localCommandRunner } from './command.js';
+export { localCommandRunner, runChecked } from './command.js';
+export { createLimiter } from './limit.js';
 export type { CommandResult, CommandRunner, LocalCommandRunnerOptions } from './command.js';
 export { remoteCommand, sshCommandRunner } from './ssh-command.js';
 export type { SshCommandRunnerOptions } from './ssh-command.js';

@@ -40,6 +40,12 @@ export interface GridExecutorOptions {
    * @default undefined (every step is its own job)
    */
   readonly pack?: PackOptions;
+  /**
+   * Submissions in flight at once; the rest wait their turn (status checks and cancels never
+   * wait behind them). A run with a thousand ready steps would otherwise start a thousand
+   * `sbatch`/`qsub` at once. @default 8
+   */
+  readonly maxSubmitsInFlight?: number;
   /** Directory of pack directories (on the filesystem jobs share). @default `<store prefix>/.cairn/grid/<name>` */
   readonly packRoot?: string;
 }

@@ -9,6 +9,7 @@
  * the sum of its steps' limits (plus {@link TASK_START_SECONDS}), at most `maxTaskSeconds`.
  */
 import { CairnError, type Resources } from '@cairn/core';
+import { positiveInt } from './command.js';
 
 /** Options of packing (`pack` in the executor options). Without them every step is its own job. */
 export interface PackOptions {
@@ -33,22 +34,18 @@ export const TASK_START_SECONDS = 60;
 /** The resource hint that keeps a step out of packs (`hints: { pack: false }`). */
 export const NO_PACK_HINT = 'pack';
 
-function positiveInt(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < 1) throw new CairnError('CAIRN_CONFIG', `pack.${name} must be a positive integer (got ${String(value)}).`);
-  return value;
-}
+const positive = (name: string, value: number | undefined, fallback: number): number => positiveInt(`pack.${name}`, value, fallback);
 
 /** Validates options and fills in defaults; throws `CAIRN_CONFIG` naming the bad field. */
 export function packPolicy(options: PackOptions): PackPolicy {
   const maxWaitMs = options.maxWaitMs ?? 500;
   if (!Number.isFinite(maxWaitMs) || maxWaitMs < 0) throw new CairnError('CAIRN_CONFIG', `pack.maxWaitMs must be a number ≥ 0 (got ${String(options.maxWaitMs)}).`);
   const policy = {
-    stepsPerTask: positiveInt('stepsPerTask', options.stepsPerTask, 25),
-    tasksPerArray: positiveInt('tasksPerArray', options.tasksPerArray, 500),
+    stepsPerTask: positive('stepsPerTask', options.stepsPerTask, 25),
+    tasksPerArray: positive('tasksPerArray', options.tasksPerArray, 500),
     maxWaitMs,
-    maxStepSeconds: positiveInt('maxStepSeconds', options.maxStepSeconds, 3600),
-    maxTaskSeconds: positiveInt('maxTaskSeconds', options.maxTaskSeconds, 14_400),
+    maxStepSeconds: positive('maxStepSeconds', options.maxStepSeconds, 3600),
+    maxTaskSeconds: positive('maxTaskSeconds', options.maxTaskSeconds, 14_400),
   };
   if (policy.maxStepSeconds > policy.maxTaskSeconds) {
     throw new CairnError('CAIRN_CONFIG', `pack.maxStepSeconds (${policy.maxStepSeconds}) exceeds pack.maxTaskSeconds (${policy.maxTaskSeconds}): a step that may be packed must fit in a task.`);

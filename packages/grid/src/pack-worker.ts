@@ -101,8 +101,13 @@ async function main(argv: string[]): Promise<void> {
       // The attempt directory is gone (the runner gave the attempt up): nothing to report to.
       process.stderr.write(`cairn pack worker: cannot write the files of ${files.dir}: ${(err as Error).message}\n`);
     }
-    appendFileSync(pack.done(k), `${i}\n`);
     done.add(i);
+    try {
+      appendFileSync(pack.done(k), `${i}\n`);
+    } catch (err) {
+      // The pack directory is gone (its executor cleaned up after the last report): nothing left to resume.
+      process.stderr.write(`cairn pack worker: cannot record step ${i} as done: ${(err as Error).message}\n`);
+    }
   };
 
   redirect(process.stdout, (r) => r.out);

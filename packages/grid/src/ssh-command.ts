@@ -7,7 +7,8 @@
 import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { CommandResult, CommandRunner } from './command.js';
+import { positiveInt, type CommandResult, type CommandRunner } from './command.js';
+import { createLimiter } from './limit.js';
 import { shQuote } from './quote.js';
 
 /** Options of {@link sshCommandRunner}. */
@@ -32,6 +33,8 @@ export interface SshCommandRunnerOptions {
   readonly timeoutMs?: number;
   /** The ssh binary. @default 'ssh' */
   readonly sshPath?: string;
+  /** Commands running at once (at most sshd's `MaxSessions`, 10 by default, over one shared connection). @default 10 */
+  readonly maxInFlight?: number;
 }
 
 /** The remote command line for `argv` with `env` (quoted for the remote shell). */
@@ -46,6 +49,7 @@ export function remoteCommand(argv: readonly string[], env: Readonly<Record<stri
 /** Runs commands on a login node over ssh. `close()` ends the shared connection. */
 export function sshCommandRunner(options: SshCommandRunnerOptions): CommandRunner & { close(): Promise<void> } {
   const ssh = options.sshPath ?? 'ssh';
+  const limit = createLimiter(positiveInt('sshCommandRunner: maxInFlight', options.maxInFlight, 10));
   const control = join(tmpdir(), `cairn-ssh-${process.pid}-%C`);
   const base = (): string[] => {
     const args = ['-o', 'BatchMode=yes', '-T'];
@@ -74,7 +78,7 @@ export function sshCommandRunner(options: SshCommandRunnerOptions): CommandRunne
     run(argv, runOptions = {}) {
       if (argv.length === 0) return Promise.reject(new TypeError('CommandRunner.run: argv is empty'));
       const command = remoteCommand(argv, { ...options.env, ...runOptions.env });
-      return exec([...base(), options.host, '--', command], runOptions.input);
+      return limit(() => exec([...base(), options.host, '--', command], runOptions.input));
     },
     async close() {
       if (!(options.multiplex ?? true)) return;

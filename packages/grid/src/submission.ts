@@ -38,6 +38,8 @@ export interface SubmitContext {
   readonly name: string;
   readonly options: GridExecutorOptions;
   readonly counters: GridCounters;
+  /** Holds submissions to `maxSubmitsInFlight` at once. */
+  readonly limit: <T>(fn: () => Promise<T>) => Promise<T>;
 }
 
 function limits(ctx: SubmitContext, timeLimit: number | undefined): { warnSeconds: number; watchdogSeconds: number } {
@@ -48,9 +50,11 @@ function limits(ctx: SubmitContext, timeLimit: number | undefined): { warnSecond
 }
 
 async function send(ctx: SubmitContext, request: SubmitRequest, steps: readonly string[]): Promise<string> {
-  ctx.counters.submissions++;
   try {
-    return await ctx.scheduler.submit(request);
+    return await ctx.limit(() => {
+      ctx.counters.submissions++;
+      return ctx.scheduler.submit(request);
+    });
   } catch (err) {
     const first = steps[0] ?? '?';
     const who = steps.length === 1 ? `Step "${first}"` : `${steps.length} packed steps ("${first}"…)`;

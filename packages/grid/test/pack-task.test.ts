@@ -43,7 +43,7 @@ const counters = (): GridCounters => ({ submissions: 0, steps: 0, statusQueries:
 /** Writes a pack of `jobs` in `tasks` tasks of the given sizes; returns its directory and script. */
 async function pack(jobs: JobRequest[], sizes: number[], extra: { nodePath?: string } = {}): Promise<{ dir: string; script: string }> {
   const scheduler = capture();
-  const ctx = { scheduler, name: 'test', options: { nodePath: extra.nodePath, packWorker: packWorkerPath(), workdir: root }, counters: counters() };
+  const ctx = { scheduler, name: 'test', options: { nodePath: extra.nodePath, packWorker: packWorkerPath(), workdir: root }, counters: counters(), limit: <T>(fn: () => Promise<T>) => fn() };
   let next = 0;
   const tasks = sizes.map((n) => ({ steps: Array.from({ length: n }, () => next++), timeLimit: undefined }));
   await submitArray(ctx, jobs, tasks, join(root, 'packs'));

@@ -23,8 +23,9 @@ export interface SgeExecutorOptions extends GridExecutorOptions {
   readonly parallelEnvironment?: string;
   /**
    * The complex memory is requested with, per slot (`-l h_vmem=…`). `h_vmem` is a hard limit on
-   * virtual memory; Node reserves much more address space than it uses, so give steps room (or use
-   * a site's `mem_free`/`m_mem_free`). `null` requests no memory. @default 'h_vmem'
+   * virtual memory, and Node reserves much more address space than it uses: below about 0.75 GB it
+   * cannot start ("Failed to reserve virtual memory for CodeRange", exit 133). Give steps room, or
+   * use a site's `mem_free`/`m_mem_free`; `null` requests no memory. @default 'h_vmem'
    */
   readonly memoryResource?: string | null;
   /** The consumable GPUs are requested with (`-l gpu=N`). @default 'gpu' */

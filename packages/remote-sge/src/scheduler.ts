@@ -5,7 +5,7 @@
  * exit-code file that says how they ended, one `qdel` per batch of cancels.
  */
 import { CairnError } from '@cairn/core';
-import { localCommandRunner, type CommandResult, type GridScheduler, type SchedulerJobInfo } from '@cairn/grid';
+import { localCommandRunner, runChecked, type CommandResult, type GridScheduler, type SchedulerJobInfo } from '@cairn/grid';
 import type { SgeExecutorOptions } from './options.js';
 import { parseQacct, parseQstat } from './parse.js';
 import { parseSubmitted, qsubArgs } from './qsub.js';
@@ -46,16 +46,7 @@ export function commandError(argv: readonly string[], r: CommandResult, what: st
 /** Creates the Grid Engine adapter; `stats` counts its calls. */
 export function sgeScheduler(options: SgeExecutorOptions, stats: SgeStats): GridScheduler {
   const exec = options.exec ?? localCommandRunner({ env: options.env ?? {} });
-  const run = async (argv: string[], what: string, ok: (r: CommandResult) => boolean = (r) => r.code === 0): Promise<CommandResult> => {
-    let r: CommandResult;
-    try {
-      r = await exec.run(argv);
-    } catch (cause) {
-      throw new CairnError('CAIRN_REMOTE', `${what} failed: \`${argv.join(' ')}\` could not run: ${(cause as Error).message}`, { cause, retryable: true });
-    }
-    if (!ok(r)) throw commandError(argv, r, what);
-    return r;
-  };
+  const run = (argv: string[], what: string, ok?: (r: CommandResult) => boolean): Promise<CommandResult> => runChecked(exec, argv, what, (r) => commandError(argv, r, what), ok);
   let accounting = options.accounting ?? true;
   const delayMs = options.accountingDelayMs ?? 2000;
   /** Ids the accounting lag was already waited for (once per job). */

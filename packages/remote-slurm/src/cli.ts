@@ -1,6 +1,6 @@
 /** The Slurm CLI transport: `sbatch`, `squeue`, `sacct` (`-c`), `scancel` through a {@link CommandRunner}. */
 import { CairnError } from '@cairn/core';
-import type { CommandResult, CommandRunner } from '@cairn/grid';
+import { runChecked, type CommandResult, type CommandRunner } from '@cairn/grid';
 import { sbatchArgs, type SubmitSpec } from './sbatch.js';
 import { normalizeState, slurmInfo } from './states.js';
 import type { SlurmJobInfo, SlurmStats, SlurmTransport } from './transport.js';
@@ -30,16 +30,7 @@ function parseExit(text: string | undefined): number | undefined {
 export function cliTransport(exec: CommandRunner, stats: SlurmStats, options: SlurmExecutorOptions): SlurmTransport {
   // Without slurmdbd `sacct` exits 1; then `sacct -c` reads the job-completion log.
   let accounting: boolean | undefined;
-  const run = async (argv: string[], what: string, ok: (r: CommandResult) => boolean = (r) => r.code === 0): Promise<CommandResult> => {
-    let r: CommandResult;
-    try {
-      r = await exec.run(argv);
-    } catch (cause) {
-      throw new CairnError('CAIRN_REMOTE', `${what} failed: \`${argv.join(' ')}\` could not run: ${(cause as Error).message}`, { cause, retryable: true });
-    }
-    if (!ok(r)) throw commandError(argv, r, what);
-    return r;
-  };
+  const run = (argv: string[], what: string, ok?: (r: CommandResult) => boolean): Promise<CommandResult> => runChecked(exec, argv, what, (r) => commandError(argv, r, what), ok);
 
   const sacct = async (ids: readonly string[], completionLog: boolean): Promise<CommandResult> => {
     stats.sacctCalls++;

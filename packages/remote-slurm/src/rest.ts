@@ -13,6 +13,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { CairnError } from '@cairn/core';
+import { createLimiter } from '@cairn/grid';
 import type { SlurmRestOptions } from './options.js';
 import { restJob, type SubmitSpec } from './sbatch.js';
 import { normalizeState, slurmInfo } from './states.js';
@@ -82,22 +83,10 @@ export function restTransport(rest: SlurmRestOptions, stats: SlurmStats, extraJo
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
     throw new CairnError('CAIRN_CONFIG', `Slurm REST: maxInFlight must be a positive integer (got ${String(rest.maxInFlight)}).`);
   }
-  let inFlight = 0;
-  const waiting: (() => void)[] = [];
+  const limit = createLimiter(maxInFlight);
 
   /** One request, at most `maxInFlight` at a time. */
-  const call = async (method: 'GET' | 'POST' | 'DELETE', path: string, what: string, body?: unknown): Promise<{ status: number; reply: RestReply }> => {
-    // A finishing request hands its slot straight to the next waiter.
-    if (inFlight < maxInFlight) inFlight++;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await send(method, path, what, body);
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else inFlight--;
-    }
-  };
+  const call = (method: 'GET' | 'POST' | 'DELETE', path: string, what: string, body?: unknown): Promise<{ status: number; reply: RestReply }> => limit(() => send(method, path, what, body));
 
   const send = async (method: 'GET' | 'POST' | 'DELETE', path: string, what: string, body?: unknown): Promise<{ status: number; reply: RestReply }> => {
     stats.restCalls++;
