@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the system packages Cairn's tests use: OpenSSH server (remote-ssh), Slurm + munge +
-# slurmrestd (remote-slurm), Chromium (CLI HTML screenshots), Ceph's monitor, OSD and RADOS
-# Gateway (store-s3: a real S3-compatible object store, started by tools/testenv/rgw.ts). Idempotent: installs only what is
-# missing. Needs root (or sudo) and Debian's apt; elsewhere it says what is missing and goes on,
+# slurmrestd (remote-slurm), Son of Grid Engine (remote-sge), Chromium (CLI HTML screenshots),
+# Ceph's monitor, OSD and RADOS Gateway (store-s3: a real S3-compatible object store, started by
+# tools/testenv/rgw.ts). Idempotent: installs only what is missing. Needs root (or sudo) and
+# Debian's apt (waiting up to 5 minutes for its lock: another install may be running); elsewhere it says what is missing and goes on,
 # and the affected test files skip locally (in CI, where CI=true, they fail instead).
 set -euo pipefail
 
@@ -16,6 +17,8 @@ command -v radosgw >/dev/null 2>&1 || need+=(radosgw)
 command -v ceph-mon >/dev/null 2>&1 || need+=(ceph-mon)
 command -v ceph-osd >/dev/null 2>&1 || need+=(ceph-osd)
 { command -v ceph >/dev/null 2>&1 && command -v radosgw-admin >/dev/null 2>&1; } || need+=(ceph-common)
+sge=0
+{ [ -x /usr/sbin/sge_qmaster ] && [ -x /usr/sbin/sge_execd ] && [ -x /usr/lib/gridengine/qsub ]; } || { need+=(gridengine-master gridengine-exec gridengine-client); sge=1; }
 
 if [ ${#need[@]} -eq 0 ]; then
   echo "system packages: all present"
@@ -30,7 +33,15 @@ if [ "$(id -u)" -ne 0 ]; then
   fi
 fi
 echo "installing system packages: ${need[*]}"
-# Another developer may be installing at the same moment: wait for dpkg's lock instead of failing.
+if [ "$sge" = 1 ]; then
+  # Grid Engine's packages ask whether to set up a cell, its name and its master. The tests
+  # (tools/testenv/sge.ts) make a private cell of their own and never use the system one, so:
+  # the default cell, and no master (an empty act_qmaster), so no system qmaster starts.
+  printf '%s\n' \
+    'gridengine-common shared/gridengineconfig boolean true' \
+    'gridengine-common shared/gridenginecell string default' \
+    'gridengine-common shared/gridenginemaster string' | $SUDO debconf-set-selections
+fi
 $SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq
 $SUDO env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 echo "system packages: installed ${need[*]}"

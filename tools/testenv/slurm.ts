@@ -10,10 +10,10 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { freePort } from './ports.js';
 
 /** A running test cluster. */
 export interface SlurmCluster {
@@ -61,19 +61,6 @@ function which(name: string): string | undefined {
 /** Names of the Slurm/munge binaries that are missing (empty when Slurm can run here). */
 export function missingSlurmBinaries(): string[] {
   return ['sbatch', 'squeue', 'scancel', 'scontrol', 'sinfo', 'slurmctld', 'slurmd', 'slurmrestd', 'munged', 'mungekey'].filter((b) => !which(b));
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      const port = typeof addr === 'object' && addr ? addr.port : 0;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number; stdout: string; stderr: string }> {

@@ -1,8 +1,8 @@
 /** The Slurm CLI transport: `sbatch`, `squeue`, `sacct` (`-c`), `scancel` through a {@link CommandRunner}. */
 import { CairnError } from '@cairn/core';
-import type { CommandResult, CommandRunner } from './command.js';
+import { runChecked, type CommandResult, type CommandRunner } from '@cairn/grid';
 import { sbatchArgs, type SubmitSpec } from './sbatch.js';
-import { normalizeState } from './states.js';
+import { normalizeState, slurmInfo } from './states.js';
 import type { SlurmJobInfo, SlurmStats, SlurmTransport } from './transport.js';
 import type { SlurmExecutorOptions } from './options.js';
 
@@ -30,16 +30,7 @@ function parseExit(text: string | undefined): number | undefined {
 export function cliTransport(exec: CommandRunner, stats: SlurmStats, options: SlurmExecutorOptions): SlurmTransport {
   // Without slurmdbd `sacct` exits 1; then `sacct -c` reads the job-completion log.
   let accounting: boolean | undefined;
-  const run = async (argv: string[], what: string, ok: (r: CommandResult) => boolean = (r) => r.code === 0): Promise<CommandResult> => {
-    let r: CommandResult;
-    try {
-      r = await exec.run(argv);
-    } catch (cause) {
-      throw new CairnError('CAIRN_REMOTE', `${what} failed: \`${argv.join(' ')}\` could not run: ${(cause as Error).message}`, { cause, retryable: true });
-    }
-    if (!ok(r)) throw commandError(argv, r, what);
-    return r;
-  };
+  const run = (argv: string[], what: string, ok?: (r: CommandResult) => boolean): Promise<CommandResult> => runChecked(exec, argv, what, (r) => commandError(argv, r, what), ok);
 
   const sacct = async (ids: readonly string[], completionLog: boolean): Promise<CommandResult> => {
     stats.sacctCalls++;
@@ -61,10 +52,11 @@ export function cliTransport(exec: CommandRunner, stats: SlurmStats, options: Sl
       const out = new Map<string, SlurmJobInfo>();
       if (ids.length === 0) return out;
       stats.squeueCalls++;
-      const r = await run(['squeue', '-h', '-t', 'all', '-j', ids.join(','), '-o', '%i|%T|%r'], 'Checking Slurm jobs', (x) => x.code === 0 || INVALID_ID.test(x.stderr));
+      // `-r`: one line per array task (`123_4`), pending ones too.
+      const r = await run(['squeue', '-h', '-r', '-t', 'all', '-j', ids.join(','), '-o', '%i|%T|%r'], 'Checking Slurm jobs', (x) => x.code === 0 || INVALID_ID.test(x.stderr));
       for (const line of r.stdout.split('\n')) {
         const [id, state, reason] = line.trim().split('|');
-        if (id && state) out.set(id, { state: normalizeState(state), reason });
+        if (id && state) out.set(id, slurmInfo(normalizeState(state), reason));
       }
       return out;
     },
@@ -81,7 +73,8 @@ export function cliTransport(exec: CommandRunner, stats: SlurmStats, options: Sl
       for (const line of r.stdout.split('\n')) {
         const [id, state, exit] = line.trim().split('|');
         // The completion log keeps every run of a reused id: the last line wins.
-        if (id && state && ids.includes(id)) out.set(id, { state: normalizeState(state), exitCode: parseExit(exit) });
+        // (`sacct -c` names array tasks by their own job ids: they do not match and are left out.)
+        if (id && state && ids.includes(id)) out.set(id, slurmInfo(normalizeState(state), undefined, parseExit(exit)));
       }
       return out;
     },

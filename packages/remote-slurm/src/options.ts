@@ -1,5 +1,5 @@
 /** Options of {@link createSlurmExecutor} (types only). */
-import type { CommandRunner } from './command.js';
+import type { CommandRunner, GridExecutorOptions, PollOptions } from '@cairn/grid';
 
 /** slurmrestd connection (`openapi/v0.0.38`, JWT authentication). */
 export interface SlurmRestOptions {
@@ -20,20 +20,14 @@ export interface SlurmRestOptions {
   readonly maxInFlight?: number;
 }
 
-/** Status-polling schedule: starts fast, grows while nothing changes. */
-export interface SlurmPollOptions {
-  /** First interval after a submit or a change. @default 200 */
-  readonly initialMs?: number;
-  /** Upper bound; keep it well below the cluster's `MinJobAge`. @default 5000 */
-  readonly maxMs?: number;
-  /** Growth factor per quiet poll. @default 1.5 */
-  readonly factor?: number;
-}
+/** Status-polling schedule: starts fast, grows while nothing changes (keep `maxMs` well below the cluster's `MinJobAge`). */
+export type SlurmPollOptions = PollOptions;
 
-/** Options of the Slurm executor. */
-export interface SlurmExecutorOptions {
-  /** Registry name. @default 'slurm' */
-  readonly name?: string;
+/**
+ * Options of the Slurm executor: the grid core's (`pack`, `poll`, `nodePath`, `workerEntry`,
+ * `walltimeGraceSeconds`…) and Slurm's own.
+ */
+export interface SlurmExecutorOptions extends GridExecutorOptions {
   /** How to talk to Slurm: its CLI (`sbatch`, `squeue`, `sacct`, `scancel`) or slurmrestd. @default 'cli' */
   readonly transport?: 'cli' | 'rest';
   /** Runs the CLI commands (CLI transport). @default a local `execFile` runner with {@link env} */
@@ -58,26 +52,4 @@ export interface SlurmExecutorOptions {
   readonly requeue?: boolean;
   /** How GPUs are requested: `--gpus=[type:]N` or `--gres=gpu[:type]:N`. @default 'gpus' */
   readonly gpuFlag?: 'gpus' | 'gres';
-  /** Node binary on the compute nodes. @default process.execPath */
-  readonly nodePath?: string;
-  /** Worker entry on the compute nodes. @default workerEntryPath() of @cairn/runner */
-  readonly workerEntry?: string;
-  /** Working directory of jobs. @default process.cwd() */
-  readonly workdir?: string;
-  /** Prefix of job names. @default 'cairn' */
-  readonly jobNamePrefix?: string;
-  /**
-   * Seconds before the walltime at which the job gets `USR2`: the worker is stopped and the
-   * attempt recorded as `TIMEOUT` before Slurm kills it. `0` disables the warning.
-   * @default min(60, a tenth of the time limit)
-   */
-  readonly walltimeGraceSeconds?: number;
-  /** Status polling. */
-  readonly poll?: SlurmPollOptions;
-  /** How long to wait for a finished job's exit-code file (shared-filesystem lag). @default 5000 */
-  readonly exitFileGraceMs?: number;
-  /** Jobs and the runner see the same filesystem (job files, store). @default true */
-  readonly sharedFs?: boolean;
-  /** Jobs this executor keeps at once. @default the runner's `maxConcurrent` */
-  readonly maxConcurrency?: number;
 }

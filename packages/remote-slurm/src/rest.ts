@@ -13,9 +13,10 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { CairnError } from '@cairn/core';
+import { createLimiter } from '@cairn/grid';
 import type { SlurmRestOptions } from './options.js';
 import { restJob, type SubmitSpec } from './sbatch.js';
-import { normalizeState } from './states.js';
+import { normalizeState, slurmInfo } from './states.js';
 import type { SlurmJobInfo, SlurmStats, SlurmTransport } from './transport.js';
 
 const API = '/slurm/v0.0.38';
@@ -82,22 +83,10 @@ export function restTransport(rest: SlurmRestOptions, stats: SlurmStats, extraJo
   if (!Number.isInteger(maxInFlight) || maxInFlight < 1) {
     throw new CairnError('CAIRN_CONFIG', `Slurm REST: maxInFlight must be a positive integer (got ${String(rest.maxInFlight)}).`);
   }
-  let inFlight = 0;
-  const waiting: (() => void)[] = [];
+  const limit = createLimiter(maxInFlight);
 
   /** One request, at most `maxInFlight` at a time. */
-  const call = async (method: 'GET' | 'POST' | 'DELETE', path: string, what: string, body?: unknown): Promise<{ status: number; reply: RestReply }> => {
-    // A finishing request hands its slot straight to the next waiter.
-    if (inFlight < maxInFlight) inFlight++;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
-    try {
-      return await send(method, path, what, body);
-    } finally {
-      const next = waiting.shift();
-      if (next) next();
-      else inFlight--;
-    }
-  };
+  const call = (method: 'GET' | 'POST' | 'DELETE', path: string, what: string, body?: unknown): Promise<{ status: number; reply: RestReply }> => limit(() => send(method, path, what, body));
 
   const send = async (method: 'GET' | 'POST' | 'DELETE', path: string, what: string, body?: unknown): Promise<{ status: number; reply: RestReply }> => {
     stats.restCalls++;
@@ -166,7 +155,8 @@ export function restTransport(rest: SlurmRestOptions, stats: SlurmStats, extraJo
     for (const j of await listJobs('Looking for a Slurm job whose submission got no answer')) {
       if (j.name !== spec.name || typeof j.job_id !== 'number') continue;
       const out = j.standard_output;
-      if (out === spec.slurmOutput || out === spec.slurmOutput.replaceAll('%j', String(j.job_id))) return String(j.job_id);
+      // A task of an array stands for the array.
+      if (out === spec.slurmOutput || out === spec.slurmOutput.replaceAll('%j', String(j.job_id))) return String(j.array_job_id || j.job_id);
     }
     return undefined;
   };
@@ -201,7 +191,7 @@ export function restTransport(rest: SlurmRestOptions, stats: SlurmStats, extraJo
       const wanted = new Set(ids);
       for (const j of await listJobs('Checking Slurm jobs')) {
         const id = j.array_task_id !== null && j.array_task_id !== undefined && j.array_job_id ? `${j.array_job_id}_${j.array_task_id}` : String(j.job_id);
-        if (wanted.has(id) && typeof j.job_state === 'string') out.set(id, { state: normalizeState(j.job_state), reason: j.state_reason, exitCode: exitOf(j.exit_code) });
+        if (wanted.has(id) && typeof j.job_state === 'string') out.set(id, slurmInfo(normalizeState(j.job_state), j.state_reason, exitOf(j.exit_code)));
       }
       return out;
     },

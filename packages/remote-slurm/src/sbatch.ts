@@ -1,6 +1,9 @@
-/** What to submit: resources → Slurm flags (CLI) or job fields (REST), and job names. */
+/** What to submit: resources → Slurm flags (CLI) or job fields (REST). */
 import type { GpuRequest, Resources } from '@cairn/core';
+import { warnSecondsFor as gridWarnSeconds } from '@cairn/grid';
 import type { SlurmExecutorOptions } from './options.js';
+
+export { jobName } from '@cairn/grid';
 
 /** One job, independent of the transport. */
 export interface SubmitSpec {
@@ -34,6 +37,8 @@ export interface SubmitSpec {
   readonly constraint?: string | undefined;
   /** `--requeue` (else `--no-requeue`). */
   readonly requeue: boolean;
+  /** A job array of this many tasks (`--array=1-N`). */
+  readonly arraySize?: number | undefined;
 }
 
 /** `D-HH:MM:SS` for a number of seconds (Slurm rounds a limit up to whole minutes). */
@@ -51,13 +56,6 @@ export function formatMemory(memoryMb: number): string {
   return memoryMb % 1024 === 0 ? `${memoryMb / 1024}G` : `${memoryMb}M`;
 }
 
-/** A Slurm-safe job name from a step identity: `[A-Za-z0-9_.-]`, at most 128 characters. */
-export function jobName(prefix: string, nameWithHash: string): string {
-  const safe = `${prefix}-${nameWithHash}`.replace(/[^A-Za-z0-9_.-]+/g, '_');
-  // Keep the hash (the tail) when truncating: it is what tells jobs apart.
-  return safe.length <= 128 ? safe : `${safe.slice(0, 111)}${safe.slice(-17)}`;
-}
-
 function gpuString(gpus: number | GpuRequest | undefined): string | undefined {
   if (gpus === undefined) return undefined;
   const count = typeof gpus === 'number' ? gpus : gpus.count;
@@ -71,12 +69,14 @@ function hint(resources: Resources, key: string): string | undefined {
   return typeof v === 'string' && v !== '' ? v : undefined;
 }
 
+/** The limit Slurm enforces for a request of `seconds`: whole minutes, at least one. */
+export function enforcedLimit(seconds: number): number {
+  return Math.max(60, Math.ceil(seconds / 60) * 60);
+}
+
 /** The default walltime warning: a tenth of the limit, at most a minute. */
 export function warnSecondsFor(timeLimitSeconds: number | undefined, configured: number | undefined): number {
-  if (timeLimitSeconds === undefined) return 0;
-  const limit = Math.max(60, Math.ceil(timeLimitSeconds / 60) * 60);
-  const grace = configured ?? Math.min(60, Math.floor(limit / 10));
-  return Math.max(0, Math.min(grace, limit - 1));
+  return gridWarnSeconds(timeLimitSeconds === undefined ? undefined : enforcedLimit(timeLimitSeconds), configured);
 }
 
 /** Builds the transport-independent part of a submission. */
@@ -111,6 +111,7 @@ export function sbatchArgs(spec: SubmitSpec, options: Pick<SlurmExecutorOptions,
     else args.push(`--gpus=${spec.gpus}`);
   }
   if (spec.timeMinutes !== undefined) args.push(`--time=${formatTimeLimit(spec.timeMinutes * 60)}`);
+  if (spec.arraySize !== undefined) args.push(`--array=1-${spec.arraySize}`);
   if (spec.warnSeconds > 0) args.push(`--signal=B:USR2@${spec.warnSeconds}`);
   if (spec.partition) args.push(`--partition=${spec.partition}`);
   if (spec.account) args.push(`--account=${spec.account}`);
@@ -138,6 +139,7 @@ export function restJob(spec: SubmitSpec, environment: Readonly<Record<string, s
   if (spec.account) job.account = spec.account;
   if (spec.qos) job.qos = spec.qos;
   if (spec.constraint) job.constraints = spec.constraint;
+  if (spec.arraySize !== undefined) job.array = `1-${spec.arraySize}`;
   // v0.0.38 refuses `B:` in `signal` and ignores #SBATCH lines: the wrapper's own watchdog sends USR2.
   return { ...job, ...extra };
 }

@@ -1,15 +1,9 @@
 /** The two ways to talk to Slurm, behind one small interface. */
+import type { SchedulerJobInfo } from '@cairn/grid';
 import type { SubmitSpec } from './sbatch.js';
 
-/** What Slurm says about one job. */
-export interface SlurmJobInfo {
-  /** Normalised state (`RUNNING`, `CANCELLED`…). */
-  readonly state: string;
-  /** Slurm's reason field, when given. */
-  readonly reason?: string | undefined;
-  /** The job's exit code, when Slurm reports one. */
-  readonly exitCode?: number | undefined;
-}
+/** What Slurm says about one job (its state classified by `slurmInfo`). */
+export type SlurmJobInfo = SchedulerJobInfo;
 
 /** Counters of calls to Slurm (for tests and diagnostics). */
 export interface SlurmStats {
@@ -29,9 +23,9 @@ export interface SlurmStats {
 export interface SlurmTransport {
   /** `cli` or `rest`. */
   readonly kind: 'cli' | 'rest';
-  /** Submits a job; resolves with its Slurm id. */
+  /** Submits a job (or a job array); resolves with its Slurm id (the array's id). */
   submit(spec: SubmitSpec): Promise<string>;
-  /** Current state of the given jobs (one `squeue`, or one `GET /jobs`). Jobs Slurm no longer lists are absent. */
+  /** Current state of the given jobs or array tasks (`123_4`) (one `squeue`, or one `GET /jobs`). Jobs Slurm no longer lists are absent. */
   query(ids: readonly string[]): Promise<Map<string, SlurmJobInfo>>;
   /** Final state of jobs the queue no longer lists (accounting / job-completion log); may be empty. */
   finished(ids: readonly string[]): Promise<Map<string, SlurmJobInfo>>;

@@ -1,97 +1,18 @@
-/** Builds JobRequests from fixture steps and collects what an executor reports. */
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { StepSpec, makeTask, type Resources } from '@cairn/core';
-import type { ExecutorHost, JobRequest, JobStatus } from '../src/runner-api.js';
+/** The Slurm tests' JobRequests and recording host: the grid tests' own (tools/testenv/grid-jobs.ts). */
+import { jobFor as gridJobFor, tempRoot as gridTempRoot, type JobForOptions } from '../../../tools/testenv/grid-jobs.js';
+import type { JobRequest } from '../src/runner-api.js';
+
+export { RecordingHost, workerEntry } from '../../../tools/testenv/grid-jobs.js';
 
 /** `file://` URL of the fixture steps module. */
 export const STEPS = new URL('./fixtures/steps.mjs', import.meta.url).href;
 
-/** The runner's worker entry, built (`npx tsup` in packages/runner); override with CAIRN_WORKER_ENTRY. */
-export function workerEntry(): string {
-  return process.env.CAIRN_WORKER_ENTRY ?? fileURLToPath(new URL('../../runner/dist/worker-entry.js', import.meta.url));
-}
-
-let counter = 0;
-
 /** A JobRequest for `exportName` of the fixtures, with fresh directories under `root`. */
-export function jobFor(root: string, exportName: string, options: { resources?: Resources; tag?: string; signal?: AbortSignal } = {}): JobRequest {
-  const n = ++counter;
-  const spec = new StepSpec({
-    name: `${exportName}${n}`,
-    ref: { module: STEPS, export: exportName },
-    hashAttrs: { n, tag: options.tag ?? '' },
-    resources: options.resources,
-  });
-  const outputPath = join(root, 'store', spec.nameWithHash);
-  const attemptDir = join(root, 'attempts', `${spec.nameWithHash}.1`);
-  const task = makeTask(spec, { outputPath, depPaths: {}, attempt: 1, resources: spec.resources ?? {} });
-  return {
-    jobKey: `${spec.nameWithHash}.1`,
-    spec,
-    task,
-    outputPath,
-    prefix: join(root, 'store'),
-    resources: spec.resources ?? {},
-    logPaths: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') },
-    attemptDir,
-    finalPath: outputPath,
-    staged: { path: outputPath, dir: outputPath, attempt: 1, logs: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') }, scratch: attemptDir },
-    signal: options.signal ?? new AbortController().signal,
-  };
-}
-
-/** A host that records reports and lets tests wait for a terminal one. */
-export class RecordingHost implements ExecutorHost {
-  readonly prefix: string;
-  readonly client = undefined;
-  readonly reports = new Map<string, JobStatus[]>();
-  readonly warnings: string[] = [];
-  readonly logger = { info: () => undefined, warn: (m: string) => void this.warnings.push(m), error: (m: string) => void this.warnings.push(m) };
-  private readonly waiters = new Map<string, ((s: JobStatus) => void)[]>();
-
-  constructor(prefix: string) {
-    this.prefix = prefix;
-  }
-
-  report(jobId: string, status: JobStatus): void {
-    const list = this.reports.get(jobId) ?? [];
-    list.push(status);
-    this.reports.set(jobId, list);
-    if (['succeeded', 'failed', 'cancelled', 'lost'].includes(status.state)) {
-      for (const w of this.waiters.get(jobId) ?? []) w(status);
-      this.waiters.delete(jobId);
-    }
-  }
-
-  /** Resolves with the job's terminal status (rejects after `timeoutMs`). */
-  final(jobId: string, timeoutMs = 60_000): Promise<JobStatus> {
-    const done = this.reports.get(jobId)?.find((s) => ['succeeded', 'failed', 'cancelled', 'lost'].includes(s.state));
-    if (done) return Promise.resolve(done);
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`job ${jobId}: no terminal report within ${timeoutMs} ms; got ${JSON.stringify(this.reports.get(jobId) ?? [])}`)), timeoutMs);
-      const list = this.waiters.get(jobId) ?? [];
-      list.push((s) => {
-        clearTimeout(timer);
-        resolve(s);
-      });
-      this.waiters.set(jobId, list);
-    });
-  }
-
-  /** Resolves once the job has been reported `running`. */
-  async running(jobId: string, timeoutMs = 30_000): Promise<void> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.reports.get(jobId)?.some((s) => s.state === 'running')) {
-      if (Date.now() > deadline) throw new Error(`job ${jobId} never reported running: ${JSON.stringify(this.reports.get(jobId) ?? [])}`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  }
+export function jobFor(root: string, exportName: string, options: Omit<JobForOptions, 'steps'> = {}): JobRequest {
+  return gridJobFor(root, exportName, { ...options, steps: STEPS });
 }
 
 /** A fresh temp directory. */
 export function tempRoot(): string {
-  return mkdtempSync(join(tmpdir(), 'cairn-slurm-test-'));
+  return gridTempRoot('cairn-slurm-test-');
 }
