@@ -30,6 +30,8 @@ export type CairnErrorCode =
   | 'CAIRN_GRAPH_CYCLE'
   /** A pinned expected fingerprint does not match the computed one. */
   | 'CAIRN_FINGERPRINT_MISMATCH'
+  /** A built step at a fixed path (a pin, the 'versioned' layout) was built from another recipe than it has now; not served unless accepted (`acceptDrift`, `onDrift: 'warn'`). */
+  | 'CAIRN_DRIFT'
   /** A function reference (module + export) is malformed or cannot be resolved. */
   | 'CAIRN_FN_REF'
   /** An inline closure was routed to an executor that runs outside this process. */

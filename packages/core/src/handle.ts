@@ -6,7 +6,7 @@ import { MAX_VALUE_DEPTH, formatKeyPath, tooDeep } from './limits.js';
 import { lower as lowerImpl } from './lower.js';
 import { checkLocation } from './paths.js';
 import type { StepSpec } from './spec.js';
-import { APPLY_KEYS } from './step-checks.js';
+import { APPLY_KEYS, checkLayout, checkRuntime } from './step-checks.js';
 import type { Resources, StepContext } from './types.js';
 import { checkExecutorName, validateSegment } from './validate.js';
 
@@ -52,6 +52,16 @@ export type Lazy<T> = T extends string
 /** A step function in the `apply` form: receives its resolved inputs and the run context. */
 export type ApplyFn<I, R> = (inputs: I, ctx: StepContext) => R | Promise<R>;
 
+/**
+ * Where an `apply` step's output lives when it has no pin (docs/identity.md):
+ * - `'content'`: `{name}/{version}-{hash}`, the step's Merkle identity in the path, so a change
+ *   anywhere upstream gives the step and every dependent new locations (rebuilt; the old ones
+ *   stay until `cairn clean`).
+ * - `'versioned'`: `{name}/{version}`, Marin's fixed location. A config change keeps the path:
+ *   the runner finds the drift from the record and refuses to serve it unless accepted.
+ */
+export type Layout = 'content' | 'versioned';
+
 /** Options of {@link apply}. */
 export interface ApplyOptions<I, R> {
   /** Step name: one path segment. */
@@ -63,11 +73,14 @@ export interface ApplyOptions<I, R> {
   /** Inputs: any dependency handle inside (arrays, plain objects) becomes a dependency. */
   inputs: Lazy<I>;
   /**
-   * Fixed output location; default `name/version`. A relative pin is normalised and must stay
-   * inside the prefix (not empty, not `.`, no way out through `..`, no `.cairn` segment); an
-   * absolute path or URL is used as given (your explicit choice).
+   * Fixed output location (see {@link Layout} for the default). A relative pin is normalised and
+   * must stay inside the prefix (not empty, not `.`, no way out through `..`, no `.cairn`
+   * segment); an absolute path or URL is used as given (your explicit choice). Like the
+   * `'versioned'` layout, a pin keeps one location across config changes: drift is checked.
    */
   pin?: string;
+  /** Default location of this step when it has no pin. @default the lowering's layout (`'content'` unless `lower()` or the runner is given another) */
+  layout?: Layout;
   /** Resources; never part of identity. */
   resources?: Resources;
   /** Executor name; never part of identity. */
@@ -78,6 +91,18 @@ export interface ApplyOptions<I, R> {
   retries?: number;
   /** Per-attempt timeout (ms). */
   timeoutMs?: number;
+}
+
+/**
+ * Options of {@link apply} with runtime arguments: `runtime` holds inputs that reach the step
+ * function like the others but never enter its identity (worker counts, log levels, credential
+ * paths). `inputs` holds the rest: the two must not share a key.
+ */
+export interface ApplyRuntimeOptions<I, R, RT extends Partial<I>> extends Omit<ApplyOptions<I, R>, 'inputs'> {
+  /** The identity-bearing inputs: every input of the function except those in `runtime`. */
+  inputs: Lazy<Omit<I, keyof RT>>;
+  /** Runtime arguments: plain data (no handles, no `OUT`), recorded in the record, never hashed. */
+  runtime: RT;
 }
 
 /**
@@ -97,6 +122,10 @@ export class ArtifactStep<T = unknown> {
   readonly deps: readonly ArtifactStep<unknown>[];
   /** Output location override. */
   readonly pin: string | undefined;
+  /** Default location when unpinned (undefined: the lowering's). */
+  readonly layout: Layout | undefined;
+  /** Runtime arguments (deep-frozen copy), merged into the inputs the function receives; never hashed. */
+  readonly runtime: Readonly<Record<string, unknown>> | undefined;
   /** Declared resources. */
   readonly resources: Resources | undefined;
   /** Requested executor. */
@@ -117,7 +146,7 @@ export class ArtifactStep<T = unknown> {
   #index = -1;
 
   /** @internal Use {@link apply}. */
-  constructor(opts: ApplyOptions<never, T>) {
+  constructor(opts: ApplyOptions<never, T> & { runtime?: unknown }) {
     if (typeof opts !== 'object' || opts === null) {
       throw new CairnError('CAIRN_INVALID_SPEC', `apply(options): options must be an object like { name, version, fn, inputs }, got ${describeValue(opts)}.`);
     }
@@ -131,6 +160,8 @@ export class ArtifactStep<T = unknown> {
     this.inputs = opts.inputs;
     this.deps = Object.freeze(findDeps(opts.inputs, this.name));
     this.pin = opts.pin === undefined ? undefined : checkLocation('pin', opts.pin, this.name);
+    this.layout = checkLayout(this.name, opts.layout);
+    this.runtime = checkRuntime(this.name, opts.runtime, opts.inputs);
     const remoteOpts = getRemoteOptions(opts.fn);
     // An explicit null is kept (and refused when lowered), not read as "not given".
     this.resources = opts.resources === undefined ? remoteOpts?.resources : opts.resources;
@@ -252,6 +283,17 @@ function findDeps(inputs: unknown, step: string): ArtifactStep<unknown>[] {
  *   inputs: { corpus: raw, out: OUT, vocab: 32000 } });
  * ```
  */
-export function apply<I, R>(options: ApplyOptions<I, R>): ArtifactStep<Awaited<R>> {
+export function apply<I, R>(options: ApplyOptions<I, R>): ArtifactStep<Awaited<R>>;
+/**
+ * Declares a lazy step with runtime arguments: inputs that reach the function but never its
+ * identity (changing them rebuilds nothing).
+ *
+ * ```ts
+ * apply({ name: 'train', fn: train, version: 'v1', inputs: { data, out: OUT, lr: 3e-4 },
+ *   runtime: { numWorkers: 8 } });
+ * ```
+ */
+export function apply<I, R, RT extends Partial<I>>(options: ApplyRuntimeOptions<I, R, RT>): ArtifactStep<Awaited<R>>;
+export function apply<I, R>(options: ApplyOptions<I, R> | ApplyRuntimeOptions<I, R, Partial<I>>): ArtifactStep<Awaited<R>> {
   return new ArtifactStep<Awaited<R>>(options as unknown as ApplyOptions<never, Awaited<R>>);
 }

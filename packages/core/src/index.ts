@@ -3,8 +3,9 @@
  * fingerprints, graph utilities and the msgpack codec.
  */
 export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
-export type { ApplyFn, ApplyOptions, Lazy, Out } from './handle.js';
+export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, Out } from './handle.js';
 export { lower } from './lower.js';
+export type { LowerOptions } from './lower.js';
 export { resolveInputs, resolveTemplate, DepSlot } from './template.js';
 export { fingerprintPayload } from './payload.js';
 export { StepSpec } from './spec.js';

@@ -1,6 +1,7 @@
 import { isStepSpec } from './brand.js';
+import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
-import { type ArtifactStep, isArtifactStep } from './handle.js';
+import { type ArtifactStep, isArtifactStep, type Layout } from './handle.js';
 import { computeIdentities } from './identity.js';
 import { checkOutputPaths } from './output-paths.js';
 import { growU32, TableWriter } from './pack.js';
@@ -9,6 +10,7 @@ import { captureProvenance } from './provenance.js';
 import { checkSource, type LoweredGraph, setLazyHooks, specOf, StepSpec } from './spec.js';
 import { getBackend } from './backend.js';
 import type { Provenance } from './types.js';
+import { checkLayout } from './step-checks.js';
 import { resolveInputs, toTemplate } from './template.js';
 import { isMutableVersion } from './validate.js';
 
@@ -30,7 +32,9 @@ setLazyHooks({
         { step: spec.name },
       );
     }
-    return toTemplate(handle.inputs, handle.deps);
+    const template = toTemplate(handle.inputs, handle.deps);
+    // Runtime arguments reach the function with the inputs (apply() checked both are plain objects without shared keys).
+    return handle.runtime === undefined ? template : { ...(template as Record<string, unknown>), ...handle.runtime };
   },
   fn(spec, source) {
     const userFn = (source as ArtifactStep<unknown>).fn as unknown as (inputs: unknown, ctx: unknown) => unknown;
@@ -147,22 +151,29 @@ function hashName(s: string): number {
   return h | 0;
 }
 
+/** Options of {@link lower}. */
+export interface LowerOptions {
+  /** Where unpinned steps without a `layout` of their own live. @default 'content' */
+  readonly layout?: Layout;
+}
+
 /**
  * Lowers lazy handles to the `StepSpec` graph. Pure: never calls a step function and does
  * no file or network I/O (the one side effect is capturing provenance once per call).
  * Memoized by handle identity (a shared sub-graph is lowered once) and iterative (no
  * recursion, so million-step chains are fine). Steps given as `StepSpec` pass through.
  */
-export function lower(handle: ArtifactStep<unknown> | StepSpec): StepSpec;
-export function lower(handles: readonly (ArtifactStep<unknown> | StepSpec)[]): StepSpec[];
-export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (ArtifactStep<unknown> | StepSpec)[]): StepSpec | StepSpec[] {
+export function lower(handle: ArtifactStep<unknown> | StepSpec, options?: LowerOptions): StepSpec;
+export function lower(handles: readonly (ArtifactStep<unknown> | StepSpec)[], options?: LowerOptions): StepSpec[];
+export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (ArtifactStep<unknown> | StepSpec)[], options?: LowerOptions): StepSpec | StepSpec[] {
   const single = !Array.isArray(input);
   const roots = (single ? [input] : input) as readonly unknown[];
+  const layout = checkLayout(undefined, options?.layout, 'lower(): options.layout') ?? 'content';
   const provenance = captureProvenance();
   // Most graphs have no two handles with one name@version; the first pass only confirms it
   // afterwards (one backend call), and the rare graph that has some is lowered again by the
   // pass that merges or refuses them as it goes.
-  const out = lowerPass(roots, provenance, false) ?? (lowerPass(roots, provenance, true) as StepSpec[]);
+  const out = lowerPass(roots, provenance, layout, false) ?? (lowerPass(roots, provenance, layout, true) as StepSpec[]);
   return single ? (out[0] as StepSpec) : out;
 }
 
@@ -172,7 +183,7 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
  * one is `CAIRN_DUPLICATE_STEP`. Without it, the pass returns `undefined` when the backend
  * finds any name@version twice.
  */
-function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined, dedupe: boolean): StepSpec[] | undefined {
+function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined, layout: Layout, dedupe: boolean): StepSpec[] | undefined {
   // Memo and stack state live on the handles, stamped with this call's epoch: no
   // million-entry maps to build and collect. New steps are numbered as they are made,
   // dependencies first, and described by packed tables: the backend derives every
@@ -180,7 +191,7 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
   const epoch = ++lowerEpoch;
   const sources: ArtifactStep<unknown>[] = [];
   const specs: (StepSpec | undefined)[] = [];
-  const graph: LoweredGraph = { sources, specs, offsets: EMPTY_U32, edges: EMPTY_U32, fingerprints: EMPTY_U8, hashes: EMPTY_U8, provenance };
+  const graph: LoweredGraph = { sources, specs, offsets: EMPTY_U32, edges: EMPTY_U32, fingerprints: EMPTY_U8, hashes: EMPTY_U8, provenance, layout };
   const backend = getBackend();
   const names = new TableWriter();
   const extras = new TableWriter();
@@ -277,6 +288,14 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
             { step: h.name },
           );
         }
+        const priorRuntime = (sources[prior] as ArtifactStep<unknown>).runtime;
+        if (priorRuntime !== h.runtime && canonicalize(priorRuntime ?? {}) !== canonicalize(h.runtime ?? {})) {
+          throw new CairnError(
+            'CAIRN_DUPLICATE_STEP',
+            `Step "${h.name}@${h.version}" is given twice with different runtime arguments (${canonicalize(priorRuntime ?? {})} and ${canonicalize(h.runtime ?? {})}); it is one step and runs once. Build it from one handle, or give both the same runtime arguments.`,
+            { step: h.name },
+          );
+        }
         h._mark(epoch, 2, prior);
         continue;
       }
@@ -299,7 +318,7 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
   const n = sources.length;
   if (n > 0) {
     if (made === undefined && backend.duplicateSteps(names.table(), versionOf.subarray(0, n)).length > 0) return undefined;
-    checkOutputPaths(sources, offsets, edges, pinned);
+    checkOutputPaths(sources, offsets, edges, pinned, layout);
     flush();
     graph.offsets = offsets.slice(0, n + 1);
     graph.edges = edges.slice(0, offsets[n]);

@@ -1,11 +1,13 @@
 /**
  * Two different steps of one lowering must not resolve to one output path: the runner would
  * see one step, run one function and hand both dependents its output. An `apply` step lives at
- * its pin or at `name/version`; lowering already refuses two different steps with one
- * name@version, so only pinned steps can collide: with each other, or with the default location
- * of another step (`pin: 'a/v1'` is where `a@v1` lives).
+ * its pin or at its layout's location (`name/version-hash` or `name/version`); lowering already
+ * refuses two different steps with one name@version, so only pinned steps can collide: with each
+ * other, or with the location of a versioned step (`pin: 'a/v1'` is where a versioned `a@v1`
+ * lives). A content-addressed location holds a hash no pin is expected to spell.
  */
 import { CairnError } from './errors.js';
+import type { Layout } from './handle.js';
 
 /** What this check reads of a lowered handle. */
 interface Located {
@@ -13,6 +15,7 @@ interface Located {
   readonly version: string;
   /** Normalised by `checkLocation` when the handle was made. */
   readonly pin: string | undefined;
+  readonly layout: Layout | undefined;
 }
 
 /** True when node `from` depends on node `to`, directly or not (only called to word an error). */
@@ -38,7 +41,7 @@ function collision(sources: readonly Located[], offsets: Uint32Array, edges: Uin
   const o = sources[other] as Located;
   const loc = p.pin as string;
   const where = loc.startsWith('/') || /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(loc) ? JSON.stringify(loc) : `${JSON.stringify(loc)} under the prefix`;
-  const how = otherPinned ? `both are pinned to ${where}` : `"${p.name}" is pinned to ${where}, which is where "${o.name}@${o.version}" lives by default (name/version)`;
+  const how = otherPinned ? `both are pinned to ${where}` : `"${p.name}" is pinned to ${where}, which is where "${o.name}@${o.version}" lives (layout 'versioned': name/version)`;
   const dep = dependsOn(offsets, edges, pinned, other)
     ? ` "${p.name}" depends on "${o.name}", so it would overwrite its own input.`
     : dependsOn(offsets, edges, other, pinned)
@@ -56,7 +59,7 @@ function collision(sources: readonly Located[], offsets: Uint32Array, edges: Uin
  * naming both, and saying when one depends on the other). `pinned` lists the pinned nodes; the
  * unpinned ones are only looked at when a pin has the form of a default location (`n/v`).
  */
-export function checkOutputPaths(sources: readonly Located[], offsets: Uint32Array, edges: Uint32Array, pinned: readonly number[]): void {
+export function checkOutputPaths(sources: readonly Located[], offsets: Uint32Array, edges: Uint32Array, pinned: readonly number[], layout: Layout): void {
   if (pinned.length === 0) return;
   const byPin = new Map<string, number>();
   // Pins shaped like `name/version`, by name: they may be another step's default location.
@@ -77,7 +80,7 @@ export function checkOutputPaths(sources: readonly Located[], offsets: Uint32Arr
   if (defaults.size === 0) return;
   for (let j = 0; j < sources.length; j++) {
     const s = sources[j] as Located;
-    if (s.pin !== undefined) continue;
+    if (s.pin !== undefined || (s.layout ?? layout) !== 'versioned') continue;
     const list = defaults.get(s.name);
     if (list === undefined) continue;
     const at = `${s.name}/${s.version}`;

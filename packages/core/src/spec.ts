@@ -6,6 +6,7 @@ import { hashOf } from './identity.js';
 import { checkKnownKeys } from './known-keys.js';
 import { checkLocation, flatStepPath, isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
 import { checkResources, checkRetries, checkSpecFields, checkTimeout, deepFreezeCopy, STEP_SPEC_KEYS } from './step-checks.js';
+import type { Layout } from './handle.js';
 import type { FnRef, PathStepFn, Provenance, Resources } from './types.js';
 import { checkExecutorName, validateSegment } from './validate.js';
 
@@ -67,6 +68,9 @@ export interface LazySource {
   readonly fn: unknown;
   readonly version: string;
   readonly pin: string | undefined;
+  /** Undefined: the lowering's ({@link LoweredGraph.layout}). */
+  readonly layout: Layout | undefined;
+  readonly runtime: Readonly<Record<string, unknown>> | undefined;
   readonly resources: Resources | undefined;
   readonly executor: string | undefined;
   readonly expectedFingerprint: string | undefined;
@@ -112,6 +116,8 @@ export interface LoweredGraph extends HashBatch {
   fingerprints: Uint8Array;
   hashes: Uint8Array;
   readonly provenance: Provenance | undefined;
+  /** Where unpinned steps without a layout of their own live. */
+  readonly layout: Layout;
 }
 
 /**
@@ -447,12 +453,34 @@ export class StepSpec {
     return c.hashAttrs;
   }
 
-  /** Output location override. */
+  /**
+   * The output location relative to the prefix (or absolute). A lowered `apply` step always has
+   * one: its pin, or its layout's default, `{name}/{version}-{hash}` or `{name}/{version}`.
+   */
   get overrideOutputPath(): string | undefined {
     const p = this.#p;
     if (p !== undefined) return p.override;
     const src = this.#src as LazySource;
-    return src.pin ?? `${src.name}/${src.version}`;
+    if (src.pin !== undefined) return src.pin;
+    if ((src.layout ?? (this.#g as LoweredGraph).layout) === 'versioned') return `${src.name}/${src.version}`;
+    return `${src.name}/${src.version}-${this.hash}`;
+  }
+
+  /**
+   * True when the location stays the same across config changes (a pin, the `'versioned'` layout,
+   * an `overrideOutputPath`): a stored output there may be of an older config, so the runner
+   * checks its record for drift. False when the identity is in the path.
+   */
+  get fixedPath(): boolean {
+    const p = this.#p;
+    if (p !== undefined) return p.override !== undefined;
+    const src = this.#src as LazySource;
+    return src.pin !== undefined || (src.layout ?? (this.#g as LoweredGraph).layout) === 'versioned';
+  }
+
+  /** Runtime arguments of an `apply` step: passed to the function with its inputs, recorded, never hashed. */
+  get runtime(): Readonly<Record<string, unknown>> | undefined {
+    return this.#p !== undefined ? undefined : (this.#src as LazySource).runtime;
   }
 
   /** The fingerprinted canonical text (diagnostics only). */
@@ -584,6 +612,7 @@ export class StepSpec {
       resources: this.resources,
       executor: this.executor,
       overrideOutputPath: this.overrideOutputPath,
+      fixedPath: this.fixedPath,
       ref: this.ref,
       version: this.version,
     };

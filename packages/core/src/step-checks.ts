@@ -3,13 +3,67 @@
  * option names each accepts, retries, timeouts, resources and the small typed fields. Every bad
  * value is a `CairnError` naming the step and the fix, never an exception from deeper down.
  */
+import { ARTIFACT_STEP_BRAND, hasBrand, OUT_BRAND } from './brand.js';
 import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
+import type { Layout } from './handle.js';
 import { checkKnownKeys, describeValue } from './known-keys.js';
+import { formatKeyPath, MAX_VALUE_DEPTH } from './limits.js';
 import type { Resources } from './types.js';
 
-/** The options `apply()` knows (`ApplyOptions`). */
-export const APPLY_KEYS: ReadonlySet<string> = new Set(['name', 'fn', 'version', 'inputs', 'pin', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs']);
+/** The options `apply()` knows (`ApplyOptions`, `ApplyRuntimeOptions`). */
+export const APPLY_KEYS: ReadonlySet<string> = new Set(['name', 'fn', 'version', 'inputs', 'runtime', 'pin', 'layout', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs']);
+
+/** The layouts of unpinned `apply` steps. */
+export const LAYOUTS: readonly Layout[] = Object.freeze(['content', 'versioned']);
+
+/** A layout option: `'content'`, `'versioned'` or undefined; `where` names the option for messages. */
+export function checkLayout(step: string | undefined, value: unknown, where = 'layout'): Layout | undefined {
+  if (value === undefined || value === 'content' || value === 'versioned') return value;
+  throw new CairnError(
+    'CAIRN_INVALID_SPEC',
+    `${step === undefined ? '' : `Step "${step}": `}${where} must be "content" ({name}/{version}-{hash}, the default) or "versioned" ({name}/{version}, Marin's fixed paths), got ${describeValue(value)}.`,
+    { step },
+  );
+}
+
+/**
+ * Checks an `apply` step's runtime arguments: a plain object of plain data (no step handle and
+ * no `OUT`: those are identity), beside inputs that are a plain object without the same keys.
+ * Returns a deep-frozen copy.
+ */
+export function checkRuntime(step: string, runtime: unknown, inputs: unknown): Readonly<Record<string, unknown>> | undefined {
+  if (runtime === undefined) return undefined;
+  const fail = (what: string): never => {
+    throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": ${what}`, { step });
+  };
+  if (!isPlainObject(runtime)) return fail(`runtime must be a plain object of arguments such as { numWorkers: 8 }, got ${describeValue(runtime)}.`);
+  if (!isPlainObject(inputs)) return fail(`with runtime arguments, inputs must be a plain object too (they are merged into one object for the function), got ${describeValue(inputs)}.`);
+  for (const k of Object.keys(runtime)) {
+    if (Object.hasOwn(inputs, k)) fail(`"${k}" is both in inputs and in runtime; keep it in inputs if it changes the result, in runtime if it does not.`);
+  }
+  const keys: (string | number)[] = [];
+  const active: object[] = [];
+  const walk = (v: unknown): void => {
+    if (typeof v !== 'object' || v === null || active.includes(v)) return;
+    if (hasBrand(v, ARTIFACT_STEP_BRAND) || hasBrand(v, OUT_BRAND)) {
+      fail(`${formatKeyPath('runtime', keys)} is ${hasBrand(v, OUT_BRAND) ? 'OUT' : 'a step handle'}; dependencies and the output path bear identity, so put them in inputs.`);
+    }
+    // Too deep: canonicalize() below refuses it, naming the path.
+    if ((!Array.isArray(v) && !isPlainObject(v)) || active.length >= MAX_VALUE_DEPTH) return;
+    active.push(v);
+    for (const [k, e] of Object.entries(v)) {
+      keys.push(Array.isArray(v) ? Number(k) : k);
+      walk(e);
+      keys.pop();
+    }
+    active.pop();
+  };
+  walk(runtime);
+  // Runtime arguments travel to workers as msgpack: plain data only, bounded depth (errors name the path).
+  canonicalize(runtime, { path: 'runtime', step });
+  return deepFreezeCopy(runtime);
+}
 
 /** The options `new StepSpec()` knows (`StepSpecInit`, the internal ones included: the codec and lowering pass them). */
 export const STEP_SPEC_KEYS: ReadonlySet<string> = new Set([

@@ -4,6 +4,7 @@ import { thrown } from './helpers/thrown.js';
 
 const step = (name: string, pin?: string, inputs: Record<string, unknown> = {}, version = 'v1'): ArtifactStep<unknown> =>
   apply({ name, version, fn: () => name, inputs: { ...inputs, out: OUT }, ...(pin === undefined ? {} : { pin }) });
+const versioned = { layout: 'versioned' } as const;
 
 describe('two steps lowered together that resolve to one output path', () => {
   it('two different steps with the same pin: CAIRN_DUPLICATE_STEP naming both', () => {
@@ -19,22 +20,25 @@ describe('two steps lowered together that resolve to one output path', () => {
     expect(thrown(() => lower([step('a', '/data/o'), step('b', '/data/x/../o')])).message).toMatch(/both are pinned to "\/data\/o"\./);
   });
 
-  it("a pin equal to another step's default location (name/version)", () => {
-    const err = thrown(() => lower([step('a'), step('b', 'a/v1')]));
+  it("a pin equal to a versioned step's location (name/version)", () => {
+    const err = thrown(() => lower([step('a'), step('b', 'a/v1')], versioned));
     expect(err.code).toBe('CAIRN_DUPLICATE_STEP');
-    expect(err.message).toMatch(/^Steps "b@v1" and "a@v1" resolve to one output path: "b" is pinned to "a\/v1" under the prefix, which is where "a@v1" lives by default \(name\/version\)\./);
+    expect(err.message).toMatch(/^Steps "b@v1" and "a@v1" resolve to one output path: "b" is pinned to "a\/v1" under the prefix, which is where "a@v1" lives \(layout 'versioned': name\/version\)\./);
+    // Content-addressed, a@v1 lives at a/v1-<hash>: the pin is another location.
+    const [a, b] = lower([step('a'), step('b', 'a/v1')]);
+    expect([a?.overrideOutputPath, b?.overrideOutputPath]).toEqual([`a/v1-${a?.hash}`, 'a/v1']);
   });
 
   it("a pin equal to its own dependency's path names the right step and the right cause", () => {
     // Issue 18: the error named the wrong step ("c" as its own dependency) and a pruned-output cause.
     const a = step('a');
-    const err = thrown(() => lower(step('c', 'a/v1', { x: a })));
+    const err = thrown(() => lower(step('c', 'a/v1', { x: a }), versioned));
     expect(err.code).toBe('CAIRN_DUPLICATE_STEP');
     expect(err.step).toBe('c');
-    expect(err.message).toMatch(/"c" is pinned to "a\/v1" under the prefix, which is where "a@v1" lives by default \(name\/version\)\. "c" depends on "a", so it would overwrite its own input\./);
+    expect(err.message).toMatch(/"c" is pinned to "a\/v1" under the prefix, which is where "a@v1" lives \(layout 'versioned': name\/version\)\. "c" depends on "a", so it would overwrite its own input\./);
     // Upstream, not only direct: d -> m -> a, with d pinned on a.
     const m = step('m', undefined, { a });
-    expect(thrown(() => lower(step('d', 'a/v1', { m }))).message).toMatch(/"d" depends on "a"/);
+    expect(thrown(() => lower(step('d', 'a/v1', { m }), versioned)).message).toMatch(/"d" depends on "a"/);
   });
 
   it('nothing is refused when the locations differ, or for one step pinned at its own default', () => {

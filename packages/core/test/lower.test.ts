@@ -32,9 +32,9 @@ describe('apply and lower', () => {
     expect(spec.deps.map((d) => d.name)).toEqual(['b', 'a']);
     expect(spec.inputs).toEqual({ xs: [new DepSlot(0), new DepSlot(1), new DepSlot(0)], nested: { y: new DepSlot(1), z: 'lit' } });
     expect(spec.hashAttrs).toEqual({ version: 'v1', fingerprint: spec.fingerprint, deps: ['b@v1', 'a@v1'] });
-    expect(spec.overrideOutputPath).toBe('c/v1');
+    expect(spec.overrideOutputPath).toBe(`c/v1-${spec.hash}`);
     expect(specInternals.attrsCanonical(spec)).toBe(canonicalize(spec.hashAttrs));
-    expect(spec.outputPath('/store/')).toBe('/store/c/v1');
+    expect(spec.outputPath('/store/')).toBe(`/store/c/v1-${spec.hash}`);
   });
 
   it('is pure: never calls fn', () => {
@@ -229,7 +229,7 @@ describe('lowered apply specs', () => {
     expect(spec.inputs).toEqual({ a: DepSlot.of(0), out: OUT, n: 3 });
     expect(spec.inputs).toBe(spec.inputs);
     expect(spec.fn).toBe(spec.fn);
-    expect(spec.overrideOutputPath).toBe('b/v2');
+    expect(spec.overrideOutputPath).toBe(`b/v2-${spec.hash}`);
     expect(spec.fingerprintPayload).toBe('{"a":"<dep:a@v1>","n":3,"out":"<OUT>"}');
     expect(spec.writesRecord).toBe(false);
     const out = (spec.fn as NonNullable<StepSpec['fn']>)('/o/b', { depPaths: { [spec.deps[0]?.nameWithHash as string]: '/o/a' } } as never);

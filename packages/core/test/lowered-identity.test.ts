@@ -177,7 +177,7 @@ describe('lowered fingerprints and identities', () => {
     type Node = { name: string; version: string; payload: string; deps: number[]; expected?: string };
     for (const b of [jsBackend, nativeBackend]) {
       if (!b) continue;
-      for (const c of golden.cases as { name: string; nodes: Node[]; fingerprints: string[]; hashes: string[] }[]) {
+      for (const c of golden.cases as { name: string; nodes: Node[]; fingerprints: string[]; hashes: string[]; paths: string[] }[]) {
         const nodes = c.nodes;
         const versionList = [...new Set(nodes.map((x) => x.version))];
         const fingerprints = new Uint8Array(16 * nodes.length);
@@ -192,8 +192,32 @@ describe('lowered fingerprints and identities', () => {
           extras: table(nodes.map((x) => (x.expected === undefined ? '' : `,"expectedFingerprint":${JSON.stringify(x.expected)}`))),
         });
         expect(Buffer.from(hashes).toString(), `${b.kind}: ${c.name}`).toBe(c.hashes.join(''));
+        const paths = nodes.map((x, i) => `${x.name}/${x.version}-${Buffer.from(hashes.subarray(16 * i, 16 * i + 16)).toString()}`);
+        expect(paths, `${b.kind}: ${c.name}`).toEqual(c.paths);
       }
     }
+  });
+
+  it('golden default locations: lower() puts apply steps at paths[i] (layout content), or name/version (versioned)', () => {
+    const golden = JSON.parse(readFileSync(new URL('../../../fixtures/golden/lowered.json', import.meta.url), 'utf8'));
+    const chain = (golden.cases as { name: string; paths: string[] }[]).find((c) => c.name === 'chain') as { paths: string[] };
+    const load = apply({ name: 'load', fn: noop, version: '2026.11.30', inputs: { path: 'data.csv' } });
+    const clean = apply({ name: 'clean', fn: noop, version: 'v2', inputs: { in: load, out: OUT } });
+    const train = apply({ name: 'train', fn: noop, version: 'v3dev', inputs: { data: clean, lr: 0.001 } });
+    // Lowered with the loaded backend (the vectors above hold for both).
+    const spec = lower(train);
+    const specs = [spec.deps[0]?.deps[0], spec.deps[0], spec] as StepSpec[];
+    expect(specs.map((s) => s.overrideOutputPath)).toEqual(chain.paths);
+    expect(specs.map((s) => s.outputPath('/store/'))).toEqual(chain.paths.map((p) => `/store/${p}`));
+    expect(specs.every((s) => !s.fixedPath)).toBe(true);
+    const versioned = lower(train, { layout: 'versioned' });
+    expect(versioned.outputPath('/store')).toBe('/store/train/v3dev');
+    expect(versioned.fixedPath).toBe(true);
+    expect(versioned.nameWithHash).toBe(spec.nameWithHash); // a path never enters identity
+    const own = apply({ name: 'own', fn: noop, version: 'v1', inputs: { clean }, layout: 'versioned' });
+    expect(lower(own).overrideOutputPath).toBe('own/v1');
+    expect(lower(own).deps[0]?.overrideOutputPath).toBe(chain.paths[1]);
+    expect(lower(own, { layout: 'content' }).overrideOutputPath).toBe('own/v1'); // the step's own layout wins
   });
 
   it('duplicateSteps: both backends report each repeat with its first occurrence', () => {

@@ -42,14 +42,14 @@ describe('checkKnownKeys / nearestName', () => {
 });
 
 describe('unknown options of apply, StepSpec, remote and resources (issue 18: dropped without a word)', () => {
-  it('apply({ runtime }) and apply({ retires: 3 })', () => {
+  it('apply({ env }) and apply({ retires: 3 })', () => {
     const typo = thrown(() => apply({ name: 'a', version: 'v1', fn, inputs: {}, retires: 3 } as never));
     expect(typo.code).toBe('CAIRN_UNKNOWN_OPTION');
     expect(typo.step).toBe('a');
     expect(typo.message).toMatch(/^apply\(\) for step "a": unknown option "retires"; did you mean "retries"\?/);
-    const runtime = thrown(() => apply({ name: 'a', version: 'v1', fn, inputs: {}, runtime: { gpu: true } } as never));
-    expect(runtime.code).toBe('CAIRN_UNKNOWN_OPTION');
-    expect(runtime.message).toMatch(/unknown option "runtime"; remove it\. Known options: name, fn, version, inputs, pin, resources/);
+    const env = thrown(() => apply({ name: 'a', version: 'v1', fn, inputs: {}, env: { gpu: true } } as never));
+    expect(env.code).toBe('CAIRN_UNKNOWN_OPTION');
+    expect(env.message).toMatch(/unknown option "env"; remove it\. Known options: name, fn, version, inputs, runtime, pin, layout, resources/);
   });
 
   it('an unknown key is refused even when its value is undefined', () => {

@@ -404,6 +404,14 @@ mod tests {
             let want = |k: &str| -> Vec<u8> { c.at(k).as_array().iter().flat_map(|x| x.as_str().bytes()).collect() };
             assert_eq!(fps, want("fingerprints"), "{}", c.at("name").as_str());
             assert_eq!(hashes, want("hashes"), "{}", c.at("name").as_str());
+            // The default (content) location of each step: name/version-hash (docs/identity.md).
+            let paths = c.at("paths").as_array();
+            assert_eq!(paths.len(), n, "{}", c.at("name").as_str());
+            for (i, (node, path)) in nodes.iter().zip(paths).enumerate() {
+                let hash = std::str::from_utf8(&hashes[16 * i..16 * i + 16]).unwrap();
+                let expected = format!("{}/{}-{}", node.at("name").as_str(), node.at("version").as_str(), hash);
+                assert_eq!(path.as_str(), expected, "{} #{}", c.at("name").as_str(), i);
+            }
         }
     }
 
