@@ -11,4 +11,8 @@ export const RUNNER_DEFAULTS = Object.freeze({
   forceRunFailed: true,
   /** Infrastructure failures retried per step without spending its own retries. */
   infraRetries: 3,
+  /** Where unpinned `apply` steps live: `{name}/{version}-{hash}`. */
+  layout: 'content',
+  /** A built step at a fixed path whose recipe changed is an error (not served stale). */
+  onDrift: 'error',
 } as const);

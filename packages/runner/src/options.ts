@@ -6,7 +6,7 @@
  * fails silently later. Messages show the value's type, so `maxConcurrent: "4"` reads as a
  * string. No I/O: the runner calls these before it does anything.
  */
-import { CairnError, checkExecutorName, checkKnownKeys, describeValue, nearestName, resolvePrefix } from '@cairn/core';
+import { CairnError, checkExecutorName, checkKnownKeys, describeValue, isArtifactStep, isStepSpec, nearestName, resolvePrefix } from '@cairn/core';
 import type { RunOptions, StepRunnerOptions } from './runner.js';
 
 /** Executors every runner has. */
@@ -135,6 +135,12 @@ const RUNNER_CHECKS = {
   infraRetries: (v, where) => {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) fail(where, `must be a non-negative integer (infrastructure failures retried per step), got ${describeValue(v)}.`);
   },
+  layout: (v, where) => {
+    if (v !== 'content' && v !== 'versioned') fail(where, `must be "content" ({name}/{version}-{hash}, the default) or "versioned" ({name}/{version}, Marin's fixed paths), got ${describeValue(v)}.`);
+  },
+  onDrift: (v, where) => {
+    if (v !== 'error' && v !== 'warn') fail(where, `must be "error" (a drifted step fails, the default) or "warn" (it is served with a warning, as in Marin), got ${describeValue(v)}.`);
+  },
 } satisfies Record<keyof StepRunnerOptions, Check<Readonly<Record<string, unknown>>>>;
 
 const RUN_CHECKS = {
@@ -149,12 +155,23 @@ const RUN_CHECKS = {
   rebuild: (v, where) => {
     if (v === 'all') return;
     if (!Array.isArray(v)) fail(where, `must be 'all' or a list of steps, handles or step names, got ${describeValue(v)}.`);
-    for (let i = 0; i < v.length; i++) {
-      const r = v[i] as unknown;
-      if (typeof r === 'string' ? r === '' : typeof r !== 'object' || r === null) fail(`${where}[${i}]`, `must be a step, a handle or a non-empty step name, got ${describeValue(r)}.`);
-    }
+    selectors(v, where);
+  },
+  acceptDrift: (v, where) => {
+    if (typeof v === 'boolean') return;
+    if (!Array.isArray(v)) fail(where, `must be true (every drifted step) or a list of steps, handles or step names, got ${describeValue(v)}.`);
+    selectors(v, where);
   },
 } satisfies Record<keyof RunOptions, Check<Readonly<Record<string, unknown>>>>;
+
+/** The items of a list of steps (`rebuild`, `acceptDrift`): specs, handles, non-empty names. */
+function selectors(list: readonly unknown[], where: string): void {
+  for (let i = 0; i < list.length; i++) {
+    const r = list[i];
+    const ok = typeof r === 'string' ? r !== '' : isStepSpec(r) || isArtifactStep(r);
+    if (!ok) fail(`${where}[${i}]`, `must be a step, a handle or a non-empty step name (name, name@version or name-hash), got ${describeValue(r)}.`);
+  }
+}
 
 function checkAll(value: unknown, checks: Readonly<Record<string, Check<Readonly<Record<string, unknown>>>>>, where: string): void {
   if (value === undefined) return;

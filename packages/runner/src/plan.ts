@@ -4,11 +4,14 @@
  * anything is validated or run, so `plan` and `run` cannot disagree. Steps the run would not look
  * at (upstream of a built step) are listed too, as not examined.
  */
-import { describeDrift, expandSpecs, type StepSpec } from '@cairn/core';
+import { expandSpecs, type StepSpec } from '@cairn/core';
 import type { PathIndex } from './path-index.js';
-import { classify } from './run/classify.js';
+import { classify, NOT_BUILT } from './run/classify.js';
 import type { StepInput } from './run/discover.js';
-import { BUILT, FORCED, type Node } from './run/node.js';
+import { type Drift, driftLines } from './run/drift.js';
+import { changesSince, type EarlierBuild, EarlierBuilds } from './run/earlier-builds.js';
+import { driftVerdict } from './run/drift-policy.js';
+import { BUILT, DRIFTED, FORCED, type Node } from './run/node.js';
 import type { Run } from './run/run.js';
 
 /** What a run would do with a step. */
@@ -19,7 +22,7 @@ export type PlanState =
   | 'cached'
   /** Upstream of a built step: a run does not look at it (its dependent is served). */
   | 'not-examined'
-  /** Built with another fingerprint than now: served with a drift warning (an error with a pinned fingerprint). */
+  /** Built at a fixed path from another recipe than now: the run fails it (`CAIRN_DRIFT`) unless it is accepted (`acceptDrift`) or `onDrift: 'warn'`; the reason says which. */
   | 'drifted'
   /** Recorded FAILED or DEP_FAILED: rerun (`forceRunFailed`), or reported as a previous failure. */
   | 'failed-before';
@@ -60,18 +63,17 @@ export interface Plan {
 }
 
 /** What the plan says of a node the run's discovery classified. */
-function verdictOf(node: Node, forceRunFailed: boolean): { state: PlanState; reason: string } {
+function verdictOf(run: Run, node: Node): { state: PlanState; reason: string } {
+  const forceRunFailed = run.config.forceRunFailed;
   const spec = node.spec;
   if ((node.flags & FORCED) !== 0) return { state: 'run', reason: 'a rebuild was asked for (of this step or one upstream of it)' };
   const c = classify(spec, node.path, node.prior);
   if ((node.flags & BUILT) !== 0) {
-    const rec = node.prior?.record;
-    if (spec.fingerprint !== undefined && rec?.fingerprint !== undefined && rec.fingerprint !== spec.fingerprint) {
-      const lines = describeDrift(rec.fingerprintPayload ?? '', spec.fingerprintPayload ?? '');
-      const pinned = spec.expectedFingerprint !== undefined ? ' The fingerprint is pinned: the run would fail (CAIRN_FINGERPRINT_MISMATCH).' : ' Served from the cache with a warning.';
-      return { state: 'drifted', reason: `recorded fingerprint ${rec.fingerprint}, now ${spec.fingerprint}: ${lines.join('; ')}.${pinned}` };
-    }
-    return { state: 'cached', reason: c.reason };
+    if ((node.flags & DRIFTED) === 0) return { state: 'cached', reason: c.reason };
+    const v = driftVerdict(node, run.config);
+    const what = driftLines(node.ext?.drift as Drift).join('; ');
+    const then = v.outcome === 'error' ? `the run would fail (${v.error?.code ?? 'CAIRN_DRIFT'}): bump the version, --rebuild it, or --accept-drift it` : v.outcome === 'accepted' ? 'served: drift accepted' : "served with a warning (onDrift: 'warn')";
+    return { state: 'drifted', reason: `built from another recipe: ${what}; ${then}` };
   }
   if (c.verdict === 'failed-before') {
     return { state: 'failed-before', reason: forceRunFailed ? `${c.reason}; would run again` : `${c.reason}; would fail with CAIRN_PREVIOUS_FAILURE (forceRunFailed: false)` };
@@ -84,20 +86,43 @@ export async function makePlan(run: Run, steps: Iterable<StepInput> | AsyncItera
   const prefix = run.prefix;
   const out: PlanStep[] = [];
   const counts: Partial<Record<PlanState, number>> = {};
-  await run.explore(steps, (nodes: PathIndex<Node>) => {
+  const earlier = new EarlierBuilds(run.store);
+  await run.explore(steps, async (nodes: PathIndex<Node>) => {
     const discovered: StepSpec[] = [];
     for (const node of nodes.values()) discovered.push(node.spec);
     // Dependencies first, over everything reachable (also what the run does not examine).
     const seen = new Set<string>();
+    const toExplain: number[] = [];
     for (const spec of expandSpecs(discovered, () => false)) {
       const path = spec.outputPath(prefix);
       if (seen.has(path)) continue;
       seen.add(path);
       const node = nodes.get(path);
-      const v = node !== undefined ? verdictOf(node, run.config.forceRunFailed) : { state: 'not-examined' as const, reason: 'upstream of a built step: a run serves its dependent and does not look at it' };
+      const v = node !== undefined ? verdictOf(run, node) : { state: 'not-examined' as const, reason: 'upstream of a built step: a run serves its dependent and does not look at it' };
       counts[v.state] = (counts[v.state] ?? 0) + 1;
+      if (v.state === 'run' && v.reason === NOT_BUILT && toExplain.length < EXPLAINED && EarlierBuilds.applies(spec)) toExplain.push(out.length);
       out.push({ name: spec.name, nameWithHash: spec.nameWithHash, path, state: v.state, reason: v.reason, deps: spec.deps.map((d) => d.outputPath(prefix)) });
+    }
+    if (earlier.available) {
+      await Promise.all(toExplain.map(async (i) => {
+        const step = out[i] as PlanStep;
+        out[i] = { ...step, reason: whyNotBuilt((nodes.get(step.path) as Node).spec, await earlier.of((nodes.get(step.path) as Node).spec, step.path)) };
+      }));
     }
   });
   return { prefix, steps: out, counts };
+}
+
+/** Steps of one plan whose earlier builds are looked up to say what changed (a listing and a few record reads each). */
+const EXPLAINED = 10_000;
+
+/** Why a content-addressed step with nothing at its path runs, from its earlier builds. */
+function whyNotBuilt(spec: StepSpec, builds: readonly EarlierBuild[]): string {
+  const legacy = builds.find((b) => b.versioned && b.record.nameWithHash === spec.nameWithHash);
+  if (legacy !== undefined) {
+    return `not built at its content-addressed path; an output with this very identity is at ${legacy.path} (the 'versioned' layout, as Cairn wrote before 0.2), which this layout does not reuse: set layout: 'versioned' on the step or the runner to serve it (runner README, "Migrating a store")`;
+  }
+  const last = builds.find((b) => !b.versioned) ?? builds[0];
+  if (last === undefined) return NOT_BUILT;
+  return `changed since the last build: ${changesSince(spec, last.record).join('; ')} (last build: ${last.path})`;
 }

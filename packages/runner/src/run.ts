@@ -9,7 +9,7 @@ type Handle = ArtifactStep<unknown> | StepSpec;
 
 type Loaded<T extends readonly Handle[]> = { [K in keyof T]: LoadedArtifact<T[K] extends ArtifactStep<infer R> ? R : unknown> };
 
-const RUN_OPTION_KEYS: ReadonlySet<string> = new Set(['forceRunFailed', 'maxConcurrent', 'signal', 'handleSigint']);
+const RUN_OPTION_KEYS: ReadonlySet<string> = new Set(['forceRunFailed', 'maxConcurrent', 'signal', 'handleSigint', 'rebuild', 'acceptDrift']);
 
 function isHandle(v: unknown): v is Handle {
   return v instanceof StepSpec || isArtifactStep(v);

@@ -3,7 +3,7 @@
  * event-driven completion, leases, retries, timeouts, cancellation and pluggable executors.
  */
 import { randomBytes } from 'node:crypto';
-import { type ArtifactStep, CairnError, isArtifactStep, isStepSpec, lower, resolvePrefix, type StepSpec } from '@cairn/core';
+import { type ArtifactStep, CairnError, isArtifactStep, isStepSpec, type Layout, lower, resolvePrefix } from '@cairn/core';
 import type { ExecutorClient, LoadedArtifact } from './context.js';
 import { RUNNER_DEFAULTS } from './defaults.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
@@ -11,7 +11,7 @@ import { checkRunOptions, checkStepRunnerOptions } from './options.js';
 import { makePlan, type Plan } from './plan.js';
 import { ExecutorRegistry, type ExecutorsOption } from './registry.js';
 import type { StepInput } from './run/discover.js';
-import { type Rebuild, Run, type RunConfig, type RunnerLogger } from './run/run.js';
+import { Run, type RunConfig, type RunnerLogger, type Selection } from './run/run.js';
 import type { RunSummary } from './run/summary.js';
 import { leaseTiming, type LeaseOptions } from './store/leases.js';
 import { LocalStore } from './store/local/store.js';
@@ -48,7 +48,22 @@ export interface StepRunnerOptions {
    * @default 3
    */
   readonly infraRetries?: number;
+  /**
+   * Where unpinned `apply` steps without a `layout` of their own live (`lower()`'s option, for the
+   * handles this runner lowers): `'content'`, `{name}/{version}-{hash}`, or `'versioned'`,
+   * Marin's `{name}/{version}` (drift is then checked). @default 'content'
+   */
+  readonly layout?: Layout;
+  /**
+   * A built step at a fixed path (a pin, the `'versioned'` layout) whose record says it was built
+   * from another recipe: `'error'` fails it (`CAIRN_DRIFT`, showing the diff and the fixes);
+   * `'warn'` serves the recorded output with a warning, as Marin does. @default 'error'
+   */
+  readonly onDrift?: 'error' | 'warn';
 }
+
+/** Steps named in a run option: handles, specs, step names or `nameWithHash`es. */
+export type StepSelector = StepInput | string;
 
 /** Options of one {@link StepRunner.run}. */
 export interface RunOptions {
@@ -67,7 +82,12 @@ export interface RunOptions {
    * of them, whatever is stored, under the same identities; `'all'` reruns every step requested
    * and everything upstream of it. Their outputs are replaced at the commit.
    */
-  readonly rebuild?: readonly (StepInput | string)[] | 'all';
+  readonly rebuild?: readonly StepSelector[] | 'all';
+  /**
+   * Serve these drifted steps (or all, `true`) from their recorded outputs, although their recipe
+   * changed since they were built (see `onDrift`); each is reported once.
+   */
+  readonly acceptDrift?: readonly StepSelector[] | boolean;
 }
 
 /** Anything `run()` accepts: a list, a generator, an async generator. */
@@ -79,18 +99,16 @@ const defaultLogger: RunnerLogger = {
   error: (m) => console.error(`[cairn] ${m}`),
 };
 
-/** The {@link Rebuild} of a run: specs and handles by output path, strings by name or `nameWithHash`. */
-function rebuildOf(rebuild: RunOptions['rebuild'], prefix: string): Rebuild | undefined {
-  if (rebuild === undefined) return undefined;
-  if (rebuild === 'all') return 'all';
-  if (!Array.isArray(rebuild)) throw new CairnError('CAIRN_CONFIG', `rebuild must be 'all' or a list of steps or step names, got ${typeof rebuild}.`);
+/** The {@link Selection} of a run option (checked by options.ts): specs and handles by output path, strings by name, `name@version` or `nameWithHash`. */
+function selectionOf(option: readonly StepSelector[] | 'all' | boolean | undefined, prefix: string, layout: Layout | undefined): Selection | undefined {
+  if (option === undefined || option === false) return undefined;
+  if (option === 'all' || option === true) return 'all';
   const paths = new Set<string>();
   const names = new Set<string>();
-  for (const r of rebuild) {
+  for (const r of option) {
     if (typeof r === 'string') names.add(r);
     else if (isStepSpec(r)) paths.add(r.outputPath(prefix));
-    else if (isArtifactStep(r)) paths.add(lower(r as ArtifactStep<unknown>).outputPath(prefix));
-    else throw new CairnError('CAIRN_CONFIG', `rebuild: ${r === null ? 'null' : typeof r} is not a step, handle or step name.`);
+    else if (isArtifactStep(r)) paths.add(lower(r as ArtifactStep<unknown>, { layout }).outputPath(prefix));
   }
   return { paths, names };
 }
@@ -154,7 +172,7 @@ export class StepRunner {
   }
 
   /** Reports what `run` would do, writing nothing: the run's own discovery and classification, without running. */
-  plan(steps: Steps, options: Pick<RunOptions, 'forceRunFailed' | 'rebuild'> = {}): Promise<Plan> {
+  plan(steps: Steps, options: Pick<RunOptions, 'forceRunFailed' | 'rebuild' | 'acceptDrift'> = {}): Promise<Plan> {
     checkRunOptions(options, 'plan()');
     return makePlan(new Run(this.#runConfig(options, true)), steps);
   }
@@ -209,7 +227,10 @@ export class StepRunner {
       logger,
       leases: leaseTiming(o.leases),
       client: this.#client,
-      rebuild: rebuildOf(options.rebuild, prefix),
+      rebuild: selectionOf(options.rebuild, prefix, o.layout),
+      acceptDrift: selectionOf(options.acceptDrift, prefix, o.layout),
+      onDrift: o.onDrift ?? RUNNER_DEFAULTS.onDrift,
+      lowerOptions: { layout: o.layout ?? RUNNER_DEFAULTS.layout },
       dryRun,
     };
   }
@@ -218,7 +239,7 @@ export class StepRunner {
   async load<T extends readonly StepInput[]>(steps: T, options: RunOptions = {}): Promise<LoadedArtifact[]> {
     const specs = steps.map((s) => {
       if (isStepSpec(s)) return s;
-      if (isArtifactStep(s)) return lower(s as ArtifactStep<unknown>);
+      if (isArtifactStep(s)) return lower(s as ArtifactStep<unknown>, { layout: this.#options.layout });
       throw new CairnError('CAIRN_BAD_DEPENDENCY', `run(): argument is not a step (got ${s === null ? 'null' : typeof s}); pass handles returned by apply().`);
     });
     const summary = await this.run(specs, options);

@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { apply, OUT, StepSpec } from '@cairn/core';
+import { apply, lower, OUT, StepSpec } from '@cairn/core';
 import { StepRunner } from '../src/index.js';
 import { leaseFile } from '../src/store/local/layout.js';
 import { Graph, memoryLogger, tempDirs } from './helpers/graph.js';
@@ -44,7 +44,7 @@ describe('staged outputs', () => {
 
   it('a dev step rebuilding over its old output: readers see the old output or the new one, never a mix', async () => {
     const prefix = dir();
-    const path = () => join(prefix, 'gen', 'dev');
+    const path = () => lower(gen).outputPath(prefix);
     const observed = new Set<string>();
     let round = 0;
     const gen = apply({

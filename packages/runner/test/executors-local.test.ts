@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { apply, CairnError, hasCode, lower, makeTask, OUT, StepSpec } from '@cairn/core';
-import type { Executor, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../src/executor/contract.js';
+import type { Executor, ExecutorHost, JobRequest, JobStatus } from '../src/executor/contract.js';
 import { createProcessExecutor, createThreadsExecutor } from '../src/executors/local.js';
 import { combine, produce } from './fixtures/steps.mjs';
 

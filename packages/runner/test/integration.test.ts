@@ -1,7 +1,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { apply, OUT, StepSpec, hasCode } from '@cairn/core';
+import { apply, lower, OUT, StepSpec, hasCode } from '@cairn/core';
 import { MemoryStore, run, StepRunError, StepRunner, type StoredState } from '../src/index.js';
 import { Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 // @ts-expect-error: a plain .mjs fixture without types
@@ -17,13 +17,15 @@ describe('run(...handles)', () => {
       const a = apply({ name: 'a', version: 'v1', fn: () => 'A', inputs: {} });
       const b = apply({ name: 'b', version: 'v1', fn: (i: { a: string; out: string }) => `${i.a}|${i.out}`, inputs: { a, out: OUT } });
       const [rb, ra] = await run(b, a);
+      // Content-addressed: {name}/{version}-{hash}.
+      const [pa, pb] = [lower(a), lower(b)].map((s) => join(prefix, `${s.name}/v1-${s.hash}`));
       expect(ra.value).toBe('A');
-      expect(ra.path).toBe(join(prefix, 'a/v1'));
-      expect(rb.value).toBe(`${join(prefix, 'a/v1')}|${join(prefix, 'b/v1')}`);
+      expect(ra.path).toBe(pa);
+      expect(rb.value).toBe(`${pa}|${pb}`);
       const again = await run(a); // cached: the value comes from the record
       expect(again[0].value).toBe('A');
-      const rec = JSON.parse(readFileSync(join(prefix, 'b/v1/.artifact.json'), 'utf8'));
-      expect(rec).toMatchObject({ name: 'b', version: 'v1', deps: ['a@v1'], status: 'SUCCESS', config: { a: join(prefix, 'a/v1'), out: join(prefix, 'b/v1') } });
+      const rec = JSON.parse(readFileSync(join(pb as string, '.artifact.json'), 'utf8'));
+      expect(rec).toMatchObject({ name: 'b', version: 'v1', deps: ['a@v1'], depIdentities: [lower(a).nameWithHash], status: 'SUCCESS', config: { a: pa, out: pb } });
       expect(rec.attempts).toHaveLength(1);
     } finally {
       delete process.env.CAIRN_PREFIX;
@@ -50,7 +52,7 @@ describe('store edge cases', () => {
     const logger = memoryLogger();
     const r = new StepRunner({ prefix, logger });
     await r.run([h]);
-    writeFileSync(join(prefix, 'lazy/v1/.artifact.json'), '{"cairn":1,"na');
+    writeFileSync(join(lower(h).outputPath(prefix), '.artifact.json'), '{"cairn":1,"na');
     await r.run([h]);
     expect(n).toBe(2);
     expect(logger.lines.some((l) => l.includes('record is not valid JSON'))).toBe(true);

@@ -38,8 +38,8 @@ describe('step output', () => {
     const a = apply({ name: 'say-a', fn: say('a'), version: 'v1', inputs: { out: OUT } });
     const b = apply({ name: 'say-b', fn: say('b'), version: 'v1', inputs: { out: OUT } });
     await runner.run([a.lower(), b.lower()]);
-    for (const who of ['a', 'b']) {
-      const logs = await logsOf(runner, a.lower().outputPath(prefix).replace('say-a', `say-${who}`));
+    for (const [who, h] of [['a', a], ['b', b]] as const) {
+      const logs = await logsOf(runner, h.lower().outputPath(prefix));
       expect(logs.out).toBe(`first ${who}\nsecond ${who}\n`);
       expect(logs.err).toBe(`err ${who}\n`);
     }

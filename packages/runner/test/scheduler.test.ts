@@ -397,7 +397,7 @@ describe('routing errors name what is wrong', () => {
   it('two different steps pinned to one path, lowered separately, are CAIRN_DUPLICATE_STEP naming both', async () => {
     const a = apply({ name: 'a', version: 'v1', fn: () => 'a', inputs: {} });
     const b = apply({ name: 'b', version: 'v1', fn: () => 'b', inputs: {}, pin: 'a/v1' });
-    const r = new StepRunner({ prefix: '/p', store: new MemoryStore() });
+    const r = new StepRunner({ prefix: '/p', store: new MemoryStore(), layout: 'versioned' });
     const err = await r.load([a, b]).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'CAIRN_DUPLICATE_STEP' });
     expect((err as Error).message).toMatch(/"a-[0-9a-f]{16}" and "b-[0-9a-f]{16}"/);

@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { join } from 'node:path';
 import { CairnError, encodeTask } from '@cairn/core';
-import type { Executor, ExecutorCapabilities, ExecutorHost, JobRequest, JobStatus } from '../executor/contract.js';
+import type { Executor, ExecutorCapabilities, ExecutorHost, JobStatus } from '../executor/contract.js';
 import { assertBuilt, workerEntryPath } from '../worker/paths.js';
 import { PARENT_FD_ENV } from '../worker/parent-watch.js';
 import { decodeResult } from '../worker/result.js';

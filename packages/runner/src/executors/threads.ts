@@ -7,7 +7,7 @@ import { availableParallelism } from 'node:os';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { CairnError, encodeTask } from '@cairn/core';
 import type { Tinypool } from 'tinypool';
-import type { Executor, ExecutorCapabilities, ExecutorHost, JobRequest, JobStatus } from '../executor/contract.js';
+import type { Executor, ExecutorCapabilities, ExecutorHost, JobStatus } from '../executor/contract.js';
 import { assertBuilt, threadWorkerPath } from '../worker/paths.js';
 import { decodeResult, errorData } from '../worker/result.js';
 import type { ThreadTaskMessage } from '../worker/thread-worker.js';

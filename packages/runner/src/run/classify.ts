@@ -22,6 +22,9 @@ export type Verdict =
   /** Another status (CANCELLED, Marin's RUNNING). */
   | 'not-built';
 
+/** The reason of an `absent` verdict. */
+export const NOT_BUILT = 'not built';
+
 /** A verdict and the words for it. */
 export interface Classification {
   readonly verdict: Verdict;
@@ -36,9 +39,10 @@ function problemOf(spec: StepSpec, path: string, record: ArtifactRecord | null |
   if (record === null || record === undefined) return 'it recorded SUCCESS but its record is missing or unreadable';
   // Records not written by Cairn (Marin's) carry other fields; they are trusted as they are.
   if ((record as { cairn?: unknown }).cairn === undefined) return undefined;
-  // Lazy steps live at name/version paths: their identity is name@version (config drift is
-  // reported separately, from the fingerprint).
-  const same = spec.version !== undefined ? record.name === spec.name && record.version === spec.version : record.nameWithHash === spec.nameWithHash;
+  // A lazy step at a fixed location (a pin, the 'versioned' layout) is that name@version there,
+  // whatever its recipe: a changed recipe is drift (drift.ts), not another step. Anywhere else
+  // the record must be of this very identity.
+  const same = spec.version !== undefined && spec.fixedPath ? record.name === spec.name && record.version === spec.version : record.nameWithHash === spec.nameWithHash;
   if (!same) {
     const theirs = record.version !== undefined ? `${record.name}@${record.version}` : record.nameWithHash;
     return `its record belongs to another step (${theirs})`;
@@ -51,7 +55,7 @@ function problemOf(spec: StepSpec, path: string, record: ArtifactRecord | null |
 /** Classifies a step's stored state (`st` read with its record). */
 export function classify(spec: StepSpec, path: string, st: StoredState | undefined): Classification {
   if (spec.mutable) return { verdict: 'mutable', reason: `mutable version "${spec.version}" is always rebuilt` };
-  if (st === undefined || (st.status === null && st.problem === undefined)) return { verdict: 'absent', reason: 'not built' };
+  if (st === undefined || (st.status === null && st.problem === undefined)) return { verdict: 'absent', reason: NOT_BUILT };
   if (st.problem !== undefined) return { verdict: 'unusable', reason: `${st.problem}; treated as not built`, problem: st.problem };
   if (st.status === 'SUCCESS') {
     const problem = problemOf(spec, path, st.record);

@@ -5,15 +5,18 @@
  * validating executors and function references, and wiring the new steps to their dependencies.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { type ArtifactStep, CairnError, computeIdentities, describeDrift, formatFnRef, isArtifactStep, isStepSpec, lower, resolveFnRef, type StepSpec } from '@cairn/core';
+import { type ArtifactStep, CairnError, computeIdentities, formatFnRef, isArtifactStep, isStepSpec, lower, resolveFnRef, type StepSpec } from '@cairn/core';
 import { specInternals as S } from '@cairn/core/internal';
 import { isPromise } from '../maybe.js';
 import type { StoredState } from '../store/store.js';
 import { classify } from './classify.js';
 import { NO_EXTRA } from './dependents.js';
-import { BUILT, extOf, FORCED, newNode, type Node, SETTLED } from './node.js';
+import { driftOf } from './drift.js';
+import { driftVerdict } from './drift-policy.js';
+import { BUILT, DRIFTED, extOf, FORCED, newNode, type Node, SETTLED } from './node.js';
 import { buildNodeRecord } from './record.js';
 import type { Run } from './run.js';
+import { type Selection, selects } from './selection.js';
 
 /** A step as the caller may pass it. */
 export type StepInput = StepSpec | ArtifactStep<unknown>;
@@ -90,7 +93,7 @@ function rootsOf(run: Run, items: readonly StepInput[]): readonly StepSpec[] {
   const plain = specs ?? (items as readonly StepSpec[]);
   if (plain.length > 0) computeIdentities(plain);
   if (handles === undefined && !known) return plain;
-  const lowered = handles !== undefined ? lower(handles) : [];
+  const lowered = handles !== undefined ? lower(handles, run.config.lowerOptions) : [];
   const list: StepSpec[] = [];
   let h = 0;
   for (const item of items) {
@@ -170,15 +173,26 @@ function afterRead(run: Run, fresh: Node[], start: number, states: readonly Stor
     const st = states[k++] as StoredState;
     node.prior = st;
     const c = classify(node.spec, node.path, st);
-    if (c.verdict === 'built') node.flags |= BUILT;
-    else if (c.verdict === 'unusable') run.logger.warn(`Step ${node.name} (${node.path}): ${c.problem}; treating it as not built.`);
+    if (c.verdict === 'built') {
+      node.flags |= BUILT;
+      if (node.spec.fixedPath) {
+        const drift = driftOf(node.spec, st.record);
+        if (drift !== undefined) {
+          node.flags |= DRIFTED;
+          extOf(node).drift = drift;
+        }
+      }
+    } else if (c.verdict === 'absent') {
+      if (!run.config.dryRun) run.legacy.consider(node.spec, node.path);
+    } else if (c.verdict === 'unusable') run.logger.warn(`Step ${node.name} (${node.path}): ${c.problem}; treating it as not built.`);
   }
   const next: StepSpec[] = [];
-  // Rebuilding: a step to rebuild may lie upstream of a built one, so nothing is pruned.
+  // Rebuilding: a step to rebuild may lie upstream of a built one, so nothing is pruned. Below a
+  // drifted step its dependencies are looked at too, so that their own drift is reported.
   const prune = run.config.rebuild === undefined;
   for (let i = start; i < fresh.length; i++) {
     const node = fresh[i] as Node;
-    if (prune && (node.flags & BUILT) !== 0) continue;
+    if (prune && (node.flags & (BUILT | DRIFTED)) === BUILT) continue;
     const deps = node.spec.deps;
     for (let j = 0; j < deps.length; j++) {
       const d = deps[j] as StepSpec;
@@ -275,13 +289,17 @@ function hasResources(spec: StepSpec): boolean {
 function wire(run: Run, node: Node): void {
   if ((node.flags & SETTLED) !== 0) return;
   if ((node.flags & BUILT) !== 0) {
-    const drift = driftOf(node);
-    if (drift instanceof Error) {
-      run.failStep(node, drift);
+    if ((node.flags & DRIFTED) === 0) {
+      run.dependents.settle(node, 'cached', NO_EXTRA);
       return;
     }
-    if (drift !== undefined) run.logger.warn(drift);
-    run.dependents.settle(node, 'cached', drift !== undefined ? { message: drift } : NO_EXTRA);
+    const verdict = driftVerdict(node, run.config);
+    if (verdict.error !== undefined) {
+      run.failStep(node, verdict.error);
+      return;
+    }
+    run.logger.warn(verdict.message);
+    run.dependents.settle(node, 'cached', { message: verdict.message });
     return;
   }
   let failedDep: Node | undefined;
@@ -302,35 +320,18 @@ function wire(run: Run, node: Node): void {
   if (node.waiting === 0) run.admission.enqueue(node);
 }
 
-/** Drift of a built step: undefined (none), a warning, or an Error (pinned fingerprint). */
-function driftOf(node: Node): string | Error | undefined {
-  const spec = node.spec;
-  const rec = node.prior?.record;
-  if (spec.fingerprint === undefined || !rec || rec.fingerprint === undefined || rec.fingerprint === spec.fingerprint) return undefined;
-  const lines = describeDrift(rec.fingerprintPayload ?? '', spec.fingerprintPayload ?? '');
-  const detail = lines.length > 0 ? `\n  ${lines.join('\n  ')}` : '';
-  if (spec.expectedFingerprint !== undefined) {
-    return new CairnError(
-      'CAIRN_FINGERPRINT_MISMATCH',
-      `Step "${spec.name}@${spec.version}": the output at ${node.path} was built with fingerprint ${rec.fingerprint}, but ${spec.expectedFingerprint} is pinned.${detail}\nBump the version, or delete the output to rebuild it.`,
-      { step: spec.name },
-    );
-  }
-  return `${spec.name}@${spec.version}: recipe drift — recorded fingerprint ${rec.fingerprint}, now ${spec.fingerprint}; serving the cached output. Bump the version to rebuild.${detail}`;
-}
-
 /**
  * Marks the steps of `fresh` a run rebuilds whatever is stored: those named by `rebuild`, and
  * every step downstream of one (its identity is unchanged, so its output would be served). Their
  * dependencies are classified before them (earlier batches, or a post-order walk of this one).
  */
 function markForced(run: Run, fresh: readonly Node[]): void {
-  const rebuild = run.config.rebuild as NonNullable<Run['config']['rebuild']>;
-  const named = (node: Node) => rebuild === 'all' || rebuild.paths.has(node.path) || rebuild.names.has(node.name) || rebuild.names.has(node.spec.nameWithHash);
+  const rebuild = run.config.rebuild as Selection;
+  const named = (node: Node) => selects(rebuild, node);
   const batch = new Set(fresh);
   const done = new Set<Node>();
   const force = (node: Node) => {
-    node.flags = (node.flags | FORCED) & ~BUILT;
+    node.flags = (node.flags | FORCED) & ~(BUILT | DRIFTED);
   };
   for (const root of fresh) {
     if (done.has(root)) continue;

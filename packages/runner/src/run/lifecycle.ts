@@ -16,6 +16,7 @@ import { isPromise } from '../maybe.js';
 import { thisHost } from '../store/leases.js';
 import { type AttemptRecord, errorData, type JobRecord } from '../store/records.js';
 import type { StagedAttempt } from '../store/store.js';
+import { confirmDeps } from './confirm-deps.js';
 import { type Adopted, adopt, type AttemptResult, endOf, errorOf, handleOf, runAttempt } from './attempts.js';
 import { commitStep, firstTryRecord, fullRecord, recordValue } from './commit.js';
 import type { Acquired } from './leases.js';
@@ -87,7 +88,7 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       run.ended(node, 'cancelled', run.cancelReason);
       return;
     }
-    v = run.confirmDeps(node);
+    v = confirmDeps(run, node);
     if (isPromise(v)) yield v;
     let adopted: Adopted | null = null;
     if ((node.flags & TOOK_OVER) !== 0) {

@@ -6,6 +6,7 @@
 import type { StepSpec } from '@cairn/core';
 import type { StepState } from '../states.js';
 import type { DeferredRecord } from '../store/records.js';
+import type { Drift } from './drift.js';
 import type { StoredState } from '../store/store.js';
 import type { Job } from './job.js';
 
@@ -29,6 +30,7 @@ export const LEASED = 128; // holds its lease now
 export const BEATING = 256; // its lease is refreshed by the heartbeat (its lifecycle is waiting on something)
 export const WAITING_LEASE = 512; // waits on another runner's lease (re-checked by the lease timer)
 export const FORCED = 1024; // rebuilt whatever is stored (`rebuild`, or downstream of a rebuilt step)
+export const DRIFTED = 2048; // built at a fixed path from another recipe than now (`ext.drift` says how)
 
 /** A node. Built by {@link newNode}: one object literal (V8 allocates long-lived literals straight into the old generation). */
 export interface Node extends DeferredRecord {
@@ -66,6 +68,8 @@ export interface NodeExt {
   beatAt: number;
   /** An in-flight refresh of the lease. */
   refreshing: Promise<unknown> | null;
+  /** How a {@link DRIFTED} step's recorded recipe differs from its spec. */
+  drift: Drift | null;
 }
 
 /** A new node; `build` makes its record (commit.ts installs it). */
@@ -92,7 +96,7 @@ export function newNode(spec: StepSpec, path: string, stamp: RunStamp, build: (t
 
 /** The node's {@link NodeExt}, made now if it has none. */
 export function extOf(node: Node): NodeExt {
-  return (node.ext ??= { demand: null, job: null, beatAt: 0, refreshing: null });
+  return (node.ext ??= { demand: null, job: null, beatAt: 0, refreshing: null, drift: null });
 }
 
 /** The pool demand of `node`, if any. */

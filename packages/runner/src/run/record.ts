@@ -59,11 +59,15 @@ export function buildRecord(node: Node, status: StatusToken, attempts: readonly 
   const prefix = node.stamp.prefix;
   const depPaths = new Array<string>(deps.length);
   const depIdents = new Array<string>(deps.length);
+  const depIdentities = new Array<string>(deps.length);
   for (let i = 0; i < deps.length; i++) {
     const d = deps[i] as StepSpec;
     depPaths[i] = d.outputPath(prefix);
-    depIdents[i] = d.version !== undefined ? d.ident : d.nameWithHash;
+    const id = d.nameWithHash;
+    depIdentities[i] = id;
+    depIdents[i] = d.version !== undefined ? d.ident : id;
   }
+  const runtime = spec.runtime;
   let config: unknown = spec.hashAttrs;
   if (spec.kind === 'apply') {
     const byKey: Record<string, string> = {};
@@ -71,6 +75,8 @@ export function buildRecord(node: Node, status: StatusToken, attempts: readonly 
     // OUT is the final path here: the record says where the output is, not where it was staged.
     const resolved = jsonSafe(resolveInputs(spec, node.path, byKey));
     config = resolved === NOT_JSON ? null : resolved;
+    // The config is what bears identity; runtime arguments are recorded beside it.
+    if (runtime !== undefined && config !== null) for (const k of Object.keys(runtime)) delete (config as Record<string, unknown>)[k];
   }
   // Built field by field (no spreads), in the order of the record format.
   const record: Record<string, unknown> = { cairn: 1, name: spec.name, nameWithHash: keyOf(node) };
@@ -81,6 +87,8 @@ export function buildRecord(node: Node, status: StatusToken, attempts: readonly 
   record.config = config;
   record.deps = depIdents;
   record.depPaths = depPaths;
+  record.depIdentities = depIdentities;
+  if (runtime !== undefined) record.runtime = runtime;
   record.status = status;
   if (value !== undefined) record.result = value;
   if (error !== undefined) record.error = errorData(error);

@@ -7,7 +7,7 @@
  * by output path (two specs with one path are one step). The only timers are one lease heartbeat,
  * one re-check of foreign leases while a step waits on one, and per-step timeouts where declared.
  */
-import { CairnError, type StepSpec } from '@cairn/core';
+import { CairnError, type LowerOptions, type StepSpec } from '@cairn/core';
 import { specInternals as S } from '@cairn/core/internal';
 import { clientStorage, type ExecutorClient } from '../context.js';
 import { StepRunError, type StepFailure } from '../errors.js';
@@ -17,16 +17,21 @@ import { PathIndex } from '../path-index.js';
 import type { ExecutorRegistry } from '../registry.js';
 import type { FinalStepState, StepState } from '../states.js';
 import { type LeaseHolder, type LeaseTiming, makeHolder } from '../store/leases.js';
-import type { StagedAttempt, Store, StoredState } from '../store/store.js';
+import type { StagedAttempt, Store } from '../store/store.js';
 import { Admission } from './admission.js';
 import { writeDepFailed } from './commit.js';
 import { Dependents, depFailedError, NO_EXTRA, type SettleExtra } from './dependents.js';
 import { pull, type StepInput } from './discover.js';
 import type { Job } from './job.js';
+import { EarlierBuilds } from './earlier-builds.js';
 import { LeaseKeeper } from './leases.js';
+import { LegacyNote } from './legacy-note.js';
 import { startLifecycle } from './lifecycle.js';
-import { ACTIVE, HAS_RESULT, type Node, type RunStamp, SETTLED } from './node.js';
+import { ACTIVE, type Node, type RunStamp, SETTLED } from './node.js';
+import type { Selection } from './selection.js';
 import { countsOf, type RunSummary, summaryOf } from './summary.js';
+
+export type { Selection };
 
 /** The runner's logger. */
 export interface RunnerLogger {
@@ -57,13 +62,17 @@ export interface RunConfig {
   readonly leases: LeaseTiming;
   readonly client: ExecutorClient;
   /** Steps rebuilt whatever is stored, with everything downstream of them (`'all'`: every step). */
-  readonly rebuild: Rebuild | undefined;
+  readonly rebuild: Selection | undefined;
+  /** Drifted steps served from their recorded outputs (`'all'`: every one). */
+  readonly acceptDrift: Selection | undefined;
+  /** What a drifted step that is not accepted does: fail the step, or be served with a warning. */
+  readonly onDrift: 'error' | 'warn';
+  /** How the run lowers the handles it is given. */
+  readonly lowerOptions: LowerOptions;
   /** Discover and classify only: nothing is validated, wired or run (a dry run). */
   readonly dryRun: boolean;
 }
 
-/** Which steps a run rebuilds: their output paths, names or `nameWithHash`es; or all of them. */
-export type Rebuild = 'all' | { readonly paths: ReadonlySet<string>; readonly names: ReadonlySet<string> };
 
 /** Concurrent DEP_FAILED writes. */
 const DEP_FAILED_WRITES = 16;
@@ -84,6 +93,8 @@ export class Run {
   readonly nodes = new PathIndex<Node>();
   /** Specs that share a node with another spec (their tags are cleared at the end too). */
   readonly aliases: StepSpec[] = [];
+  /** Outputs of the versioned layout that content-addressed steps of this run do not reuse. */
+  readonly legacy: LegacyNote;
   /** Function-reference checks by formatted ref (one import per distinct ref). */
   readonly refChecks = new Map<string, Promise<unknown>>();
   readonly dependents: Dependents;
@@ -120,6 +131,7 @@ export class Run {
     this.dependents = new Dependents(this);
     this.admission = new Admission(this, config.maxConcurrent, config.pools);
     this.leases = new LeaseKeeper(this);
+    this.legacy = new LegacyNote(new EarlierBuilds(config.store));
   }
 
   /** Runs to the end: resolves with the summary, rejects with StepRunError / CAIRN_CANCELLED / a setup error. */
@@ -146,8 +158,11 @@ export class Run {
         .then(() => pull(this, steps))
         .catch((err: unknown) => this.fail(err));
       this.#pulling = false;
+      // Said as soon as the look-ups are done (steps run meanwhile), and before the run ends.
+      const note = this.legacy.message().then((m) => void (m !== undefined && this.logger.warn(m)));
       this.#checkIdle();
       await idle;
+      await note;
     } finally {
       if (c.handleSigint) process.removeListener('SIGINT', onSigint);
       c.signal?.removeEventListener('abort', onAbort);
@@ -166,11 +181,11 @@ export class Run {
   }
 
   /** A dry run: pulls and classifies `steps` (reading the store, writing nothing), then lets go of the specs. */
-  async explore(steps: Iterable<StepInput> | AsyncIterable<StepInput>, visit: (nodes: PathIndex<Node>) => void): Promise<void> {
+  async explore(steps: Iterable<StepInput> | AsyncIterable<StepInput>, visit: (nodes: PathIndex<Node>) => void | Promise<void>): Promise<void> {
     try {
       await this.store.connect?.(this.prefix);
       await pull(this, steps);
-      visit(this.nodes);
+      await visit(this.nodes);
     } finally {
       this.#release();
     }
@@ -288,39 +303,6 @@ export class Run {
     this.event(node, 'waiting-lease', NO_EXTRA);
     this.leases.wait(node);
     this.admission.pump();
-  }
-
-  /** lifecycle: makes every dependency's result known, confirming cached ones now that they are consumed. */
-  confirmDeps(node: Node): Maybe<void> {
-    const deps = node.spec.deps;
-    let unknown: Node[] | undefined;
-    for (let i = 0; i < deps.length; i++) {
-      const d = this.nodeOf(deps[i] as StepSpec) as Node;
-      if ((d.flags & HAS_RESULT) === 0) (unknown ??= []).push(d);
-    }
-    if (unknown === undefined) return undefined;
-    const list = unknown;
-    const states = this.store.readStates(
-      list.map((d) => d.path),
-      true,
-    );
-    return isPromise(states) ? states.then((s) => this.#confirmed(node, list, s)) : this.#confirmed(node, list, states);
-  }
-
-  #confirmed(node: Node, deps: readonly Node[], states: readonly StoredState[]): void {
-    for (let i = 0; i < deps.length; i++) {
-      const d = deps[i] as Node;
-      const st = states[i] as StoredState;
-      if (st.status !== 'SUCCESS') {
-        throw new CairnError(
-          'CAIRN_PRUNED_OUTPUT_MISSING',
-          `Step "${node.name}": the cached output of its dependency "${d.name}" at ${d.path} disappeared after its inputs were pruned (status=${st.status ?? 'none'}); rerun to rebuild it and its inputs.`,
-          { step: node.name },
-        );
-      }
-      d.flags |= HAS_RESULT;
-      d.result = st.record?.result;
-    }
   }
 
   /** attempts: reports `running` (with where its logs go, when anyone listens). */

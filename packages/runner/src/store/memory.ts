@@ -192,6 +192,18 @@ export class MemoryStore implements Store {
     return out;
   }
 
+  /** Names of the steps stored directly under `dir` (a scan of every entry: for plans and tests, not hot paths). */
+  list(dir: string): Maybe<readonly string[]> {
+    const base = dir.endsWith('/') ? dir : `${dir}/`;
+    const names = new Set<string>();
+    for (const path of this.#map.keys()) {
+      if (!path.startsWith(base)) continue;
+      const name = path.slice(base.length).split('/')[0] as string;
+      if (name !== '' && !name.startsWith('.')) names.add(name);
+    }
+    return [...names];
+  }
+
   checkWritable(): Maybe<void> {}
 
   createLease(path: string, holder: LeaseHolder): Maybe<boolean> {

@@ -94,6 +94,10 @@ export interface ArtifactRecord {
   readonly deps: readonly string[];
   /** Dependencies' output paths. */
   readonly depPaths: readonly string[];
+  /** Dependencies' identities (`nameWithHash`), in `deps` order: what drift reports name (absent in records before 0.2). */
+  readonly depIdentities?: readonly string[];
+  /** Runtime arguments the step received (never part of its identity; `config` holds the rest). */
+  readonly runtime?: Readonly<Record<string, unknown>>;
   /** The status written with this record. */
   readonly status: StatusToken;
   /** The step's returned value (JSON). */

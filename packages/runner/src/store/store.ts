@@ -96,6 +96,12 @@ export interface Store {
   /** Reads many steps' states at once; `withRecord[i]` also reads the record of `paths[i]`. Never throws for corrupt files. */
   readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Maybe<StoredState[]>;
   /**
+   * Optional: the names of the entries directly under `dir` (one level, not Cairn's hidden
+   * files; empty when `dir` does not exist). The runner looks beside a step for earlier builds of
+   * it under other identities (`plan`'s reasons, outputs of an older layout); without it, it does not.
+   */
+  list?(dir: string): Maybe<readonly string[]>;
+  /**
    * Optional: checks, writing nothing, that the store under `prefix` can be read (an endpoint
    * that answers, credentials that work, a bucket that exists), throwing one `CAIRN_STORE` that
    * names the prefix and the fix. Called once per run and dry run, before anything is read.

@@ -7,7 +7,7 @@
  * then finishes on the runner's stack. Use `io: 'async'` on network filesystems, where a slow
  * call must not stall the event loop. Both run the same operations (io.ts).
  */
-import { drive, type Maybe } from '../../maybe.js';
+import { drive, isPromise, type Maybe } from '../../maybe.js';
 import type { LeaseHolder, LeaseInfo } from '../leases.js';
 import { parseJobRecord, type JobRecord } from '../records.js';
 import type { AttemptLogs, CommitRequest, StagedAttempt, Store, StoreCapabilities, StoredState } from '../store.js';
@@ -62,6 +62,12 @@ export class LocalStore implements Store {
       }
     };
     return Promise.all(Array.from({ length: Math.min(this.#parallel, paths.length) }, worker)).then(() => out);
+  }
+
+  list(dir: string): Maybe<readonly string[]> {
+    const names = this.#io.readdir(localPath(dir));
+    const visible = (all: readonly string[]) => all.filter((n) => !n.startsWith('.'));
+    return isPromise(names) ? names.then(visible) : visible(names);
   }
 
   connect(prefix: string): Maybe<void> {

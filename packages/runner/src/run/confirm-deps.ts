@@ -1,0 +1,44 @@
+/**
+ * Before a step runs, every dependency's result must be known. A dependency served from the store
+ * (cached) is confirmed now that it is consumed: its status and record are read, and if its output
+ * vanished since discovery (its own inputs were never examined, so nothing would rebuild them),
+ * the step fails with `CAIRN_PRUNED_OUTPUT_MISSING`, asking for a rerun.
+ */
+import { CairnError, type StepSpec } from '@cairn/core';
+import { isPromise, type Maybe } from '../maybe.js';
+import type { StoredState } from '../store/store.js';
+import { HAS_RESULT, type Node } from './node.js';
+import type { Run } from './run.js';
+
+/** Makes every dependency's result known; a promise only when the store reads asynchronously. */
+export function confirmDeps(run: Run, node: Node): Maybe<void> {
+  const deps = node.spec.deps;
+  let unknown: Node[] | undefined;
+  for (let i = 0; i < deps.length; i++) {
+    const d = run.nodeOf(deps[i] as StepSpec) as Node;
+    if ((d.flags & HAS_RESULT) === 0) (unknown ??= []).push(d);
+  }
+  if (unknown === undefined) return undefined;
+  const list = unknown;
+  const states = run.store.readStates(
+    list.map((d) => d.path),
+    true,
+  );
+  return isPromise(states) ? states.then((s) => confirmed(node, list, s)) : confirmed(node, list, states);
+}
+
+function confirmed(node: Node, deps: readonly Node[], states: readonly StoredState[]): void {
+  for (let i = 0; i < deps.length; i++) {
+    const d = deps[i] as Node;
+    const st = states[i] as StoredState;
+    if (st.status !== 'SUCCESS') {
+      throw new CairnError(
+        'CAIRN_PRUNED_OUTPUT_MISSING',
+        `Step "${node.name}": the cached output of its dependency "${d.name}" at ${d.path} disappeared after its inputs were pruned (status=${st.status ?? 'none'}); rerun to rebuild it and its inputs.`,
+        { step: node.name },
+      );
+    }
+    d.flags |= HAS_RESULT;
+    d.result = st.record?.result;
+  }
+}
