@@ -46,6 +46,10 @@ export interface CairnConfig {
   readonly defaults?: StepDefaults;
   /** Rerun steps that failed in an earlier run (false: report them as failures without running them). @default true, as the library and Marin */
   readonly forceRunFailed?: boolean;
+  /** Where unpinned `apply` steps live: `'content'` (`{name}/{version}-{hash}`) or `'versioned'` (Marin's `{name}/{version}`, drift checked). @default 'content' */
+  readonly layout?: 'content' | 'versioned';
+  /** A built step at a fixed path built from another recipe: `'error'` (not served) or `'warn'` (served, as Marin does). @default 'error' */
+  readonly onDrift?: 'error' | 'warn';
 }
 
 /** Types a config file: `export default defineConfig({ prefix: './store' })`. */
@@ -82,6 +86,10 @@ export interface EffectiveConfig {
   readonly pools: Readonly<Record<string, number>>;
   /** Step defaults (retries, timeout). */
   readonly defaults: StepDefaults;
+  /** Layout of unpinned `apply` steps. */
+  readonly layout: 'content' | 'versioned';
+  /** What a drifted step does. */
+  readonly onDrift: 'error' | 'warn';
   /** Source of each scalar setting. */
   readonly sources: Readonly<Record<'prefix' | 'maxConcurrent' | 'executor' | 'forceRunFailed', ConfigSource>>;
 }
@@ -136,11 +144,13 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
   };
   if (typeof value !== 'object' || value === null) bad('the default export must be an object (export default defineConfig({ … }))');
   const c = value as Record<string, unknown>;
-  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'pools', 'defaults', 'forceRunFailed']);
+  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift']);
   for (const k of Object.keys(c)) if (!known.has(k)) bad(`unknown setting "${k}" (known: ${[...known].join(', ')})`);
   if (c.prefix !== undefined && (typeof c.prefix !== 'string' || c.prefix === '')) bad('prefix must be a non-empty string');
   if (c.maxConcurrent !== undefined && !(Number.isInteger(c.maxConcurrent) && (c.maxConcurrent as number) >= 1)) bad('maxConcurrent must be a positive integer');
   if (c.forceRunFailed !== undefined && typeof c.forceRunFailed !== 'boolean') bad('forceRunFailed must be a boolean');
+  if (c.layout !== undefined && c.layout !== 'content' && c.layout !== 'versioned') bad(`layout must be "content" or "versioned", got ${JSON.stringify(c.layout)}`);
+  if (c.onDrift !== undefined && c.onDrift !== 'error' && c.onDrift !== 'warn') bad(`onDrift must be "error" or "warn", got ${JSON.stringify(c.onDrift)}`);
   if (c.executors !== undefined && (typeof c.executors !== 'object' || c.executors === null)) bad('executors must be an object keyed by executor name');
   if (c.pools !== undefined) {
     if (typeof c.pools !== 'object' || c.pools === null) bad('pools must be an object of name → capacity');
@@ -203,6 +213,8 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
     executors: fromFile.executors ?? {},
     pools: fromFile.pools ?? {},
     defaults: fromFile.defaults ?? {},
+    layout: fromFile.layout ?? RUNNER_DEFAULTS.layout,
+    onDrift: fromFile.onDrift ?? RUNNER_DEFAULTS.onDrift,
     sources: { prefix: prefixSource, maxConcurrent: mcSource, executor: exSource, forceRunFailed: frSource },
   };
 }

@@ -43,6 +43,8 @@ export function makeRunner(config: EffectiveConfig, extra: { onEvent?: RunnerLis
     executors,
     executorOptions,
     pools: config.pools,
+    layout: config.layout,
+    onDrift: config.onDrift,
     ...(extra.onEvent ? { onEvent: extra.onEvent } : {}),
     ...(extra.logger ? { logger: extra.logger } : {}),
   });

@@ -23,8 +23,8 @@ function asTargetList(value: unknown): unknown[] | undefined {
   return undefined;
 }
 
-/** Imports `file` and lowers its targets. Bad files and bad graphs throw usage-class errors (exit 2). */
-export async function loadPipeline(file: string, cwd = process.cwd()): Promise<LoadedPipeline> {
+/** Imports `file` and lowers its targets (unpinned steps in `layout`). Bad files and bad graphs throw usage-class errors (exit 2). */
+export async function loadPipeline(file: string, cwd = process.cwd(), layout: 'content' | 'versioned' = 'content'): Promise<LoadedPipeline> {
   const { path, module } = await importUserModule(file, 'pipeline', cwd);
   // A TypeScript file loaded as CommonJS arrives wrapped: its exports sit under `default`.
   const inner = (typeof module.default === 'object' && module.default !== null ? module.default : {}) as Record<string, unknown>;
@@ -46,7 +46,7 @@ export async function loadPipeline(file: string, cwd = process.cwd()): Promise<L
       );
     }
   });
-  const targets = lower(list as (ArtifactStep<unknown> | StepSpec)[]);
+  const targets = lower(list as (ArtifactStep<unknown> | StepSpec)[], { layout });
   const { nodes } = indexSpecs(targets);
   return { file: path, targets, specs: nodes };
 }

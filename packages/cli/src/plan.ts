@@ -1,5 +1,5 @@
 /** A dry-run plan for the CLI (the runner's `plan`, with the CLI's state names). */
-import type { Plan, PlanState } from '@cairn/runner';
+import type { Plan, PlanState, RunOptions } from '@cairn/runner';
 import type { EffectiveConfig } from './config.js';
 import type { StepState } from './graph/model.js';
 import { makeRunner } from './make-runner.js';
@@ -33,8 +33,8 @@ export function fromRunnerPlan(plan: Plan): CliPlan {
   };
 }
 
-/** Plans `targets` (default: the pipeline's) against the store. */
-export async function makePlan(pipeline: LoadedPipeline, config: EffectiveConfig, targets: readonly StepSpec[] = pipeline.targets): Promise<CliPlan> {
+/** Plans `targets` (default: the pipeline's) against the store, with the run options a run would get. */
+export async function makePlan(pipeline: LoadedPipeline, config: EffectiveConfig, targets: readonly StepSpec[] = pipeline.targets, options: Pick<RunOptions, 'rebuild' | 'acceptDrift'> = {}): Promise<CliPlan> {
   const runner = makeRunner(config);
-  return fromRunnerPlan(await runner.plan(targets, { forceRunFailed: config.forceRunFailed }));
+  return fromRunnerPlan(await runner.plan(targets, { forceRunFailed: config.forceRunFailed, ...options }));
 }

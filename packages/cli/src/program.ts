@@ -17,6 +17,7 @@ import { statusCommand } from './commands/status.js';
 import { unlockCommand } from './commands/unlock.js';
 import { workerCommand } from './commands/worker.js';
 import { parsePositiveInt } from './config.js';
+import { collect, collectOptional } from './selection.js';
 import { cliVersion } from './version.js';
 import { colorEnabled, err, processContext, type CliContext } from './context.js';
 import { ExitCode, exitCodeOf, formatError } from './errors.js';
@@ -64,18 +65,25 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .option('--force-run-failed', 'rerun steps that failed in an earlier run (the default)')
     .option('--no-force-run-failed', 'report steps that failed in an earlier run instead of rerunning them')
     .option('--prefix <path>', 'store prefix (overrides CAIRN_PREFIX and the config file)')
+    .option('--rebuild <step>', 'rerun this step and everything downstream of it, whatever is stored (repeatable)', collect)
+    .option('--rebuild-all', 'rerun every step the targets need')
+    .option('--accept-drift [step]', "serve this drifted step (a fixed path built from another recipe) as recorded; alone: every drifted step (repeatable)", collectOptional)
     .option('--json', 'stream events and step output as JSON lines')
     .addHelpText('after', example('cairn run pipeline.ts train --prefix ./store --max-concurrent 4'))
     .action(async (file: string, targets: string[], o) => done(await runCommand(ctx, file, targets, o)));
 
   program
     .command('plan')
-    .description('show what a run would do, step by step (a dry run)')
+    .description('show what a run would do, step by step, and why (a dry run)')
     .argument('<pipeline>', 'pipeline module')
+    .argument('[targets...]', 'only these steps (by name or nameWithHash prefix) and what they need')
     .option('--prefix <path>', 'store prefix')
+    .option('--rebuild <step>', 'plan a rerun of this step and what is downstream of it (repeatable)', collect)
+    .option('--rebuild-all', 'plan a rerun of every step the targets need')
+    .option('--accept-drift [step]', 'plan serving this drifted step as recorded; alone: every drifted step (repeatable)', collectOptional)
     .option('--json', 'print JSON')
-    .addHelpText('after', example('cairn plan pipeline.ts --prefix ./store'))
-    .action(async (file: string, o) => done(await planCommand(ctx, file, o)));
+    .addHelpText('after', example('cairn plan pipeline.ts eval --prefix ./store'))
+    .action(async (file: string, targets: string[], o) => done(await planCommand(ctx, file, targets, o)));
 
   program
     .command('status')
@@ -110,12 +118,16 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .command('graph')
     .description('draw the DAG as Graphviz dot, Mermaid or a self-contained HTML page')
     .argument('<pipeline>', 'pipeline module')
+    .argument('[targets...]', 'only these steps and what they need')
     .addOption(new Option('--format <format>', 'output format').choices(['dot', 'mermaid', 'html']).default('dot'))
     .option('--out <file>', 'write to a file instead of stdout')
     .option('--prefix <path>', 'store prefix (colours nodes by plan state)')
     .option('--no-plan', 'do not read the store (all states unknown)')
+    .option('--rebuild <step>', 'colour by a plan that reruns this step (repeatable)', collect)
+    .option('--rebuild-all', 'colour by a plan that reruns everything')
+    .option('--accept-drift [step]', 'colour by a plan that serves this drifted step (repeatable)', collectOptional)
     .addHelpText('after', example('cairn graph pipeline.ts --format html --out graph.html --prefix ./store'))
-    .action(async (file: string, o) => done(await graphCommand(ctx, file, o)));
+    .action(async (file: string, targets: string[], o) => done(await graphCommand(ctx, file, targets, o)));
 
   program
     .command('report')

@@ -3,7 +3,7 @@
  * directories. Build first: `npx tsup` in packages/core, packages/runner and packages/cli.
  */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +16,13 @@ const RED = '#d93f3f'; // failed before / failed
 
 let project: ReturnType<typeof makeProject>;
 let dir: string;
+
+/** The output directory name of step `name` (content-addressed: `v1-<hash>`) under `prefix`. */
+const built = (prefix: string, name: string, version = 'v1'): string => {
+  const found = readdirSync(join(prefix, name)).find((n) => new RegExp(`^${version}-[0-9a-f]{16}$`).test(n));
+  if (found === undefined) throw new Error(`no ${name}@${version} under ${prefix}`);
+  return found;
+};
 
 beforeAll(() => {
   assertBuilt();
@@ -128,7 +135,7 @@ describe('a pipeline through its life', () => {
       ['train', 'run'],
       ['evaluate', 'run'],
     ]);
-    expect(json.steps[0].outputPath).toBe(join(prefix(), 'prepare', 'v1'));
+    expect(json.steps[0].outputPath).toMatch(new RegExp(`^${join(prefix(), 'prepare')}/v1-[0-9a-f]{16}$`));
     expect(existsSync(prefix())).toBe(false); // a plan writes nothing
   });
 
@@ -138,7 +145,7 @@ describe('a pipeline through its life', () => {
     expect(first.stdout).toMatch(/done\s+prepare/);
     expect(first.stdout).toMatch(/done\s+evaluate/);
     expect(first.stdout).toContain('3 succeeded');
-    expect(JSON.parse(readFileSync(join(prefix(), 'train', 'v1', 'model.json'), 'utf8'))).toEqual({ rows: 3, lr: 0.1 });
+    expect(JSON.parse(readFileSync(join(prefix(), 'train', built(prefix(), 'train'), 'model.json'), 'utf8'))).toEqual({ rows: 3, lr: 0.1 });
 
     const again = cairn(dir, ['run', 'pipeline.mjs', '--prefix', prefix(), '--json']);
     expect(again.code).toBe(0);
@@ -153,11 +160,14 @@ describe('a pipeline through its life', () => {
   it('explains a config change field by field', () => {
     const r = cairn(dir, ['explain', 'train', 'pipeline.mjs', '--prefix', prefix()], { FX_LR: '0.2' });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toContain('the config drifted from the record');
+    // The reason is the plan's (issue 16: explain said "cached" where a run rebuilt the step).
+    expect(r.stdout).toContain('will run: changed since the last build: lr: 0.1 -> 0.2 (last build: ');
     expect(r.stdout).toMatch(/fingerprint\s+[0-9a-f]{16}\s+[0-9a-f]{16}/);
-    expect(r.stdout).toContain('lr: 0.1 -> 0.2');
+    const evaluate = cairn(dir, ['explain', 'evaluate', 'pipeline.mjs', '--prefix', prefix()], { FX_LR: '0.2' });
+    expect(evaluate.stdout).toContain('will run: changed since the last build: dependency train@v1 changed');
     const bumped = JSON.parse(cairn(dir, ['explain', 'train', 'pipeline.mjs', '--prefix', prefix(), '--json'], { FX_LR: '0.2', FX_VERSION: 'v2' }).stdout);
-    expect(bumped.reasons[0]).toContain('nothing is stored at');
+    expect(bumped.state).toBe('run');
+    expect(bumped.reasons).toEqual(['will run: not built']);
     expect(bumped.fields.find((f: { field: string }) => f.field === 'version')).toMatchObject({ recorded: 'v1', current: 'v2', same: false });
     expect(bumped.configDiff).toEqual(['lr: 0.1 -> 0.2']);
     expect(bumped.deps).toEqual([{ ident: 'prepare@v1', current: true, recorded: true, status: 'SUCCESS' }]);
@@ -189,10 +199,10 @@ describe('failures', () => {
 
     const status = cairn(dir, ['status', '--prefix', prefix()]);
     expect(status.code).toBe(0);
-    expect(status.stdout).toMatch(/train\/v1\s+FAILED\s+\d{4}-\d\d-\d\d [\d:]+\s+\S+\s+1\s+inline\s+train-[0-9a-f]{16}\.1/);
-    expect(status.stdout).toMatch(/evaluate\/v1\s+DEP_FAILED/);
-    expect(status.stdout).toMatch(/prepare\/v1\s+SUCCESS/);
-    expect(status.stdout).toContain('✗ train/v1: training diverged: loss is NaN');
+    expect(status.stdout).toMatch(/train\/v1-[0-9a-f]{16}\s+FAILED\s+\d{4}-\d\d-\d\d [\d:]+\s+\S+\s+1\s+inline\s+train-[0-9a-f]{16}\.1/);
+    expect(status.stdout).toMatch(/evaluate\/v1-[0-9a-f]{16}\s+DEP_FAILED/);
+    expect(status.stdout).toMatch(/prepare\/v1-[0-9a-f]{16}\s+SUCCESS/);
+    expect(status.stdout).toMatch(/✗ train\/v1-[0-9a-f]{16}: training diverged: loss is NaN/);
     expect(cairn(dir, ['logs', 'train', '--prefix', prefix()]).stdout).toContain('ERROR loss is NaN');
 
     // The default reruns a failed step (as the library and Marin do); --no-force-run-failed reports it instead.
@@ -205,16 +215,17 @@ describe('failures', () => {
     const plan = JSON.parse(cairn(dir, ['plan', 'pipeline.mjs', '--prefix', prefix(), '--json']).stdout);
     expect(plan.steps.find((s: { name: string }) => s.name === 'train').state).toBe('failed-before');
 
+    const [train, evaluate, prepare] = ['train', 'evaluate', 'prepare'].map((n) => `${n}/${built(prefix(), n)}`);
     const dry = cairn(dir, ['clean', '--prefix', prefix()]);
-    expect(dry.stdout).toContain('would remove evaluate/v1 (dep-failed)');
-    expect(dry.stdout).toContain('would remove train/v1 (failed)');
+    expect(dry.stdout).toContain(`would remove ${evaluate} (dep-failed)`);
+    expect(dry.stdout).toContain(`would remove ${train} (failed)`);
     expect(dry.stdout).not.toContain('prepare');
-    expect(existsSync(join(prefix(), 'train', 'v1'))).toBe(true);
+    expect(existsSync(join(prefix(), train as string))).toBe(true);
     const yes = JSON.parse(cairn(dir, ['clean', '--prefix', prefix(), '--yes', '--json']).stdout);
     expect(yes.removed).toBe(true);
-    expect(yes.outputs.map((o: { step: string }) => o.step).sort()).toEqual(['evaluate/v1', 'train/v1']);
-    expect(existsSync(join(prefix(), 'train', 'v1'))).toBe(false);
-    expect(existsSync(join(prefix(), 'prepare', 'v1'))).toBe(true);
+    expect(yes.outputs.map((o: { step: string }) => o.step).sort()).toEqual([evaluate, train]);
+    expect(existsSync(join(prefix(), train as string))).toBe(false);
+    expect(existsSync(join(prefix(), prepare as string))).toBe(true);
 
     const fixed = cairn(dir, ['run', 'pipeline.mjs', '--prefix', prefix()]);
     expect(fixed.code, fixed.stderr).toBe(0);
@@ -222,29 +233,30 @@ describe('failures', () => {
   });
 
   it('clean lists outputs the pipeline no longer references', () => {
-    // Version v2 of train makes v1's output unreferenced (evaluate keeps its path evaluate/v1).
+    // Version v2 of train makes train v1's output unreferenced, and evaluate's: its identity (its path) changed with train's.
     const r = cairn(dir, ['clean', 'pipeline.mjs', '--prefix', prefix()], { FX_VERSION: 'v2' });
     expect(r.code).toBe(0);
-    expect(r.stdout.trim().split('\n')).toEqual(['would remove train/v1 (unreferenced)', '1 output(s); rerun with --yes to remove them.']);
+    expect(r.stdout.trim().split('\n')).toEqual([`would remove evaluate/${built(prefix(), 'evaluate')} (unreferenced)`, `would remove train/${built(prefix(), 'train')} (unreferenced)`, '2 output(s); rerun with --yes to remove them.']);
   });
 
   it('clean removes attempt directories a dead runner left beside outputs, never a live one', () => {
     const p = join(dir, 'leftovers');
     expect(cairn(dir, ['run', 'pipeline.mjs', '--prefix', p]).code).toBe(0);
     // A runner killed mid-attempt leaves its attempt's directory beside the output path.
-    const dead = join(p, 'train', '.v1.cairn-attempt-deadrun-1');
+    const out = built(p, 'train');
+    const dead = join(p, 'train', `.${out}.cairn-attempt-deadrun-1`);
     mkdirSync(join(dead, '.cairn', 'logs'), { recursive: true });
     writeFileSync(join(dead, 'partial'), 'x');
     const dry = cairn(dir, ['clean', '--prefix', p]);
-    expect(dry.stdout).toContain('would remove train/.v1.cairn-attempt-deadrun-1 (abandoned attempt)');
+    expect(dry.stdout).toContain(`would remove train/.${out}.cairn-attempt-deadrun-1 (abandoned attempt)`);
     // While a live runner holds the step's lease, its attempt directory is not touched.
-    const lease = join(p, 'train', '.v1.cairn-lease');
+    const lease = join(p, 'train', `.${out}.cairn-lease`);
     writeFileSync(lease, JSON.stringify({ worker_id: 'live', timestamp: Date.now() / 1000, host: hostname(), pid: process.pid, processStartTime: null, runId: 'live', token: 'live.1' }));
     expect(cairn(dir, ['clean', '--prefix', p]).stdout).not.toContain('cairn-attempt');
     rmSync(lease);
     expect(cairn(dir, ['clean', '--prefix', p, '--yes']).code).toBe(0);
     expect(existsSync(dead)).toBe(false);
-    expect(existsSync(join(p, 'train', 'v1'))).toBe(true);
+    expect(existsSync(join(p, 'train', out))).toBe(true);
   });
 
   it('--force-run-failed reruns a step that failed before', () => {
@@ -306,23 +318,25 @@ describe('interrupts and leases', () => {
     try {
       await waitFor(run.output, (s) => /running\s+train/.test(s), 20_000);
       const status = JSON.parse(cairn(dir, ['status', '--prefix', prefix, '--json']).stdout);
-      const train = status.steps.find((s: { step: string }) => s.step === 'train/v1');
+      // Running: no record yet, so no name; its directory says which step it is.
+      const train = status.steps.find((s: { step: string }) => s.step.startsWith('train/'));
+      expect(train.step).toMatch(/^train\/v1-[0-9a-f]{16}$/);
       expect(train.status).toBe('RUNNING');
       expect(train.leaseHolder).toContain(`:${run.child.pid} (run `);
       const live = cairn(dir, ['unlock', '--stale', '--prefix', prefix]);
-      expect(live.stdout).toContain('live  train/v1');
-      expect(existsSync(join(prefix, 'train', '.v1.cairn-lease'))).toBe(true);
+      expect(live.stdout).toContain(`live  ${train.step}`);
+      expect(existsSync(join(prefix, 'train', `.${train.step.slice('train/'.length)}.cairn-lease`))).toBe(true);
     } finally {
       run.child.kill('SIGKILL');
       await run.done;
     }
     // The holder is dead now: its lease is stale.
     const list = cairn(dir, ['unlock', '--prefix', prefix]);
-    expect(list.stdout).toContain('stale train/v1');
+    expect(list.stdout).toMatch(/stale train\/v1-[0-9a-f]{16}/);
     expect(list.stdout).toContain('rerun with --stale');
     const cleared = cairn(dir, ['unlock', '--stale', '--prefix', prefix]);
-    expect(cleared.stdout).toContain('cleared train/v1');
-    expect(existsSync(join(prefix, 'train', '.v1.cairn-lease'))).toBe(false);
+    expect(cleared.stdout).toMatch(/cleared train\/v1-[0-9a-f]{16}/);
+    expect(readdirSync(join(prefix, 'train')).filter((n) => n.endsWith('.cairn-lease'))).toEqual([]);
   });
 });
 

@@ -34,7 +34,7 @@ describe("a failed step's error after the run", () => {
     expect(r.stdout).toMatch(/\n\s+at .*throws\.mjs:\d+:\d+/);
     const dep = cairn(project.dir, ['logs', 'index', '--prefix', prefix()]);
     expect(dep.code).toBe(0);
-    expect(dep.stdout).toContain('index/v1 did not run (DEP_FAILED)');
+    expect(dep.stdout).toMatch(/index\/v1-[0-9a-f]{16} did not run \(DEP_FAILED\)/);
     const none = cairn(project.dir, ['logs', 'parse', '--attempt', '7', '--prefix', prefix()]);
     expect(none.code).toBe(2);
     expect(none.stderr).toMatch(/has no logs for attempt 7\..*\[CAIRN_NO_LOGS\]/s);
@@ -49,16 +49,18 @@ describe("a failed step's error after the run", () => {
     expect(r.stdout).toContain('RangeError: row 2: expected 3 columns, got 5');
     expect(r.stdout).toMatch(/error\n\s+RangeError: row 2.*\n\s+at /);
     const json = JSON.parse(cairn(project.dir, ['status', 'parse', '--json', '--prefix', prefix()]).stdout);
-    expect(json).toMatchObject({ step: 'parse/v1', status: 'FAILED', record: { name: 'parse', status: 'FAILED', error: { name: 'RangeError' } } });
+    expect(json).toMatchObject({ status: 'FAILED', record: { name: 'parse', status: 'FAILED', error: { name: 'RangeError' } } });
+    expect(json.step).toMatch(/^parse\/v1-[0-9a-f]{16}$/);
   });
 
   it('`cairn status` lists steps in DAG order, not alphabetically', () => {
     const r = JSON.parse(cairn(project.dir, ['status', '--json', '--prefix', prefix()]).stdout);
-    expect(r.steps.map((s: { step: string }) => s.step)).toEqual(['load/v1', 'parse/v1', 'index/v1']);
+    const dirOf = (step: string) => step.replace(/\/v1-[0-9a-f]{16}$/, '');
+    expect(r.steps.map((s: { step: string }) => dirOf(s.step))).toEqual(['load', 'parse', 'index']);
     const p = join(project.dir, 'dag');
     expect(cairn(project.dir, ['run', 'pipeline.mjs', '--prefix', p]).code).toBe(0);
     const text = cairn(project.dir, ['status', '--prefix', p]).stdout;
-    expect(text.split('\n').slice(1, 4).map((l) => l.split(/\s+/)[0])).toEqual(['prepare/v1', 'train/v1', 'evaluate/v1']);
+    expect(text.split('\n').slice(1, 4).map((l) => dirOf(l.split(/\s+/)[0] as string))).toEqual(['prepare', 'train', 'evaluate']);
   });
 });
 
@@ -133,9 +135,10 @@ describe('the README', () => {
         timeout: 60_000,
       });
       expect(r.status, r.stdout + r.stderr).toBe(0);
-      expect(r.stdout).toMatch(/stats-[0-9a-f]{16} \[ '\.\/store\/raw\/2026\.11\.30' \]/);
+      const at = /stats-[0-9a-f]{16} \[ '\.\/store\/(raw\/2026\.11\.30-[0-9a-f]{16})' \]/.exec(r.stdout);
+      expect(at, r.stdout).not.toBeNull();
       expect(r.stdout).toContain('{ chars: 27 }');
-      expect(readFileSync(join(p.dir, 'store', 'raw', '2026.11.30', 'data.txt'), 'utf8')).toBe('fetched https://example.org');
+      expect(readFileSync(join(p.dir, 'store', at?.[1] as string, 'data.txt'), 'utf8')).toBe('fetched https://example.org');
     } finally {
       p.cleanup();
       rmSync(dir, { recursive: true, force: true });

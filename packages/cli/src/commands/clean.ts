@@ -34,7 +34,7 @@ export async function cleanCommand(ctx: CliContext, file: string | undefined, op
   const prefix = requirePrefix(config);
   let referenced: Set<string> | undefined;
   if (file !== undefined) {
-    const pipeline = await loadPipeline(file, ctx.cwd);
+    const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
     referenced = new Set(pipeline.specs.map((s) => s.outputPath(prefix)));
   }
   const victims: { path: string; rel: string; reason: CleanReason }[] = [];

@@ -20,6 +20,8 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
     maxConcurrent: config.maxConcurrent,
     executor: config.executor,
     forceRunFailed: config.forceRunFailed,
+    layout: config.layout,
+    onDrift: config.onDrift,
     executors,
     pools: config.pools,
     defaults: config.defaults,
@@ -36,6 +38,8 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
   out(ctx, `${c.bold('maxConcurrent')}   ${config.maxConcurrent} ${src('maxConcurrent')}`);
   out(ctx, `${c.bold('executor')}        ${config.executor} ${src('executor')}`);
   out(ctx, `${c.bold('forceRunFailed')}  ${String(config.forceRunFailed)} ${src('forceRunFailed')}`);
+  out(ctx, `${c.bold('layout')}          ${config.layout}`);
+  out(ctx, `${c.bold('onDrift')}         ${config.onDrift}`);
   const names = Object.keys(executors);
   out(ctx, `${c.bold('executors')}       ${names.length === 0 ? c.dim('built-ins only') : ''}`);
   for (const [name, e] of Object.entries(executors)) out(ctx, `  ${name}: ${e.use} ${JSON.stringify(e.options)}`);

@@ -11,7 +11,8 @@ import { out, type CliContext } from '../context.js';
 import { cliError } from '../errors.js';
 import { findSteps, loadPipeline } from '../pipeline.js';
 import { scanStore, type StoredStep } from '../store-scan.js';
-import { paint, STORED_STATES, type StoredStateName } from '../states.js';
+import { makePlan, type CliPlanStep } from '../plan.js';
+import { paint, PLAN_STATES, type StepState, STORED_STATES, type StoredStateName } from '../states.js';
 import { formatTable } from '../table.js';
 import { resolveStoredStep } from './logs.js';
 
@@ -48,7 +49,9 @@ export interface Explanation {
   readonly step: string;
   readonly nameWithHash: string | null;
   readonly path: string;
-  /** One line per reason the step is not served from the store (empty: it is cached). */
+  /** What a run would do (the plan's state); null without a pipeline. */
+  readonly state: StepState | null;
+  /** Why the step is not served from the store (empty: it is cached). */
   readonly reasons: readonly string[];
   readonly fields: readonly ExplainField[];
   /** describeDrift lines: recorded config → current config. */
@@ -68,12 +71,16 @@ function statusOf(step: StoredStep | undefined): string {
   return step.status ?? 'incomplete';
 }
 
-/** Compares a spec with the store. */
-export function explainSpec(spec: StepSpec, prefix: string, stored: readonly StoredStep[]): Explanation {
+/**
+ * Compares a spec with the store. Whether it is cached and why comes from the runner's plan
+ * (`planned`: the same classification `plan`, `run` and `graph` use); the rest is detail: its
+ * hash inputs next to the record at its path, or the newest record of the same name.
+ */
+export function explainSpec(spec: StepSpec, prefix: string, stored: readonly StoredStep[], planned: Pick<CliPlanStep, 'state' | 'reason'>): Explanation {
   const path = spec.outputPath(prefix);
   const byPath = new Map(stored.map((s) => [s.path, s]));
   const here = byPath.get(path);
-  // After a version bump (a new path) compare with the newest record of the same name.
+  // Nothing here (a config change or a version bump gave a new path): the newest record of the same name.
   let compared: StoredStep | undefined = here?.record ? here : undefined;
   if (compared === undefined) {
     const same = stored.filter((s) => s.record?.name === spec.name);
@@ -81,14 +88,8 @@ export function explainSpec(spec: StepSpec, prefix: string, stored: readonly Sto
     compared = same[0];
   }
   const r: ArtifactRecord | undefined = compared?.record ?? undefined;
-  const reasons: string[] = [];
-  const status = statusOf(here);
-  if (spec.mutable) reasons.push(`version "${spec.version}" ends in "dev": the step is mutable and always rebuilt.`);
-  if (here === undefined) reasons.push(compared ? `nothing is stored at ${path}; the nearest record is ${compared.rel}.` : `nothing is stored at ${path} and no step named "${spec.name}" was ever recorded.`);
-  else if (status === 'FAILED' || status === 'DEP_FAILED' || status === 'CANCELLED') {
-    reasons.push(`the stored status is ${status}${here.record?.error ? `: ${here.record.error.message.split('\n')[0]}` : ''}.`);
-  } else if (status === 'RUNNING') reasons.push('another runner is building it now (it holds the lease).');
-  else if (status === 'incomplete') reasons.push('its output is incomplete (no status was written; an interrupted run?).');
+  const cached = planned.state === 'cached' || planned.state === 'not-examined';
+  const reasons = cached ? [] : [`${PLAN_STATES[planned.state].label}: ${planned.reason}`];
   const fields: ExplainField[] = [];
   const add = (field: string, recorded: unknown, current: unknown) => {
     const a = stringOrDash(recorded);
@@ -101,18 +102,11 @@ export function explainSpec(spec: StepSpec, prefix: string, stored: readonly Sto
   add('fingerprint', r?.fingerprint, spec.fingerprint);
   add('deps', r?.deps?.join(', '), spec.deps.map((d) => d.ident).join(', '));
   const configDiff = r?.fingerprintPayload !== undefined && spec.fingerprintPayload !== undefined ? describeDrift(r.fingerprintPayload, spec.fingerprintPayload, { maxLines: 50 }) : [];
-  if (r !== undefined && r.fingerprint !== undefined && spec.fingerprint !== undefined && r.fingerprint !== spec.fingerprint && here !== undefined && status === 'SUCCESS') {
-    reasons.push(`the config drifted from the record (fingerprint ${r.fingerprint} → ${spec.fingerprint}); the output is served from the store with a warning. Bump the version to rebuild it.`);
-  }
   const recordedDeps = new Set(r?.deps ?? []);
   const deps: ExplainDep[] = [];
-  for (const d of spec.deps) {
-    const st = statusOf(byPath.get(d.outputPath(prefix)));
-    deps.push({ ident: d.ident, current: true, recorded: recordedDeps.has(d.ident), status: st });
-    if (st !== 'SUCCESS') reasons.push(`dependency ${d.ident} is ${st === 'not built' ? 'not built' : st}, so this step runs after it.`);
-  }
+  for (const d of spec.deps) deps.push({ ident: d.ident, current: true, recorded: recordedDeps.has(d.ident), status: statusOf(byPath.get(d.outputPath(prefix))) });
   for (const ident of recordedDeps) if (!spec.deps.some((d) => d.ident === ident)) deps.push({ ident, current: false, recorded: true, status: '-' });
-  return { step: spec.name, nameWithHash: spec.nameWithHash, path, reasons, fields, configDiff, deps, comparedWith: compared?.path ?? null };
+  return { step: spec.name, nameWithHash: spec.nameWithHash, path, state: planned.state, reasons, fields, configDiff, deps, comparedWith: compared?.path ?? null };
 }
 
 /** Explains one stored step without a pipeline: its status, error and recorded hash inputs. */
@@ -128,7 +122,7 @@ function explainStored(s: StoredStep): Explanation {
     { field: 'config', recorded: stringOrDash(r?.fingerprintPayload), current: '', same: true },
     { field: 'deps', recorded: stringOrDash(r?.deps?.join(', ')), current: '', same: true },
   ];
-  return { step: r?.name ?? s.rel, nameWithHash: r?.nameWithHash ?? null, path: s.path, reasons, fields, configDiff: [], deps: [], comparedWith: s.path };
+  return { step: r?.name ?? s.rel, nameWithHash: r?.nameWithHash ?? null, path: s.path, state: null, reasons, fields, configDiff: [], deps: [], comparedWith: s.path };
 }
 
 /** Prints why a step is (not) cached. */
@@ -137,13 +131,16 @@ export async function explainCommand(ctx: CliContext, selector: string, file: st
   const prefix = requirePrefix(config);
   let explanations: Explanation[];
   if (file !== undefined) {
-    const pipeline = await loadPipeline(file, ctx.cwd);
+    const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
     const specs = findSteps(pipeline.specs, selector);
     if (specs.length === 0) {
       throw cliError('CAIRN_NO_SUCH_STEP', `No step in ${pipeline.file} matches "${selector}".`, `Steps: ${[...new Set(pipeline.specs.map((s) => s.name))].slice(0, 20).join(', ')}.`);
     }
+    // The plan of these steps as targets: each is examined, as `cairn run pipeline.ts STEP` would.
+    const plan = await makePlan(pipeline, config, specs);
+    const byHash = new Map(plan.steps.map((p) => [p.nameWithHash, p]));
     const stored = await scanStore(prefix).catch(() => [] as StoredStep[]);
-    explanations = specs.map((s) => explainSpec(s, prefix, stored));
+    explanations = specs.map((s) => explainSpec(s, prefix, stored, byHash.get(s.nameWithHash) as CliPlanStep));
   } else {
     explanations = [explainStored(await resolveStoredStep(prefix, selector))];
   }
@@ -154,7 +151,7 @@ export async function explainCommand(ctx: CliContext, selector: string, file: st
   const c = ctx.colors;
   for (const e of explanations) {
     out(ctx, `${c.bold(e.step)} ${c.dim(e.nameWithHash ?? '')}  ${c.dim(e.path)}`);
-    if (e.reasons.length === 0) out(ctx, c.green('  cached: the stored output is current; a run will not rebuild it.'));
+    if (e.reasons.length === 0 && e.state !== null) out(ctx, c.green('  cached: the stored output is current; a run will not rebuild it.'));
     for (const reason of e.reasons) out(ctx, `  ${c.yellow('•')} ${reason}`);
     out(ctx);
     const table = formatTable(

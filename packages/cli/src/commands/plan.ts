@@ -2,7 +2,8 @@
 import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { paint, PLAN_STATES, type StepState } from '../states.js';
-import { loadPipeline, selectSteps } from '../pipeline.js';
+import { loadPipeline } from '../pipeline.js';
+import { selection, type SelectionFlags } from '../selection.js';
 import { makePlan, type CliPlan } from '../plan.js';
 import { formatTable } from '../table.js';
 
@@ -19,6 +20,9 @@ export interface PlanCommandOptions {
   /** `--max-concurrent`. */
   readonly maxConcurrent?: number;
 }
+
+/** Options of `cairn plan`: also the run options that name steps. */
+export type PlanOptions = PlanCommandOptions & SelectionFlags;
 
 /** Prints a plan as a table (or JSON). */
 export function printPlan(ctx: CliContext, plan: CliPlan, json: boolean | undefined): void {
@@ -41,11 +45,12 @@ export function printPlan(ctx: CliContext, plan: CliPlan, json: boolean | undefi
 }
 
 /** Plans a pipeline (optionally only some targets) and prints it. */
-export async function planCommand(ctx: CliContext, file: string, options: PlanCommandOptions, selectors: readonly string[] = []): Promise<number> {
-  const config = await loadConfig({ config: ctx.configFile, ...options }, ctx.env, ctx.cwd);
-  const pipeline = await loadPipeline(file, ctx.cwd);
-  const targets = selectors.length > 0 ? selectSteps(pipeline.specs, selectors) : pipeline.targets;
-  const plan = await makePlan(pipeline, config, targets);
+export async function planCommand(ctx: CliContext, file: string, selectors: readonly string[], options: PlanOptions): Promise<number> {
+  const { rebuild, rebuildAll, acceptDrift, ...flags } = options;
+  const config = await loadConfig({ config: ctx.configFile, ...flags }, ctx.env, ctx.cwd);
+  const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
+  const chosen = selection(pipeline, selectors, { rebuild, rebuildAll, acceptDrift });
+  const plan = await makePlan(pipeline, config, chosen.targets, chosen.options);
   printPlan(ctx, plan, options.json);
   return 0;
 }

@@ -9,7 +9,8 @@ import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { ExitCode } from '../errors.js';
 import { makeRunner } from '../make-runner.js';
-import { loadPipeline, selectSteps } from '../pipeline.js';
+import { loadPipeline } from '../pipeline.js';
+import { selection } from '../selection.js';
 import { makePlan } from '../plan.js';
 import { JournalWriter } from '../report/journal.js';
 import { formatDuration } from '../table.js';
@@ -24,6 +25,23 @@ export interface RunCommandOptions {
   readonly forceRunFailed?: boolean;
   readonly prefix?: string;
   readonly json?: boolean;
+  /** `--rebuild STEP` (repeatable). */
+  readonly rebuild?: readonly string[];
+  /** `--rebuild-all`. */
+  readonly rebuildAll?: boolean;
+  /** `--accept-drift [STEP]`. */
+  readonly acceptDrift?: readonly string[] | boolean;
+}
+
+/** Lines of a failure's message shown after the run (a drift's diff and fixes fit; a huge message is cut). */
+const MESSAGE_LINES = 12;
+
+/** The message of a failure, its continuation lines indented under the step's name. */
+function shortMessage(error: unknown): string {
+  const lines = (error instanceof Error ? error.message : String(error)).split('\n');
+  const shown = lines.slice(0, MESSAGE_LINES);
+  if (lines.length > MESSAGE_LINES) shown.push(`… (${lines.length - MESSAGE_LINES} more lines: cairn status <step>)`);
+  return shown.join('\n    ');
 }
 
 function firstLine(error: unknown): string {
@@ -33,11 +51,12 @@ function firstLine(error: unknown): string {
 
 /** Runs the pipeline; resolves with the exit code. */
 export async function runCommand(ctx: CliContext, file: string, selectors: readonly string[], options: RunCommandOptions): Promise<number> {
-  const config = await loadConfig({ config: ctx.configFile, ...options }, ctx.env, ctx.cwd);
-  const pipeline = await loadPipeline(file, ctx.cwd);
-  const targets = selectors.length > 0 ? selectSteps(pipeline.specs, selectors) : pipeline.targets;
+  const { rebuild, rebuildAll, acceptDrift, ...flags } = options;
+  const config = await loadConfig({ config: ctx.configFile, ...flags }, ctx.env, ctx.cwd);
+  const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
+  const { targets, options: chosen } = selection(pipeline, selectors, { rebuild, rebuildAll, acceptDrift });
   if (options.dryRun) {
-    printPlan(ctx, await makePlan(pipeline, config, targets), options.json);
+    printPlan(ctx, await makePlan(pipeline, config, targets, chosen), options.json);
     return ExitCode.ok;
   }
 
@@ -81,6 +100,7 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
       handleSigint: false,
       forceRunFailed: config.forceRunFailed,
       maxConcurrent: config.maxConcurrent,
+      ...chosen,
     });
     progress.finish();
     const counts = Object.entries(summary.counts).filter(([, n]) => (n ?? 0) > 0);
@@ -101,7 +121,7 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
       } else {
         ctx.stderr.write(`${c.red('✗')} ${failures.length} step(s) failed:\n`);
         // A previous failure's message (the runner's, for library users) is on the line above; say it in CLI terms.
-        for (const f of failures) ctx.stderr.write(`  ${c.bold(f.step)}: ${hasCode(f.error, 'CAIRN_PREVIOUS_FAILURE') ? 'failed in an earlier run; not rerun (--no-force-run-failed)' : firstLine(f.error)}\n`);
+        for (const f of failures) ctx.stderr.write(`  ${c.bold(f.step)}: ${hasCode(f.error, 'CAIRN_PREVIOUS_FAILURE') ? 'failed in an earlier run; not rerun (--no-force-run-failed)' : shortMessage(f.error)}\n`);
         const previous = failures.some((f) => hasCode(f.error, 'CAIRN_PREVIOUS_FAILURE'));
         const ran = failures.some((f) => !hasCode(f.error, 'CAIRN_PREVIOUS_FAILURE'));
         if (ran) ctx.stderr.write(`See a failed step's error and logs with \`cairn logs <step>\` (its whole record: \`cairn status <step>\`); fix the cause and rerun (finished steps are not run again).\n`);
