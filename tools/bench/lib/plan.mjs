@@ -86,6 +86,19 @@ export function makePlan({ quick, disk, tmpfs = existsSync('/dev/shm') ? '/dev/s
     add(cairn(`warm rerun, all targets (${where})`, 'Cairn StepRunner, LocalStore', 'runner', 'warm-disk', p, { tmp }));
   }
 
+  // Warm reruns of apply steps (issue 16): every target listed, or only the terminal layer; the
+  // default content-addressed layout and the versioned one (fixed paths, drift checked).
+  {
+    const sizes = quick ? [{ tmp: disk, n: 300, where: 'disk' }] : [...(tmpfs ? [{ tmp: tmpfs, n: 100 * K, where: 'tmpfs' }] : []), { tmp: disk, n: 10 * K, where: 'disk' }];
+    for (const { tmp, n, where } of sizes) {
+      for (const layout of ['content', 'versioned']) {
+        const group = `warm rerun of apply steps (${where}, layout ${layout})`;
+        add(cairn(group, 'all targets listed', 'runner', 'warm-apply', { shape: 'layered', n, targets: 'all', layout }, { tmp }));
+        add({ ...cairn(group, 'terminal layer listed', 'runner', 'warm-apply', { shape: 'layered', n, targets: 'sinks', layout }, { tmp }), ref: false });
+      }
+    }
+  }
+
   // Scheduler overhead: the in-memory store vs p-graph on the same no-op graph.
   for (const n of quick ? [10 * K] : [10 * K, 100 * K]) {
     const p = { shape: 'layered', n };
@@ -122,6 +135,8 @@ export function makePlan({ quick, disk, tmpfs = existsSync('/dev/shm') ? '/dev/s
 /** The targets of issue #5, checked against the results. */
 export const TARGETS = [
   { label: 'lower() of a 1M-step layered pipeline, native', group: 'lower()', impl: 'Cairn', shape: 'layered', n: M, maxMs: 2000 },
-  { label: 'warm rerun of 100k steps, all targets given', group: /^warm rerun/, impl: 'Cairn StepRunner, LocalStore', n: 100 * K, maxMs: 1000 },
+  { label: 'warm rerun of 100k steps, all targets given', group: /^warm rerun, all targets/, impl: 'Cairn StepRunner, LocalStore', n: 100 * K, maxMs: 1000 },
+  { label: 'warm rerun of 100k apply steps, all targets given', group: 'warm rerun of apply steps (tmpfs, layout content)', impl: 'all targets listed', n: 100 * K, maxMs: 1000 },
+  { label: 'warm rerun of 100k apply steps, terminal layer given', group: 'warm rerun of apply steps (tmpfs, layout content)', impl: 'terminal layer listed', n: 100 * K, maxMs: 100 },
   { label: 'scheduler overhead, 100k layered, in-memory store', group: 'scheduler overhead (no-op steps)', impl: 'Cairn StepRunner, MemoryStore', n: 100 * K, minRate: 500_000 },
 ];

@@ -122,7 +122,7 @@ function checkPipeline(p: Project): { first: Ran; process: Ran } {
   expect(processRun.status, show(processRun)).toBe(0);
   expect(processRun.stdout, show(processRun)).toMatch(/2 succeeded/);
   const status = sh('npx cairn status --prefix ./store-process', p.dir);
-  expect(status.stdout, show(status)).toMatch(/count\/1\s+SUCCESS[\s\S]*process/);
+  expect(status.stdout, show(status)).toMatch(/count\/1-[0-9a-f]{16}\s+SUCCESS[\s\S]*process/);
   return { first, process: processRun };
 }
 

@@ -391,7 +391,7 @@ describe('public inputs: names, versions, pins, overrides, prefixes, maxConcurre
     const nonString = [null, 1, [], () => 1, Number.NaN, true, {}];
     const nonNumber = [null, '1', [], () => 1, Number.NaN, true, {}];
     const nonObject = [null, '1', () => 1, Number.NaN, true, 1];
-    const applyFields: Record<string, unknown[]> = { pin: nonString, executor: nonString, expectedFingerprint: nonString, resources: [...nonObject, []], retries: [...nonNumber, -1, 1.5], timeoutMs: [...nonNumber, 0, 3e9] };
+    const applyFields: Record<string, unknown[]> = { pin: nonString, layout: [...nonString, 'flat'], runtime: [...nonObject, []], executor: nonString, expectedFingerprint: nonString, resources: [...nonObject, []], retries: [...nonNumber, -1, 1.5], timeoutMs: [...nonNumber, 0, 3e9] };
     const specFields: Record<string, unknown[]> = {
       overrideOutputPath: nonString,
       executor: nonString,
@@ -416,10 +416,10 @@ describe('public inputs: names, versions, pins, overrides, prefixes, maxConcurre
   });
 
   it('unknown option keys of apply, StepSpec, StepRunner and run()', () => {
-    const applyKeys = ['name', 'fn', 'version', 'inputs', 'pin', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs'];
+    const applyKeys = ['name', 'fn', 'version', 'inputs', 'runtime', 'pin', 'layout', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs'];
     const specKeys = ['name', 'fn', 'hashAttrs', 'deps', 'resources', 'executor', 'overrideOutputPath', 'writesRecord', 'fingerprintPayload', 'ref', 'kind', 'inputs', 'version', 'fingerprint', 'expectedFingerprint', 'retries', 'timeoutMs', 'provenance', 'source', 'lowering', 'index'];
-    const runnerKeys = ['maxConcurrent', 'prefix', 'executors', 'executorOptions', 'pools', 'defaultExecutor', 'remoteExecutor', 'store', 'logger', 'onEvent', 'leases'];
-    const runKeys = ['dryRun', 'forceRunFailed', 'maxConcurrent', 'signal', 'handleSigint'];
+    const runnerKeys = ['maxConcurrent', 'prefix', 'executors', 'executorOptions', 'pools', 'defaultExecutor', 'remoteExecutor', 'store', 'logger', 'onEvent', 'leases', 'infraRetries', 'layout', 'onDrift'];
+    const runKeys = ['dryRun', 'forceRunFailed', 'maxConcurrent', 'signal', 'handleSigint', 'rebuild', 'acceptDrift'];
     const all = [...new Set([...applyKeys, ...specKeys, ...runnerKeys, ...runKeys])];
     fc.assert(
       fc.property(withUnknownKey(all), fc.anything(), (key, v) => {
