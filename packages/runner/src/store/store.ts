@@ -85,6 +85,20 @@ export interface CommitRequest {
   readonly release?: boolean | undefined;
 }
 
+/**
+ * Makes the store for prefixes of some URL schemes: how store plugins register
+ * (`new StepRunner({ stores: [s3StoreFactory()] })`), as executors do. The built-in local store
+ * serves `file://` and plain paths (scheme `file`); a factory for a scheme replaces it.
+ */
+export interface StoreFactory<O = unknown> {
+  /** Registry name (`local`, `s3`): `storeOptions` are keyed by it. */
+  readonly name: string;
+  /** URL schemes served, lower-case, without `://` (`['s3']`). `file` also serves plain paths. */
+  readonly schemes: readonly string[];
+  /** Builds the store (once per runner, when a prefix of one of its schemes is first used). */
+  create(options: O | undefined, prefix: string): Store;
+}
+
 /** An artifact store. */
 export interface Store {
   /** Implementation name (`local`, `memory`, `s3`). */
