@@ -39,7 +39,7 @@ export type { Plan, PlanStep, PlanState } from './plan.js';
 export { PLAN_LABELS } from './plan.js';
 export type { StepEvent, RunEvent, RunnerEvent, RunnerListener } from './events.js';
 export type { StepState, FinalStepState, StateInfo, StatusInfo } from './states.js';
-export type { AttemptLogs, CommitRequest, Store, StoreFactory, StoredState, StagedAttempt } from './store/store.js';
+export type { AttemptLogs, CommitRequest, StepStoreAccess, Store, StoreFactory, StoredState, StagedAttempt } from './store/store.js';
 export type { LocalStoreOptions } from './store/local/store.js';
 export type { MemoryEntries, MemoryEntry } from './store/memory.js';
 export type { StatusToken, ParsedStatus } from './store/status.js';

@@ -15,6 +15,7 @@
 import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { LeaseHolder, LeaseInfo } from './leases.js';
 import type { StatusToken } from './status.js';
+import type { TaskStoreAccess } from '@cairn/core';
 import type { Maybe } from '../maybe.js';
 
 export type { Maybe };
@@ -86,6 +87,20 @@ export interface CommitRequest {
 }
 
 /**
+ * What a running step gets from a store whose outputs are not local files, besides its output
+ * directory: `ctx.store` and what `ctx.localInput` fetches with.
+ */
+export interface StepStoreAccess {
+  /** `ctx.store`: the store's handle for direct writes to the step's final output location (its shape is the store's). */
+  readonly store: unknown;
+  /** A local directory holding the output at `depPath` (a dependency's final output path), fetched once per host. */
+  localInput(depPath: string): Promise<string>;
+}
+
+/** How a worker in another thread, process or host builds a step's {@link StepStoreAccess}: plain data, no secret. */
+export type StepAccessRef = Omit<TaskStoreAccess, 'path'>;
+
+/**
  * Makes the store for prefixes of some URL schemes: how store plugins register
  * (`new StepRunner({ stores: [s3StoreFactory()] })`), as executors do. The built-in local store
  * serves `file://` and plain paths (scheme `file`); a factory for a scheme replaces it.
@@ -154,4 +169,11 @@ export interface Store {
   removeJob(path: string): Maybe<void>;
   /** The log files of a step's attempts: the committed ones and any still staged, oldest first. */
   attemptLogs(path: string): Maybe<readonly AttemptLogs[]>;
+  /**
+   * Optional (object stores): `ctx.store` and `ctx.localInput` of a step writing to `path`, for
+   * steps running in the runner's process. Filesystem stores have none: their paths are local.
+   */
+  stepAccess?(path: string): StepStoreAccess;
+  /** Optional, with `stepAccess`: how workers elsewhere build the same (re-imported there; see {@link StepAccessRef}). */
+  readonly stepAccessRef?: StepAccessRef;
 }
