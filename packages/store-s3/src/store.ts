@@ -22,11 +22,13 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
-import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, StagedAttempt, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
+import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
 import { parseJobRecord } from './formats.js';
+import { checkS3StoreOptions } from './options.js';
 import { JOB_FILE, LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
 import type { HeldLease } from './leases.js';
 import { S3Primitives, type S3PrimitivesOptions, stepDir } from './primitives.js';
+import { stepAccessOf, stepAccessRef } from './step-access.js';
 
 /** Options of {@link S3Store}. */
 export interface S3StoreOptions extends S3PrimitivesOptions {
@@ -60,9 +62,19 @@ export class S3Store implements Store {
    */
   readonly #leaseOps = new Map<string, Promise<unknown>>();
 
+  /** How workers in other threads, processes or hosts build `ctx.store` and `ctx.localInput` (no credentials in it). */
+  readonly stepAccessRef: StepAccessRef;
+
   constructor(options: S3StoreOptions = {}) {
+    checkS3StoreOptions(options, 'new S3Store()');
     this.s3 = options.primitives ?? new S3Primitives(options);
     this.#localRoot = options.localRoot ?? join(tmpdir(), 'cairn-s3-attempts');
+    this.stepAccessRef = stepAccessRef(this.s3.options);
+  }
+
+  /** `ctx.store` (the client, bucket and key of the step's output URL) and `ctx.localInput` of a step in this process. */
+  stepAccess(path: string): StepStoreAccess {
+    return stepAccessOf(this.s3, path);
   }
 
   connect(prefix: string): Promise<void> {
