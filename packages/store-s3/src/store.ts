@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
 import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
 import { parseJobRecord } from './formats.js';
+import { S3Browser } from './browse.js';
 import { checkS3StoreOptions } from './options.js';
 import { JOB_FILE, LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
 import type { HeldLease } from './leases.js';
@@ -64,12 +65,15 @@ export class S3Store implements Store {
 
   /** How workers in other threads, processes or hosts build `ctx.store` and `ctx.localInput` (no credentials in it). */
   readonly stepAccessRef: StepAccessRef;
+  /** How tools (the CLI) find and read what the store holds. */
+  readonly browse: S3Browser;
 
   constructor(options: S3StoreOptions = {}) {
     checkS3StoreOptions(options, 'new S3Store()');
     this.s3 = options.primitives ?? new S3Primitives(options);
     this.#localRoot = options.localRoot ?? join(tmpdir(), 'cairn-s3-attempts');
     this.stepAccessRef = stepAccessRef(this.s3.options);
+    this.browse = new S3Browser(this.s3.objects);
   }
 
   /** `ctx.store` (the client, bucket and key of the step's output URL) and `ctx.localInput` of a step in this process. */
@@ -277,16 +281,30 @@ export class S3Store implements Store {
   }
 
   async attemptLogs(path: string): Promise<readonly AttemptLogs[]> {
-    // Committed logs are objects (read them with the client); running attempts' are local files.
+    // Committed logs are objects under the output URL; a running attempt's are local files of the runner's host.
+    const out: AttemptLogs[] = [];
+    const d = stepDir(path);
+    const logs = `${d.dir}.cairn/logs/`;
+    const committed = new Set<number>();
+    let token: string | undefined;
+    do {
+      const page = await this.s3.objects.list(d.bucket, { prefix: logs, continuationToken: token });
+      for (const o of page.objects) {
+        const m = /^attempt-(\d+)\.(?:stdout|stderr)$/.exec(o.key.slice(logs.length));
+        if (m !== null) committed.add(Number(m[1]));
+      }
+      token = page.truncated ? page.next : undefined;
+    } while (token !== undefined);
+    const url = (n: number, which: string) => `${path}/.cairn/logs/attempt-${n}.${which}`;
+    for (const n of committed) out.push({ attempt: n, stdout: url(n, 'stdout'), stderr: url(n, 'stderr'), running: false });
     const local = this.#localDir(path, 'x', 1);
     const parent = local.slice(0, local.lastIndexOf('/'));
-    const out: AttemptLogs[] = [];
     for (const n of (await readdir(parent).catch(() => [] as string[])).sort()) {
       const m = /^\.cairn-attempt-.+-(\d+)$/.exec(n);
       if (m === null) continue;
       const attempt = Number(m[1]);
       out.push({ attempt, stdout: `${parent}/${n}/.cairn/logs/attempt-${attempt}.stdout`, stderr: `${parent}/${n}/.cairn/logs/attempt-${attempt}.stderr`, running: true });
     }
-    return out;
+    return out.sort((a, b) => a.attempt - b.attempt || Number(a.running) - Number(b.running));
   }
 }

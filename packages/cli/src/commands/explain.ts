@@ -6,11 +6,12 @@
  */
 import { describeDrift, type StepSpec } from '@cairn/core';
 import type { ArtifactRecord } from '@cairn/runner';
-import { loadConfig, requirePrefix } from '../config.js';
+import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { cliError } from '../errors.js';
 import { findSteps, loadPipeline } from '../pipeline.js';
-import { scanStore, type StoredStep } from '../store-scan.js';
+import type { StoredStep } from '../store-scan.js';
+import { openStore } from '../store-view.js';
 import { paint, STORED_STATES, type StoredStateName } from '../states.js';
 import { formatTable } from '../table.js';
 import { resolveStoredStep } from './logs.js';
@@ -134,7 +135,8 @@ function explainStored(s: StoredStep): Explanation {
 /** Prints why a step is (not) cached. */
 export async function explainCommand(ctx: CliContext, selector: string, file: string | undefined, options: ExplainCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
-  const prefix = requirePrefix(config);
+  const view = await openStore(config);
+  const prefix = view.prefix;
   let explanations: Explanation[];
   if (file !== undefined) {
     const pipeline = await loadPipeline(file, ctx.cwd);
@@ -142,10 +144,10 @@ export async function explainCommand(ctx: CliContext, selector: string, file: st
     if (specs.length === 0) {
       throw cliError('CAIRN_NO_SUCH_STEP', `No step in ${pipeline.file} matches "${selector}".`, `Steps: ${[...new Set(pipeline.specs.map((s) => s.name))].slice(0, 20).join(', ')}.`);
     }
-    const stored = await scanStore(prefix).catch(() => [] as StoredStep[]);
+    const stored = await view.scan().catch(() => [] as StoredStep[]);
     explanations = specs.map((s) => explainSpec(s, prefix, stored));
   } else {
-    explanations = [explainStored(await resolveStoredStep(prefix, selector))];
+    explanations = [explainStored(await resolveStoredStep(view, selector))];
   }
   if (options.json) {
     out(ctx, JSON.stringify(explanations.length === 1 ? explanations[0] : explanations, null, 2));

@@ -100,6 +100,40 @@ export interface StepStoreAccess {
 /** How a worker in another thread, process or host builds a step's {@link StepStoreAccess}: plain data, no secret. */
 export type StepAccessRef = Omit<TaskStoreAccess, 'path'>;
 
+/** One step a {@link StoreBrowser} found. */
+export interface FoundStep {
+  /** The step's output path. */
+  readonly path: string;
+  /** A lease object or file exists for it (read it with `readLease`). */
+  readonly leased: boolean;
+}
+
+/** One file a {@link StoreBrowser} lists. */
+export interface ListedFile {
+  /** Its full path (or URL). */
+  readonly path: string;
+  /** Last modified, epoch ms. */
+  readonly lastModified: number;
+}
+
+/**
+ * Optional: how tools (the CLI's status, logs, explain, clean, unlock, report) find and read what
+ * a store holds when its files are not on this machine's filesystem (object stores). Filesystem
+ * stores have none: tools read their files directly.
+ */
+export interface StoreBrowser {
+  /** The steps under `prefix`, by output path (sorted): directories holding a status, a record, a lease or attempt logs, at most `maxDepth` levels below it, outside `{prefix}/.cairn`. */
+  findSteps(prefix: string, maxDepth: number): Promise<readonly FoundStep[]>;
+  /** The files under `dir`, recursively (empty when none). */
+  listFiles(dir: string): Promise<readonly ListedFile[]>;
+  /** One file's bytes; null when absent. */
+  readFile(path: string): Promise<Uint8Array | null>;
+  /** Writes one whole file (a run journal). */
+  writeFile(path: string, data: string | Uint8Array): Promise<void>;
+  /** Removes a step: everything under its output path (outputs, status, record, logs, its lease). */
+  remove(path: string): Promise<void>;
+}
+
 /**
  * Makes the store for prefixes of some URL schemes: how store plugins register
  * (`new StepRunner({ stores: [s3StoreFactory()] })`), as executors do. The built-in local store
@@ -176,4 +210,6 @@ export interface Store {
   stepAccess?(path: string): StepStoreAccess;
   /** Optional, with `stepAccess`: how workers elsewhere build the same (re-imported there; see {@link StepAccessRef}). */
   readonly stepAccessRef?: StepAccessRef;
+  /** Optional (object stores): how tools find and read what the store holds (see {@link StoreBrowser}). */
+  readonly browse?: StoreBrowser;
 }
