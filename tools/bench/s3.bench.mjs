@@ -21,7 +21,7 @@ import { build } from 'esbuild';
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { apply, StepSpec } from '@cairn/core';
 import { StepRunner } from '@cairn/runner';
-import { diffCounts, RequestCounter, S3Store } from '@cairn/store-s3';
+import { diffCounts, RequestCounter, s3StoreFactory, S3Store } from '@cairn/store-s3';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.AWS_EC2_METADATA_DISABLED = 'true';
@@ -73,9 +73,10 @@ const pathSteps = (n, tag) => Array.from({ length: n }, (_, i) => new StepSpec({
 
 /** A cold run of fresh path steps; returns the store it used. */
 async function coldRun(n, tag, label) {
-  const store = new S3Store(options());
   const prefix = `s3://${rgw.bucket}/${tag}`;
-  const runner = new StepRunner({ prefix, store, maxConcurrent: C, logger: quiet });
+  // The store as users get it: picked by the prefix's scheme.
+  const runner = new StepRunner({ prefix, stores: [s3StoreFactory(options())], maxConcurrent: C, logger: quiet });
+  const store = runner.store;
   await store.checkWritable(prefix); // the probe, once per run: counted apart from the steps
   const before = store.s3.counter.counts();
   const t0 = performance.now();

@@ -9,18 +9,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type CairnError, StepSpec } from '@cairn/core';
+import { StepSpec } from '@cairn/core';
 import { builtinStores, LocalStore, MemoryStore, schemeOf, StepRunner, type StoreFactory } from '../src/index.js';
 import { checkStepRunnerOptions } from '../src/options.js';
+import { thrown } from './helpers/thrown.js';
 
-function thrown(f: () => unknown): CairnError {
-  try {
-    f();
-  } catch (err) {
-    return err as CairnError;
-  }
-  throw new Error('expected an error, but the call returned normally');
-}
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 

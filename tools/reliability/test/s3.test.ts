@@ -85,6 +85,16 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
     return { proc, done, output: () => out };
   }
 
+  /** A scratch directory removed after the test. */
+  const scratch = (tag: string) => {
+    const work = scratchDir(tag);
+    cleanups.push(work.cleanup);
+    return work;
+  };
+
+  /** Step names executed since `before` was taken (from <work>/counts). */
+  const ranSince = (work: string, before: ReadonlyMap<string, number>) => [...executions(work)].filter(([name, c]) => c > (before.get(name) ?? 0)).map(([name]) => name);
+
   /** Executions per step name so far (from <work>/counts). */
   const executions = (work: string): Map<string, number> => {
     const dir = join(work, 'counts');
@@ -132,8 +142,7 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
   }
 
   it.each([2, 4])('%i runner processes at once on one s3:// prefix with overlapping pipelines: every step runs exactly once', async (n) => {
-    const work = scratchDir(`cairn-rel-s3-${n}-`);
-    cleanups.push(work.cleanup);
+    const work = scratch(`cairn-rel-s3-${n}-`);
     const prefix = fresh(`concurrent${n}`);
     const roots = 24;
     const depth = 3;
@@ -157,8 +166,7 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
   }, 180_000);
 
   it('a runner SIGKILLed mid-run, then rerun: no step that reached SUCCESS runs again', async () => {
-    const work = scratchDir('cairn-rel-s3-kill-');
-    cleanups.push(work.cleanup);
+    const work = scratch('cairn-rel-s3-kill-');
     const prefix = fresh('killed');
     const config = { prefix, work: work.dir, roots: 16, depth: 3, stepMs: 60 };
     const first = runner(config);
@@ -172,7 +180,7 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
     const ranBefore = executions(work.dir);
     const second = await runner(config).done;
     expect(second).toMatchObject({ ok: true });
-    const again = [...executions(work.dir)].filter(([name, c]) => c > (ranBefore.get(name) ?? 0)).map(([name]) => name);
+    const again = ranSince(work.dir, ranBefore);
     const rerunBuilt = again.filter((name) => builtBefore.has(name));
     const after = await stored(prefix);
     s3.sigkill = `killed after ${builtBefore.size} of 48 steps committed; rerun executed ${again.length}, of which SUCCESS before: ${rerunBuilt.length}; ${48 - built(after).size} lost`;
@@ -183,8 +191,7 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
   }, 120_000);
 
   it('a runner paused (SIGSTOP) past its lease while another takes the step over commits nothing', async () => {
-    const work = scratchDir('cairn-rel-s3-pause-');
-    cleanups.push(work.cleanup);
+    const work = scratch('cairn-rel-s3-pause-');
     const prefix = fresh('paused');
     const config = { prefix, work: work.dir, roots: 1, depth: 1, stepMs: 3000, leases: { heartbeatMs: 300, staleMs: 1500 } };
     const a = runner(config);
@@ -207,8 +214,7 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
   }, 90_000);
 
   it('the gateway killed mid-run and restarted: a clear error or retries, the rerun completes, nothing lost', async () => {
-    const work = scratchDir('cairn-rel-s3-gw-');
-    cleanups.push(work.cleanup);
+    const work = scratch('cairn-rel-s3-gw-');
     const prefix = fresh('gateway');
     const config = { prefix, work: work.dir, roots: 12, depth: 4, stepMs: 150, store: { retry: { maxAttempts: 4, baseDelayMs: 100 }, connectTimeoutMs: 1000, requestTimeoutMs: 5000 } };
     const first = runner(config);
@@ -226,7 +232,7 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
     const ranBefore = executions(work.dir);
     const r2 = await runner(config).done;
     expect(r2).toMatchObject({ ok: true });
-    const again = [...executions(work.dir)].filter(([name, c]) => c > (ranBefore.get(name) ?? 0)).map(([name]) => name);
+    const again = ranSince(work.dir, ranBefore);
     const after = await stored(prefix);
     for (const e of after.values()) if (e.record !== undefined) expect(() => JSON.parse(e.record as string)).not.toThrow();
     s3.gatewayKilled = `first run ${r1.ok ? 'rode it out (retries)' : `failed clearly (${(r1.failures ?? []).length} step(s), ${[...new Set((r1.failures ?? []).map((f) => f.code))].join('/')})`}; rerun executed ${again.length}, SUCCESS before: ${again.filter((n) => before.has(n)).length}; ${48 - built(after).size} lost`;
@@ -235,8 +241,7 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
   }, 180_000);
 
   it('wrong credentials and a missing bucket: one clear error before anything runs, no credential shown', async () => {
-    const work = scratchDir('cairn-rel-s3-cred-');
-    cleanups.push(work.cleanup);
+    const work = scratch('cairn-rel-s3-cred-');
     const wrong = 'not-the-secret-Q1w2e3r4';
     const cred = runner({ prefix: fresh('cred'), work: work.dir, roots: 2, depth: 2 }, { AWS_SECRET_ACCESS_KEY: wrong });
     const rc = await cred.done;
@@ -253,8 +258,7 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
   }, 60_000);
 
   it('a record object holding garbage: that step is rebuilt with a warning, the others stay cached', async () => {
-    const work = scratchDir('cairn-rel-s3-garbage-');
-    cleanups.push(work.cleanup);
+    const work = scratch('cairn-rel-s3-garbage-');
     const prefix = fresh('garbage');
     const config = { prefix, work: work.dir, roots: 3, depth: 2, stepMs: 10 };
     expect(await runner(config).done).toMatchObject({ ok: true, counts: { succeeded: 6 } });
@@ -266,7 +270,7 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
     const r = await again.done;
     expect(r).toMatchObject({ ok: true, counts: { succeeded: 1 } });
     expect(again.output()).toMatch(/WARN .*c1-1/);
-    const rerun = [...executions(work.dir)].filter(([name, c]) => c > (ranBefore.get(name) ?? 0)).map(([name]) => name);
+    const rerun = ranSince(work.dir, ranBefore);
     expect(rerun).toEqual(['c1-1']);
     const fixed = (await stored(prefix)).get(target);
     expect(JSON.parse(fixed?.record ?? '').name).toBe('c1-1');
