@@ -6,7 +6,6 @@ import { CairnError, checkKnownKeys, describeValue } from '@cairn/core';
 import type { S3StoreOptions } from './store.js';
 
 const RETRY_KEYS = ['maxAttempts', 'baseDelayMs', 'throttleDelayMs', 'maxDelayMs'] as const;
-const CREDENTIAL_KEYS = ['accessKeyId', 'secretAccessKey', 'sessionToken'] as const;
 
 type Check = (value: unknown, where: string) => void;
 
@@ -38,8 +37,9 @@ const CHECKS: Record<keyof S3StoreOptions, Check> = {
   profile: text,
   credentials: (v, where) => {
     // Never echo a credential's value in a message: only its type.
+    // Other keys are allowed: the SDK's own credential objects carry more (expiration,
+    // credentialScope, and a `$source` it adds to objects it was given).
     const o = object(v, where, '{ accessKeyId, secretAccessKey }');
-    checkKnownKeys(o, CREDENTIAL_KEYS, where);
     for (const k of ['accessKeyId', 'secretAccessKey'] as const) if (typeof o[k] !== 'string' || o[k] === '') fail(`${where}.${k}`, `must be a non-empty string, got ${typeof o[k] === 'string' ? 'an empty string' : `a value of type ${typeof o[k]}`}.`);
     if (o.sessionToken !== undefined && typeof o.sessionToken !== 'string') fail(`${where}.sessionToken`, `must be a string, got a value of type ${typeof o.sessionToken}.`);
   },

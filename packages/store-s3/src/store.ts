@@ -39,6 +39,13 @@ export interface S3StoreOptions extends S3PrimitivesOptions {
   readonly localRoot?: string;
 }
 
+/** True when `dir` holds a file at any depth (a no-op attempt's staging directory holds none). */
+async function hasFiles(dir: string): Promise<boolean> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) if (e.isFile() || (e.isDirectory() && (await hasFiles(join(dir, e.name))))) return true;
+  return false;
+}
+
 /** A fence older than this does not stand for the release's own check. */
 const FENCE_FRESH_MS = 1_000;
 
@@ -122,8 +129,9 @@ export class S3Store implements Store {
     if (!fenced) throw this.#lost(path, undefined, request.status);
     const staged = request.staged;
     try {
-      if (staged !== undefined) {
-        // Nothing of an attempt whose lease is gone is uploaded.
+      if (staged !== undefined && (await hasFiles(staged.dir))) {
+        // Nothing of an attempt whose lease is gone is uploaded. (An attempt that wrote no file
+        // uploads nothing, so it needs no fence here: the record's fence comes next.)
         await this.#fence(path, request.status);
         await this.s3.upload(staged.dir, path);
       }

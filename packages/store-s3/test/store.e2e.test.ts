@@ -61,6 +61,21 @@ describe.skipIf(!haveRgw)('S3Store end to end: a StepRunner on s3:// against a r
     expect(page.objects.some((o) => o.key.endsWith('.executor_status.lock'))).toBe(false); // every lease released
   });
 
+  it('requests of one cold no-op step alone: the lookup, the lease, the re-check, a fence before the record and one before the status, record, status, release', async () => {
+    const rgw = gw.get();
+    const store = new S3Store(clientOptions(rgw));
+    const prefix = freshPrefix(rgw, 'cost');
+    const runner = new StepRunner({ prefix, store, logger: quiet });
+    await store.connect(prefix); // the once-per-prefix checks, counted apart
+    await store.checkWritable(prefix);
+    const before = store.s3.counter.counts();
+    expect((await runner.run([new StepSpec({ name: 'noop', fn: () => undefined })])).counts).toEqual({ succeeded: 1 });
+    // LISTs: the lookup, the re-check under the lease, the two fences. An attempt that wrote no file
+    // uploads nothing and needs no fence of its own (a 5th LIST before). At concurrency the LISTs are
+    // shared by many steps (tools/bench/s3.bench.mjs: 4.1 requests a step).
+    expect(diffCounts(store.s3.counter.counts(), before)).toEqual({ PutObject: 3, DeleteObject: 1, ListObjectsV2: 4 });
+  });
+
   it('a runner that lost its lease to a takeover commits nothing (the commit is fenced)', async () => {
     const rgw = gw.get();
     const prefix = freshPrefix(rgw, 'fence');
