@@ -5,13 +5,14 @@
 //   2. a cold run of COLD no-op steps at concurrency 64, next to a floor that does by hand, with
 //      the same SDK client settings and concurrency, the fewest requests a leased step can cost:
 //      one LIST of the prefix (the cache check), then per step PUT lease (If-None-Match: *),
-//      PUT record, PUT status, DELETE lease (target: Cairn within 1.3× of the floor);
+//      PUT record, PUT status, DELETE lease (target: Cairn within 1.3× of the floor), in ROUNDS
+//      pairs (floor, then Cairn) whose ratios' median is reported;
 //   3. a warm rerun of WARM steps (a cold run first, untimed), by the same store and by a fresh
 //      store (a new process on the same host), with its request count;
 //   4. a warm rerun of lazy (`apply`) steps, whose records the runner reads for drift checks:
 //      with this host's record cache, and with an empty one (one GET per record).
 // Needs: Ceph (tools/testenv/install-system.sh), built @cairn/core, @cairn/runner, @cairn/store-s3.
-//   node tools/bench/s3.bench.mjs [--cold 2000] [--warm 10000] [--lazy 2000] [--concurrency 64] [--quick]
+//   node tools/bench/s3.bench.mjs [--cold 2000] [--warm 10000] [--lazy 2000] [--concurrency 64] [--rounds 3] [--quick]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ import { build } from 'esbuild';
 import { DeleteObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { apply, StepSpec } from '@cairn/core';
 import { StepRunner } from '@cairn/runner';
-import { diffCounts, RequestCounter, S3Store } from '@cairn/store-s3';
+import { diffCounts, RequestCounter, s3StoreFactory, S3Store } from '@cairn/store-s3';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.AWS_EC2_METADATA_DISABLED = 'true';
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     warm: { type: 'string', default: '10000' },
     lazy: { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '64' },
+    rounds: { type: 'string', default: '3' },
     quick: { type: 'boolean', default: false },
   },
 });
@@ -39,6 +41,7 @@ const COLD = values.quick ? 300 : Number(values.cold);
 const WARM = values.quick ? 1000 : Number(values.warm);
 const LAZY = values.quick ? 300 : Number(values.lazy);
 const C = Number(values.concurrency);
+const ROUNDS = values.quick ? 1 : Number(values.rounds);
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 const quiet = { info() {}, warn: (m) => console.warn(m), error: (m) => console.error(m) };
 
@@ -73,9 +76,10 @@ const pathSteps = (n, tag) => Array.from({ length: n }, (_, i) => new StepSpec({
 
 /** A cold run of fresh path steps; returns the store it used. */
 async function coldRun(n, tag, label) {
-  const store = new S3Store(options());
   const prefix = `s3://${rgw.bucket}/${tag}`;
-  const runner = new StepRunner({ prefix, store, maxConcurrent: C, logger: quiet });
+  // The store as users get it: picked by the prefix's scheme.
+  const runner = new StepRunner({ prefix, stores: [s3StoreFactory(options())], maxConcurrent: C, logger: quiet });
+  const store = runner.store;
   await store.checkWritable(prefix); // the probe, once per run: counted apart from the steps
   const before = store.s3.counter.counts();
   const t0 = performance.now();
@@ -125,15 +129,30 @@ async function warmRun(prefix, n, tag, store, label) {
 
 console.log(`s3.bench: gateway ${rgw.endpoint}, load ${load()}`);
 try {
-  // 1–2. Cold run next to the floor (floor first, then Cairn, then the floor again: the gateway warms up).
-  const f1 = await floor(COLD, 'floor-a');
-  const cold = await coldRun(COLD, 'cold', 'Cairn cold run (S3Store + StepRunner, no-op steps)');
-  const f2 = await floor(COLD, 'floor-b');
-  const f = Math.min(f1, f2);
-  console.log(`cold run / floor: ${(cold.ms / f).toFixed(2)}× (floor ${f.toFixed(0)} ms, best of two)`);
-  rows.push({ what: 'cold / floor', ratio: +(cold.ms / f).toFixed(2) });
-  // Warm rerun of the cold run's steps.
-  await warmRun(cold.prefix, COLD, 'cold', cold.store, 'warm rerun, same store');
+  // 1–2. Cold runs next to the floor, in ROUNDS pairs (floor, then Cairn): the machine's load
+  // changes by the minute (other work shares its two cores with the gateway), so each pair is
+  // compared, and the median of the pairs' ratios is reported with the best-to-best ratio.
+  const ratios = [];
+  const colds = [];
+  const floors = [];
+  let cold;
+  for (let r = 0; r < ROUNDS; r++) {
+    const f = await floor(COLD, `floor-${r}`);
+    const c = await coldRun(COLD, `cold-${r}`, 'Cairn cold run (S3Store + StepRunner, no-op steps)');
+    console.log(`round ${r + 1}: cold / floor ${(c.ms / f).toFixed(2)}× (load ${load()})`);
+    ratios.push(c.ms / f);
+    floors.push(f);
+    colds.push(c.ms);
+    if (cold === undefined) cold = c;
+    else c.store.s3.destroy();
+  }
+  const median = [...ratios].sort((a, b) => a - b)[Math.floor(ratios.length / 2)];
+  const best = Math.min(...colds) / Math.min(...floors);
+  console.log(`cold run / floor: median of ${ROUNDS} pairs ${median.toFixed(2)}× (${ratios.map((x) => x.toFixed(2)).join(', ')}); best / best ${best.toFixed(2)}×`);
+  rows.push({ what: `cold / floor, median of ${ROUNDS} pairs (${ratios.map((x) => x.toFixed(2)).join(', ')})`, ratio: +median.toFixed(2) });
+  rows.push({ what: 'cold / floor, best Cairn run / best floor run', ratio: +best.toFixed(2) });
+  // Warm rerun of the first cold run's steps.
+  await warmRun(cold.prefix, COLD, 'cold-0', cold.store, 'warm rerun, same store');
   cold.store.s3.destroy();
 
   // 3. Warm rerun of WARM steps.

@@ -24,11 +24,12 @@ export function summarize(sections: Record<string, Section>, failedTests: number
   const crash = sections.crash ?? {};
   const conc = sections.concurrent ?? {};
   const fuzz = sections.fuzz ?? {};
+  const s3 = sections.s3 ?? {};
   const lines = [
     `Cairn reliability summary (RELIABILITY_SCALE=${process.env.RELIABILITY_SCALE ?? 'default'}, seed ${process.env.RELIABILITY_SEED ?? 'default'})`,
     `  kills survived:              ${num(crash.kills)} SIGKILLs over ${num(crash.runs)} runs of a ${num(crash.steps)}-step pipeline (${String(crash.executors ?? 'not run')})`,
-    `  duplicate executions:        ${num(crash.duplicateExecutions) + num(conc.duplicateExecutions)} (must be 0; crash ${num(crash.duplicateExecutions)}, 4 concurrent runners ${num(conc.duplicateExecutions)})`,
-    `  lost or corrupted outputs:   ${num(crash.lostOutputs) + num(crash.corruptOutputs) + num(conc.lostOutputs)} (must be 0)`,
+    `  duplicate executions:        ${num(crash.duplicateExecutions) + num(conc.duplicateExecutions) + num(s3.duplicateExecutions)} (must be 0; crash ${num(crash.duplicateExecutions)}, 4 concurrent runners ${num(conc.duplicateExecutions)}, s3 ${num(s3.duplicateExecutions)})`,
+    `  lost or corrupted outputs:   ${num(crash.lostOutputs) + num(crash.corruptOutputs) + num(conc.lostOutputs) + num(s3.lostOutputs)} (must be 0)`,
     `  interrupted steps rerun:     ${num(crash.interruptedStepsRerun)} (allowed: they never recorded SUCCESS)`,
     `  workers alive 3 s after their runner was killed: process ${num(crash.processWorkersOutlivingKilledRunnerBy3s)} (must be 0), ssh ${num(crash.sshJobsOutlivingKilledRunner)} (kept for adoption)`,
     `  bad inputs tried:            ${num(fuzz.badInputsTried)}, typed CairnError: ${num(fuzz.typedErrors)} (must be all)${fuzz.firstUntyped ? `; first untyped: ${String(fuzz.firstUntyped)}` : ''}`,
@@ -40,6 +41,8 @@ export function summarize(sections: Record<string, Section>, failedTests: number
   }
   const leases = sections.leases ?? {};
   if (Object.keys(leases).length) lines.push('  leases and commits:', ...Object.entries(leases).map(([k, v]) => `    ${k}: ${String(v)}`));
+  const s3Cases = Object.entries(s3).filter(([k]) => k !== 'duplicateExecutions' && k !== 'lostOutputs');
+  if (s3Cases.length) lines.push('  s3 store (Ceph RADOS Gateway):', ...s3Cases.map(([k, v]) => `    ${k}: ${String(v)}`));
   const faults = sections.faults ?? {};
   if (Object.keys(faults).length) lines.push('  faults:', ...Object.entries(faults).map(([k, v]) => `    ${k}: ${String(v)}`));
   lines.push(`  failed tests: ${failedTests}`);

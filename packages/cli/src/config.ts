@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CairnError } from '@cairn/core';
-import { RUNNER_DEFAULTS } from '@cairn/runner';
+import { RUNNER_DEFAULTS, type StoreFactory } from '@cairn/runner';
 import { cliError } from './errors.js';
 import { importUserModule } from './load-module.js';
 
@@ -19,6 +19,14 @@ export interface ExecutorConfig {
    */
   readonly use?: string | { readonly name: string; create(options: never): unknown } | ((options: never) => unknown);
   /** Options handed to the factory. */
+  readonly options?: Readonly<Record<string, unknown>>;
+}
+
+/** One store plugin to register with the runner, chosen by the prefix's scheme. */
+export interface StoreConfig {
+  /** The plugin's factory (`s3StoreFactory()` of `@cairn/store-s3`), or the function that makes one (`s3StoreFactory`). */
+  readonly use: StoreFactory | (() => StoreFactory);
+  /** Options handed to the store (the runner's `storeOptions`), e.g. `{ endpoint, region }`. */
   readonly options?: Readonly<Record<string, unknown>>;
 }
 
@@ -40,6 +48,8 @@ export interface CairnConfig {
   readonly maxConcurrent?: number;
   /** Executors by name. */
   readonly executors?: Readonly<Record<string, ExecutorConfig>>;
+  /** Store plugins by name, for prefixes that are not filesystem paths (`{ s3: { use: s3StoreFactory, options: { endpoint } } }`). */
+  readonly stores?: Readonly<Record<string, StoreConfig>>;
   /** Named capacities (`{ gpu: 2, memoryGb: 64, cpu: 16 }`): a step waits until its declared resources fit. */
   readonly pools?: Readonly<Record<string, number>>;
   /** Step defaults. */
@@ -82,6 +92,8 @@ export interface EffectiveConfig {
   readonly forceRunFailed: boolean;
   /** Executors to register. */
   readonly executors: Readonly<Record<string, ExecutorConfig>>;
+  /** Store plugins to register. */
+  readonly stores: Readonly<Record<string, StoreConfig>>;
   /** Named capacities. */
   readonly pools: Readonly<Record<string, number>>;
   /** Step defaults (retries, timeout). */
@@ -144,7 +156,7 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
   };
   if (typeof value !== 'object' || value === null) bad('the default export must be an object (export default defineConfig({ … }))');
   const c = value as Record<string, unknown>;
-  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift']);
+  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift']);
   for (const k of Object.keys(c)) if (!known.has(k)) bad(`unknown setting "${k}" (known: ${[...known].join(', ')})`);
   if (c.prefix !== undefined && (typeof c.prefix !== 'string' || c.prefix === '')) bad('prefix must be a non-empty string');
   if (c.maxConcurrent !== undefined && !(Number.isInteger(c.maxConcurrent) && (c.maxConcurrent as number) >= 1)) bad('maxConcurrent must be a positive integer');
@@ -152,6 +164,15 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
   if (c.layout !== undefined && c.layout !== 'content' && c.layout !== 'versioned') bad(`layout must be "content" or "versioned", got ${JSON.stringify(c.layout)}`);
   if (c.onDrift !== undefined && c.onDrift !== 'error' && c.onDrift !== 'warn') bad(`onDrift must be "error" or "warn", got ${JSON.stringify(c.onDrift)}`);
   if (c.executors !== undefined && (typeof c.executors !== 'object' || c.executors === null)) bad('executors must be an object keyed by executor name');
+  if (c.stores !== undefined) {
+    if (typeof c.stores !== 'object' || c.stores === null || Array.isArray(c.stores)) bad('stores must be an object keyed by store name, e.g. { s3: { use: s3StoreFactory, options: { endpoint } } }');
+    for (const [name, e] of Object.entries(c.stores as object)) {
+      const use = (e as { use?: unknown } | null)?.use;
+      if (typeof use !== 'function' && (typeof use !== 'object' || use === null || typeof (use as { create?: unknown }).create !== 'function')) bad(`stores.${name}.use must be a store factory (s3StoreFactory()) or the function that makes one (s3StoreFactory)`);
+      const opts = (e as { options?: unknown }).options;
+      if (opts !== undefined && (typeof opts !== 'object' || opts === null)) bad(`stores.${name}.options must be an object`);
+    }
+  }
   if (c.pools !== undefined) {
     if (typeof c.pools !== 'object' || c.pools === null) bad('pools must be an object of name → capacity');
     for (const [k, v] of Object.entries(c.pools as object)) if (!(typeof v === 'number' && v >= 0)) bad(`pools.${k} must be a non-negative number`);
@@ -211,6 +232,7 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
     executor,
     forceRunFailed,
     executors: fromFile.executors ?? {},
+    stores: fromFile.stores ?? {},
     pools: fromFile.pools ?? {},
     defaults: fromFile.defaults ?? {},
     layout: fromFile.layout ?? RUNNER_DEFAULTS.layout,

@@ -4,7 +4,7 @@
  */
 export { createProgram, main } from './program.js';
 export { defineConfig, loadConfig, findConfigFile, CONFIG_FILES } from './config.js';
-export type { CairnConfig, ConfigFlags, ConfigSource, EffectiveConfig, ExecutorConfig, StepDefaults } from './config.js';
+export type { CairnConfig, ConfigFlags, ConfigSource, EffectiveConfig, ExecutorConfig, StepDefaults, StoreConfig } from './config.js';
 export { loadPipeline, selectSteps, findSteps } from './pipeline.js';
 export type { LoadedPipeline } from './pipeline.js';
 export { ExitCode, exitCodeOf, formatError } from './errors.js';

@@ -1,12 +1,28 @@
 /** Builds a `StepRunner` from the effective configuration. */
-import { builtinExecutors, createInlineExecutor, StepRunner, type Executor, type ExecutorFactory, type InlineExecutorOptions, type RunnerListener, type RunnerLogger } from '@cairn/runner';
+import { builtinExecutors, createInlineExecutor, StepRunner, type Executor, type ExecutorFactory, type InlineExecutorOptions, type RunnerListener, type RunnerLogger, type StoreFactory } from '@cairn/runner';
 import { CairnError } from '@cairn/core';
 import { requirePrefix, type EffectiveConfig } from './config.js';
+
+/** The configured store plugins, registered under their keys, and their options. */
+export function storesOf(config: Pick<EffectiveConfig, 'stores'>): { stores: StoreFactory[]; storeOptions: Record<string, unknown> } {
+  const stores: StoreFactory[] = [];
+  const storeOptions: Record<string, unknown> = {};
+  for (const [name, s] of Object.entries(config.stores)) {
+    const f = (typeof s.use === 'function' ? s.use() : s.use) as Partial<StoreFactory> | null | undefined;
+    if (typeof f !== 'object' || f === null || typeof f.create !== 'function' || !Array.isArray(f.schemes)) {
+      throw new CairnError('CAIRN_CONFIG', `Store "${name}": use did not give a store factory ({ name, schemes, create }); pass the plugin's factory, e.g. use: s3StoreFactory from @cairn/store-s3.`);
+    }
+    const create = f.create.bind(f);
+    stores.push({ name, schemes: f.schemes, create });
+    if (s.options !== undefined) storeOptions[name] = s.options;
+  }
+  return { stores, storeOptions };
+}
 
 /**
  * The runner for a command: prefix, concurrency, pools, the default executor and every
  * configured executor (a factory object, or a built-in by name, registered under its key,
- * with its `options`).
+ * with its `options`), and the configured store plugins.
  */
 export function makeRunner(config: EffectiveConfig, extra: { onEvent?: RunnerListener; logger?: RunnerLogger } = {}): StepRunner {
   const executors: Record<string, ExecutorFactory> = {};
@@ -42,6 +58,7 @@ export function makeRunner(config: EffectiveConfig, extra: { onEvent?: RunnerLis
     defaultExecutor: config.executor,
     executors,
     executorOptions,
+    ...storesOf(config),
     pools: config.pools,
     layout: config.layout,
     onDrift: config.onDrift,

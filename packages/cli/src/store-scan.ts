@@ -11,7 +11,7 @@ import { localLayout, LocalStore, RECORD_FILE, STATUS_FILE, type ArtifactRecord,
 import { cliError } from './errors.js';
 
 /** Steps are looked for this many directory levels below the prefix (`name/version` is 2). */
-const MAX_DEPTH = 4;
+export const MAX_DEPTH = 4;
 /** Directories under the prefix that are never steps. */
 const SKIP = new Set(['.cairn', 'node_modules', '.git']);
 
@@ -88,10 +88,20 @@ function walkStore(prefix: string): { steps: string[]; staged: { path: string; s
   return { steps: [...new Set(found)].sort(), staged: staged.sort((a, b) => a.path.localeCompare(b.path)) };
 }
 
+/** A record from its file's text (a record read raw, without a status beside it); null when it is not one. */
+export function recordFromText(text: string | null): ArtifactRecord | null {
+  if (text === null) return null;
+  try {
+    const v = JSON.parse(text) as unknown;
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as ArtifactRecord) : null;
+  } catch {
+    return null;
+  }
+}
+
 function readRecordFile(dir: string): ArtifactRecord | null {
   try {
-    const v = JSON.parse(readFileSync(join(dir, RECORD_FILE), 'utf8')) as unknown;
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as ArtifactRecord) : null;
+    return recordFromText(readFileSync(join(dir, RECORD_FILE), 'utf8'));
   } catch {
     return null;
   }

@@ -4,6 +4,22 @@ import type { StepKind, StepSpec } from './spec.js';
 import type { FnRef, Resources } from './types.js';
 
 /**
+ * How a worker builds a step's store access (`ctx.store`, `ctx.localInput`) for a store whose
+ * outputs are not local files: a module + export re-imported where the step runs, called with
+ * `(options, path)`. Plain data with no secret in it: it travels in task files.
+ */
+export interface TaskStoreAccess {
+  /** Module exporting the builder (a bare package specifier such as `@cairn/store-s3`, or a file URL). */
+  readonly module: string;
+  /** The builder's export name. */
+  readonly export: string;
+  /** Options for the builder (msgpack-encodable; never credentials). */
+  readonly options: unknown;
+  /** The step's final output path (where `ctx.store` writes directly). */
+  readonly path: string;
+}
+
+/**
  * Everything a worker in another thread, process or host needs to run one attempt of a
  * step, as plain data. Functions never cross a process boundary: the worker re-imports
  * `ref.module` and takes `ref.export`.
@@ -33,6 +49,8 @@ export interface TaskPayload {
   readonly attempt: number;
   /** Resources assigned (may include `gpuIndices`). */
   readonly resources: Resources & { gpuIndices?: readonly number[] };
+  /** The store's step access, for stores that offer one (object stores); absent on filesystems. */
+  readonly storeAccess?: TaskStoreAccess;
 }
 
 /**

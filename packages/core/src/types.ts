@@ -67,6 +67,19 @@ export interface StepContext {
   readonly attempt: number;
   /** The executor client: submit more work from inside a step (see @cairn/runner). */
   readonly client: unknown;
+  /**
+   * The store's handle for writing outputs directly to the step's final location, for stores
+   * whose outputs are not local files (`@cairn/store-s3`: a configured client, bucket and key of
+   * the step's `s3://` output URL; its `stepS3(ctx)` types it). Absent on filesystem stores.
+   */
+  readonly store?: unknown;
+  /**
+   * A local directory holding a dependency's output, given its `nameWithHash` (a `depPaths` key)
+   * or its output path: on a filesystem store the path itself; on an object store a copy
+   * downloaded once per host (cached by the output's identity). Absent where the executor
+   * provides no store access.
+   */
+  readonly localInput?: (dep: string) => Promise<string>;
 }
 
 /** A step function that receives its output path (the `StepSpec` form, as in Marin). */

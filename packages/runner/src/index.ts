@@ -17,12 +17,13 @@ export { RECORD_FILE } from './store/records.js';
 export { isStale } from './store/leases.js';
 export { STEP_STATES, STATUSES, FINAL_STATES, isFinalState, isOkState } from './states.js';
 export { builtinExecutors } from './registry.js';
+export { builtinStores, schemeOf } from './store-registry.js';
 export { createInlineExecutor } from './executors/inline.js';
 export { createThreadsExecutor, createProcessExecutor } from './executors/local.js';
 export { tailLogs } from './executors/common.js';
 export { workerEntryPath } from './worker/paths.js';
 // What an attempt used (CPU, peak memory, exit code), and step output captured into its log.
-export { readUsage, usageFile, USAGE_FILE } from './executors/usage.js';
+export { parseUsage, readUsage, usageFile, USAGE_FILE } from './executors/usage.js';
 export { uncaptured } from './executors/stdio-capture.js';
 // Loading user modules (TypeScript, ES syntax in CommonJS packages) and describing a failed import.
 export { describeLoadError, isTypeScriptModule, registerEsmSyntaxHook, registerModuleLoaders } from './worker/user-modules.js';
@@ -38,7 +39,7 @@ export type { Plan, PlanStep, PlanState } from './plan.js';
 export { PLAN_LABELS } from './plan.js';
 export type { StepEvent, RunEvent, RunnerEvent, RunnerListener } from './events.js';
 export type { StepState, FinalStepState, StateInfo, StatusInfo } from './states.js';
-export type { AttemptLogs, CommitRequest, Store, StoredState, StagedAttempt } from './store/store.js';
+export type { AttemptLogs, CommitRequest, FoundStep, ListedFile, StepStoreAccess, Store, StoreBrowser, StoreFactory, StoredState, StagedAttempt } from './store/store.js';
 export type { LocalStoreOptions } from './store/local/store.js';
 export type { MemoryEntries, MemoryEntry } from './store/memory.js';
 export type { StatusToken, ParsedStatus } from './store/status.js';

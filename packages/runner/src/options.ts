@@ -44,6 +44,33 @@ function positiveMs(value: unknown, where: string): void {
   if (typeof value !== 'number' || !Number.isFinite(value) || value <= 0) fail(where, `must be a positive number of milliseconds, got ${describeValue(value)}.`);
 }
 
+/** A URL scheme as a factory declares it: lower-case, without `://`. */
+const SCHEME = /^[a-z][a-z0-9+.-]*$/;
+
+/** Checks each store factory of `stores`: a name, its schemes as data, a create function; no scheme served twice. */
+function storeFactories(value: unknown, where: string): string[] {
+  if (!Array.isArray(value)) fail(where, `must be a list of store factories such as [s3StoreFactory()], got ${describeValue(value)}.`);
+  const names: string[] = [];
+  const served = new Map<string, string>();
+  value.forEach((f: unknown, i) => {
+    const at = `${where}[${i}]`;
+    if (typeof f !== 'object' || f === null) fail(at, `must be a store factory ({ name, schemes, create }), got ${describeValue(f)}.`);
+    const o = f as Record<string, unknown>;
+    if (typeof o.name !== 'string' || o.name === '') fail(`${at}.name`, `must be a non-empty string, got ${describeValue(o.name)}.`);
+    if (typeof o.create !== 'function') fail(at, `(store "${o.name}") has no create function; a store factory is { name, schemes, create(options, prefix) }. Pass a ready store as store: instead.`);
+    if (!Array.isArray(o.schemes) || o.schemes.length === 0) fail(`${at}.schemes`, `(store "${o.name}") must list the URL schemes it serves, such as ['s3'], got ${describeValue(o.schemes)}.`);
+    for (const s of o.schemes as unknown[]) {
+      if (typeof s !== 'string' || !SCHEME.test(s)) fail(`${at}.schemes`, `(store "${o.name}") holds ${describeValue(s)}; write each scheme lower-case without "://", such as 's3'.`);
+      const other = served.get(s);
+      if (other !== undefined) fail(`${at}.schemes`, `(store "${o.name}") serves ${s}://, which store "${other}" already serves; register one store per scheme.`);
+      served.set(s, o.name);
+    }
+    if (names.includes(o.name)) fail(at, `is a second store named "${o.name}"; give each a unique name.`);
+    names.push(o.name);
+  });
+  return names;
+}
+
 /** Names of the executors `executors` registers (in order), after checking each entry's shape. */
 function executorNames(value: unknown, where: string): string[] {
   const entries: [string, unknown][] = [];
@@ -109,6 +136,12 @@ const RUNNER_CHECKS = {
   },
   defaultExecutor: (v, where, all) => executorRef(v, where, all),
   remoteExecutor: (v, where, all) => executorRef(v, where, all),
+  stores: (v, where) => void storeFactories(v, where),
+  storeOptions: (v, where, all) => {
+    if (!isPlainObject(v)) fail(where, `must be an object of options by store name, e.g. { s3: { endpoint: 'http://127.0.0.1:7480' } }, got ${describeValue(v)}.`);
+    const known = ['local', ...(all.stores === undefined ? [] : storeFactories(all.stores, 'new StepRunner(): stores'))];
+    checkKnownKeys(v, known, where);
+  },
   store: (v, where) => {
     if (v === 'local' || v === 'memory') return;
     if (typeof v !== 'object' || v === null) fail(where, `must be 'local', 'memory' or a Store object, got ${describeValue(v)}.`);

@@ -13,10 +13,11 @@ import { ExecutorRegistry, type ExecutorsOption } from './registry.js';
 import type { StepInput } from './run/discover.js';
 import { Run, type RunConfig, type RunnerLogger, type Selection } from './run/run.js';
 import type { RunSummary } from './run/summary.js';
+import { StoreRegistry } from './store-registry.js';
 import { leaseTiming, type LeaseOptions } from './store/leases.js';
 import { LocalStore } from './store/local/store.js';
 import { MemoryStore } from './store/memory.js';
-import type { Store } from './store/store.js';
+import type { Store, StoreFactory } from './store/store.js';
 
 /** Options of {@link StepRunner}. */
 export interface StepRunnerOptions {
@@ -34,8 +35,16 @@ export interface StepRunnerOptions {
   readonly defaultExecutor?: string;
   /** Executor of steps that declare resources but name no executor. @default defaultExecutor */
   readonly remoteExecutor?: string;
-  /** The artifact store. @default a LocalStore */
+  /** The artifact store; wins over `stores`. @default the registered store for the prefix's scheme (a LocalStore for paths and `file://`) */
   readonly store?: Store | 'local' | 'memory';
+  /**
+   * Store plugins, chosen by the prefix's scheme: each factory declares the schemes it serves
+   * (`s3StoreFactory()` of `@cairn/store-s3` serves `s3://`). A factory for `file` replaces the
+   * built-in local store. @default only the local store
+   */
+  readonly stores?: readonly StoreFactory[];
+  /** Options handed to store factories, by factory name (e.g. `{ s3: { endpoint: 'http://127.0.0.1:7480' } }`). */
+  readonly storeOptions?: Readonly<Record<string, unknown>>;
   /** Logger. @default warnings and errors to stderr */
   readonly logger?: RunnerLogger;
   /** Receives every progress event. */
@@ -122,7 +131,9 @@ function positiveInt(name: string, v: number | undefined, dflt: number): number 
 /** Runs step graphs. See the package README for semantics and the on-disk layout. */
 export class StepRunner {
   readonly #options: StepRunnerOptions;
-  readonly #store: Store;
+  /** The store given as `store`, if any; else the registry picks one by the prefix's scheme. */
+  readonly #explicitStore: Store | undefined;
+  readonly #stores: StoreRegistry;
   readonly #registry: ExecutorRegistry;
   readonly #listeners = new Set<RunnerListener>();
   readonly #client: ExecutorClient;
@@ -135,7 +146,10 @@ export class StepRunner {
       if (typeof v !== 'number' || !(v >= 0)) throw new CairnError('CAIRN_CONFIG', `pools.${k} must be a non-negative number, got ${String(v)}.`);
     }
     const s = options.store;
-    this.#store = s === undefined || s === 'local' ? new LocalStore() : s === 'memory' ? new MemoryStore() : s;
+    this.#explicitStore = s === undefined ? undefined : s === 'local' ? new LocalStore() : s === 'memory' ? new MemoryStore() : s;
+    this.#stores = new StoreRegistry(options.stores, options.storeOptions);
+    // A prefix given here whose scheme no store serves fails now, not at the first run.
+    if (options.prefix !== undefined) this.#storeAt(this.prefix());
     this.#registry = new ExecutorRegistry(options.executors, options.executorOptions);
     for (const name of [options.defaultExecutor, options.remoteExecutor]) {
       if (name !== undefined && !this.#registry.has(name)) this.#registry.get(name); // throws CAIRN_EXECUTOR naming the registered ones
@@ -147,9 +161,14 @@ export class StepRunner {
     };
   }
 
-  /** The store this runner uses. */
+  /** The store this runner uses: the one given as `store`, else the registered store for {@link prefix}'s scheme. */
   get store(): Store {
-    return this.#store;
+    return this.#storeAt(this.prefix());
+  }
+
+  /** The store for `prefix`: the explicit one, else the registered one for its scheme (CAIRN_STORE when none). */
+  #storeAt(prefix: string): Store {
+    return this.#explicitStore ?? this.#stores.storeFor(prefix);
   }
 
   /** The client steps receive as `ctx.client`. */
@@ -212,7 +231,7 @@ export class StepRunner {
           };
     return {
       runId,
-      store: this.#store,
+      store: this.#storeAt(prefix),
       prefix,
       maxConcurrent: positiveInt('maxConcurrent', options.maxConcurrent ?? o.maxConcurrent, RUNNER_DEFAULTS.maxConcurrent),
       pools: o.pools ?? {},
@@ -256,7 +275,8 @@ export class StepRunner {
       }
     });
     if (missing.length > 0) {
-      const states = await this.#store.readStates(missing.map((i) => (out[i] as LoadedArtifact).path), true);
+      const store = this.#storeAt(prefix);
+      const states = await store.readStates(missing.map((i) => (out[i] as LoadedArtifact).path), true);
       missing.forEach((i, k) => {
         const result = states[k]?.record?.result;
         if (result !== undefined) out[i] = { path: (out[i] as LoadedArtifact).path, value: result };

@@ -1,17 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { homedir } from 'node:os';
-import type { CairnError } from '@cairn/core';
 import { createInlineExecutor, MemoryStore } from '../src/index.js';
 import { checkRunOptions, checkStepRunnerOptions, POOL_NAMES } from '../src/options.js';
+import { thrown } from './helpers/thrown.js';
 
-function thrown(f: () => unknown): CairnError {
-  try {
-    f();
-  } catch (err) {
-    return err as CairnError;
-  }
-  throw new Error('expected an error, but the call returned normally');
-}
 
 const runner = (o: unknown) => thrown(() => checkStepRunnerOptions(o));
 

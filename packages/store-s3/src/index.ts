@@ -4,6 +4,9 @@
  * leases and commits guarded by conditional writes, batched LIST reads, verified uploads.
  */
 export { S3Store } from './store.js';
+export { s3StoreFactory } from './factory.js';
+export { checkS3StoreOptions } from './options.js';
+export { createStepAccess, stepS3 } from './step-access.js';
 export { S3Primitives, stepDir } from './primitives.js';
 export { S3Objects } from './objects.js';
 export { S3Leases } from './leases.js';
@@ -19,6 +22,7 @@ export { parseS3Url, s3Url, dirKey } from './url.js';
 export { unquote } from './etag.js';
 
 export type { S3StoreOptions } from './store.js';
+export type { S3StepAccess } from './step-access.js';
 export type { S3PrimitivesOptions } from './primitives.js';
 export type { S3ClientOptions, S3Credentials, S3Logger } from './config.js';
 export type { ObjectHead, GotObject, ListPage, ListArgs } from './objects.js';

@@ -64,6 +64,8 @@ export class S3Primitives {
   readonly inputs: InputCache;
   /** Where requests go (no secret in it). */
   readonly target: string;
+  /** The options these primitives were built from. */
+  readonly options: S3PrimitivesOptions;
   readonly #scrubber = new Scrubber();
   readonly #logger: S3Logger;
   readonly #unsafe: boolean;
@@ -71,6 +73,7 @@ export class S3Primitives {
   #caps: ProviderCapabilities = UNPROBED;
 
   constructor(options: S3PrimitivesOptions = {}) {
+    this.options = options;
     this.client = createClient(options, this.#scrubber);
     this.counter = options.counter ?? new RequestCounter();
     this.counter.attach(this.client);

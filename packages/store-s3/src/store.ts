@@ -22,11 +22,14 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
-import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, StagedAttempt, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
+import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
 import { parseJobRecord } from './formats.js';
+import { S3Browser } from './browse.js';
+import { checkS3StoreOptions } from './options.js';
 import { JOB_FILE, LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
 import type { HeldLease } from './leases.js';
 import { S3Primitives, type S3PrimitivesOptions, stepDir } from './primitives.js';
+import { stepAccessOf, stepAccessRef } from './step-access.js';
 
 /** Options of {@link S3Store}. */
 export interface S3StoreOptions extends S3PrimitivesOptions {
@@ -34,6 +37,13 @@ export interface S3StoreOptions extends S3PrimitivesOptions {
   readonly primitives?: S3Primitives;
   /** Local directory for attempts' staged outputs and logs. @default `{tmpdir}/cairn-s3-attempts` */
   readonly localRoot?: string;
+}
+
+/** True when `dir` holds a file at any depth (a no-op attempt's staging directory holds none). */
+async function hasFiles(dir: string): Promise<boolean> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+  for (const e of entries) if (e.isFile() || (e.isDirectory() && (await hasFiles(join(dir, e.name))))) return true;
+  return false;
 }
 
 /** A fence older than this does not stand for the release's own check. */
@@ -60,9 +70,22 @@ export class S3Store implements Store {
    */
   readonly #leaseOps = new Map<string, Promise<unknown>>();
 
+  /** How workers in other threads, processes or hosts build `ctx.store` and `ctx.localInput` (no credentials in it). */
+  readonly stepAccessRef: StepAccessRef;
+  /** How tools (the CLI) find and read what the store holds. */
+  readonly browse: S3Browser;
+
   constructor(options: S3StoreOptions = {}) {
+    checkS3StoreOptions(options, 'new S3Store()');
     this.s3 = options.primitives ?? new S3Primitives(options);
     this.#localRoot = options.localRoot ?? join(tmpdir(), 'cairn-s3-attempts');
+    this.stepAccessRef = stepAccessRef(this.s3.options);
+    this.browse = new S3Browser(this.s3.objects);
+  }
+
+  /** `ctx.store` (the client, bucket and key of the step's output URL) and `ctx.localInput` of a step in this process. */
+  stepAccess(path: string): StepStoreAccess {
+    return stepAccessOf(this.s3, path);
   }
 
   connect(prefix: string): Promise<void> {
@@ -75,6 +98,20 @@ export class S3Store implements Store {
 
   readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
     return this.s3.states.read(paths.map(stepDir), withRecord);
+  }
+
+  /** The names one level under `dir` (a LIST with a delimiter; hidden names left out): the runner looks there for earlier builds of a step. */
+  async list(dir: string): Promise<readonly string[]> {
+    const d = stepDir(dir);
+    const names = new Set<string>();
+    let token: string | undefined;
+    do {
+      const page = await this.s3.objects.list(d.bucket, { prefix: d.dir, delimiter: '/', continuationToken: token });
+      for (const p of page.prefixes) names.add(p.slice(d.dir.length, -1));
+      for (const o of page.objects) names.add(o.key.slice(d.dir.length));
+      token = page.truncated ? page.next : undefined;
+    } while (token !== undefined);
+    return [...names].filter((n) => n !== '' && !n.startsWith('.'));
   }
 
   /** The local directory an attempt of `path` writes into. */
@@ -106,8 +143,9 @@ export class S3Store implements Store {
     if (!fenced) throw this.#lost(path, undefined, request.status);
     const staged = request.staged;
     try {
-      if (staged !== undefined) {
-        // Nothing of an attempt whose lease is gone is uploaded.
+      if (staged !== undefined && (await hasFiles(staged.dir))) {
+        // Nothing of an attempt whose lease is gone is uploaded. (An attempt that wrote no file
+        // uploads nothing, so it needs no fence here: the record's fence comes next.)
         await this.#fence(path, request.status);
         await this.s3.upload(staged.dir, path);
       }
@@ -265,16 +303,30 @@ export class S3Store implements Store {
   }
 
   async attemptLogs(path: string): Promise<readonly AttemptLogs[]> {
-    // Committed logs are objects (read them with the client); running attempts' are local files.
+    // Committed logs are objects under the output URL; a running attempt's are local files of the runner's host.
+    const out: AttemptLogs[] = [];
+    const d = stepDir(path);
+    const logs = `${d.dir}.cairn/logs/`;
+    const committed = new Set<number>();
+    let token: string | undefined;
+    do {
+      const page = await this.s3.objects.list(d.bucket, { prefix: logs, continuationToken: token });
+      for (const o of page.objects) {
+        const m = /^attempt-(\d+)\.(?:stdout|stderr)$/.exec(o.key.slice(logs.length));
+        if (m !== null) committed.add(Number(m[1]));
+      }
+      token = page.truncated ? page.next : undefined;
+    } while (token !== undefined);
+    const url = (n: number, which: string) => `${path}/.cairn/logs/attempt-${n}.${which}`;
+    for (const n of committed) out.push({ attempt: n, stdout: url(n, 'stdout'), stderr: url(n, 'stderr'), running: false });
     const local = this.#localDir(path, 'x', 1);
     const parent = local.slice(0, local.lastIndexOf('/'));
-    const out: AttemptLogs[] = [];
     for (const n of (await readdir(parent).catch(() => [] as string[])).sort()) {
       const m = /^\.cairn-attempt-.+-(\d+)$/.exec(n);
       if (m === null) continue;
       const attempt = Number(m[1]);
       out.push({ attempt, stdout: `${parent}/${n}/.cairn/logs/attempt-${attempt}.stdout`, stderr: `${parent}/${n}/.cairn/logs/attempt-${attempt}.stderr`, running: true });
     }
-    return out;
+    return out.sort((a, b) => a.attempt - b.attempt || Number(a.running) - Number(b.running));
   }
 }

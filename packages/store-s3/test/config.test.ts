@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseS3Url, S3Primitives } from '../src/index.js';
+import { checkS3StoreOptions, parseS3Url, S3Primitives, s3StoreFactory } from '../src/index.js';
 import { freshPrefix, haveRgw, useGateway } from './helpers.js';
 
 const AWS_VARS = ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_REGION', 'AWS_ENDPOINT_URL', 'AWS_ENDPOINT_URL_S3', 'AWS_CONFIG_FILE', 'AWS_SHARED_CREDENTIALS_FILE'];
@@ -13,6 +13,27 @@ describe('s3:// URLs', () => {
     expect(parseS3Url('s3://my-bucket')).toEqual({ bucket: 'my-bucket', key: '' });
     expect(() => parseS3Url('/local/dir')).toThrow(/is not an s3:\/\/ URL; write s3:\/\/BUCKET\/PREFIX/);
     expect(() => parseS3Url('s3://Bad_Bucket/x')).toThrow(/not a valid bucket name/);
+  });
+});
+
+describe('store options', () => {
+  it('a misspelt key names the nearest one; a wrong type names the option, never a credential’s value', () => {
+    expect(() => checkS3StoreOptions({ endpont: 'http://x' })).toThrow(/^s3 store options: unknown option "endpont"; did you mean "endpoint"\?/);
+    expect(() => checkS3StoreOptions({ endpoint: 'localhost:7480' })).toThrow(/endpoint must be an http:\/\/ or https:\/\/ URL such as "http:\/\/127\.0\.0\.1:7480", got "localhost:7480"/);
+    expect(() => checkS3StoreOptions({ retry: { maxAttempt: 3 } })).toThrow(/retry: unknown option "maxAttempt"; did you mean "maxAttempts"\?/);
+    let err: unknown;
+    try {
+      checkS3StoreOptions({ credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: '' } });
+    } catch (e) {
+      err = e;
+    }
+    expect(String((err as Error).message)).toBe('s3 store options: credentials.secretAccessKey must be a non-empty string, got an empty string.');
+    expect(String((err as Error).message)).not.toContain('AKIDEXAMPLE');
+  });
+
+  it('credentials the SDK has seen are accepted (it adds $source to objects it was given)', () => {
+    const credentials = { accessKeyId: 'a', secretAccessKey: 'b', $source: {}, expiration: new Date() };
+    expect(() => s3StoreFactory({ credentials })).not.toThrow();
   });
 });
 

@@ -4,15 +4,11 @@
  * pipeline, outputs the pipeline no longer references. Lists what it would remove unless
  * `--yes`. A step with a live lease is never touched.
  */
-import { rm } from 'node:fs/promises';
-import { LocalStore } from '@cairn/runner';
-import { relative, sep } from 'node:path';
 import { isStale } from '@cairn/runner';
-import { loadConfig, requirePrefix } from '../config.js';
+import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
-import { usageError } from '../errors.js';
 import { loadPipeline } from '../pipeline.js';
-import { findStagedDirs, scanStore } from '../store-scan.js';
+import { insidePrefix, openStore } from '../store-view.js';
 import { STALE_MS } from './status.js';
 
 /** Options of `cairn clean`. */
@@ -31,14 +27,15 @@ export type CleanReason = 'failed' | 'dep-failed' | 'cancelled' | 'incomplete' |
 /** Lists (and with `--yes` removes) failed and unreferenced outputs. */
 export async function cleanCommand(ctx: CliContext, file: string | undefined, options: CleanCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
-  const prefix = requirePrefix(config);
+  const view = await openStore(config);
+  const prefix = view.prefix;
   let referenced: Set<string> | undefined;
   if (file !== undefined) {
     const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
     referenced = new Set(pipeline.specs.map((s) => s.outputPath(prefix)));
   }
   const victims: { path: string; rel: string; reason: CleanReason }[] = [];
-  for (const s of await scanStore(prefix)) {
+  for (const s of await view.scan()) {
     if (s.lease !== null && !isStale(s.lease, STALE_MS)) continue;
     let reason: CleanReason | undefined;
     if (s.status === 'FAILED') reason = 'failed';
@@ -49,18 +46,14 @@ export async function cleanCommand(ctx: CliContext, file: string | undefined, op
     if (reason !== undefined) victims.push({ path: s.path, rel: s.rel, reason });
   }
   // What dead attempts left beside output paths (the next run that takes a step over removes its own).
-  const store = new LocalStore();
-  for (const d of findStagedDirs(prefix)) {
-    const lease = await store.readLease(d.step);
+  for (const d of await view.staged()) {
+    const lease = await view.store.readLease(d.step);
     if (lease !== null && !isStale(lease, STALE_MS)) continue;
-    victims.push({ path: d.path, rel: relative(prefix, d.path), reason: 'abandoned attempt' });
+    victims.push({ path: d.path, rel: view.rel(d.path), reason: 'abandoned attempt' });
   }
-  for (const v of victims) {
-    // Never leave the prefix, whatever the scan returned.
-    const rel = relative(prefix, v.path);
-    if (rel === '' || rel.startsWith('..') || rel.startsWith(sep)) throw usageError(`Refusing to remove ${v.path}: it is not inside ${prefix}.`, 'Report this as a bug.');
-  }
-  if (options.yes) for (const v of victims) await rm(v.path, { recursive: true, force: true });
+  // Never leave the prefix, whatever the scan returned: every victim is checked before anything is removed.
+  for (const v of victims) insidePrefix(view, v.path);
+  if (options.yes) for (const v of victims) await view.remove(v.path);
   if (options.json) {
     out(ctx, JSON.stringify({ prefix, removed: options.yes === true, outputs: victims.map(({ rel, reason, path }) => ({ step: rel, path, reason })) }, null, 2));
     return 0;

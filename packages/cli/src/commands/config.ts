@@ -8,12 +8,21 @@ export interface ConfigCommandOptions extends ConfigFlags {
   readonly json?: boolean;
 }
 
+/** Keys whose values are never printed (store credentials in a config file). */
+const SECRET = /credential|secret|token|password|accesskey/i;
+
+/** `options` with every secret-looking value replaced. */
+function hideSecrets(options: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(options).map(([k, v]) => [k, SECRET.test(k) ? '(hidden)' : v]));
+}
+
 /** Prints the effective configuration. */
 export async function configCommand(ctx: CliContext, options: ConfigCommandOptions): Promise<number> {
   const config = await loadConfig({ ...options, config: ctx.configFile }, ctx.env, ctx.cwd);
   const executors = Object.fromEntries(
     Object.entries(config.executors).map(([name, e]) => [name, { use: typeof e.use === 'object' ? e.use.name : typeof e.use === 'function' ? `${e.use.name || 'function'}()` : (e.use ?? name), options: e.options ?? {} }]),
   );
+  const stores = Object.fromEntries(Object.entries(config.stores).map(([name, s]) => [name, { use: typeof s.use === 'function' ? `${s.use.name || 'function'}()` : s.use.name, options: hideSecrets(s.options ?? {}) }]));
   const view = {
     file: config.file ?? null,
     prefix: config.prefix ?? null,
@@ -23,6 +32,7 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
     layout: config.layout,
     onDrift: config.onDrift,
     executors,
+    stores,
     pools: config.pools,
     defaults: config.defaults,
     sources: config.sources,
@@ -43,6 +53,8 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
   const names = Object.keys(executors);
   out(ctx, `${c.bold('executors')}       ${names.length === 0 ? c.dim('built-ins only') : ''}`);
   for (const [name, e] of Object.entries(executors)) out(ctx, `  ${name}: ${e.use} ${JSON.stringify(e.options)}`);
+  out(ctx, `${c.bold('stores')}          ${Object.keys(stores).length === 0 ? c.dim('local only') : ''}`);
+  for (const [name, s] of Object.entries(stores)) out(ctx, `  ${name}: ${s.use} ${JSON.stringify(s.options)}`);
   const pools = Object.entries(config.pools);
   out(ctx, `${c.bold('pools')}           ${pools.length === 0 ? c.dim('none') : pools.map(([k, v]) => `${k}=${v}`).join(', ')}`);
   out(ctx, `${c.bold('defaults')}        ${JSON.stringify(config.defaults)}`);

@@ -6,11 +6,12 @@
  */
 import { describeDrift, type StepSpec } from '@cairn/core';
 import type { ArtifactRecord } from '@cairn/runner';
-import { loadConfig, requirePrefix } from '../config.js';
+import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { cliError } from '../errors.js';
 import { findSteps, loadPipeline } from '../pipeline.js';
-import { scanStore, type StoredStep } from '../store-scan.js';
+import type { StoredStep } from '../store-scan.js';
+import { openStore } from '../store-view.js';
 import { makePlan, type CliPlanStep } from '../plan.js';
 import { paint, PLAN_STATES, type StepState, STORED_STATES, type StoredStateName } from '../states.js';
 import { formatTable } from '../table.js';
@@ -128,7 +129,8 @@ function explainStored(s: StoredStep): Explanation {
 /** Prints why a step is (not) cached. */
 export async function explainCommand(ctx: CliContext, selector: string, file: string | undefined, options: ExplainCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
-  const prefix = requirePrefix(config);
+  const view = await openStore(config);
+  const prefix = view.prefix;
   let explanations: Explanation[];
   if (file !== undefined) {
     const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
@@ -139,10 +141,10 @@ export async function explainCommand(ctx: CliContext, selector: string, file: st
     // The plan of these steps as targets: each is examined, as `cairn run pipeline.ts STEP` would.
     const plan = await makePlan(pipeline, config, specs);
     const byHash = new Map(plan.steps.map((p) => [p.nameWithHash, p]));
-    const stored = await scanStore(prefix).catch(() => [] as StoredStep[]);
+    const stored = await view.scan().catch(() => [] as StoredStep[]);
     explanations = specs.map((s) => explainSpec(s, prefix, stored, byHash.get(s.nameWithHash) as CliPlanStep));
   } else {
-    explanations = [explainStored(await resolveStoredStep(prefix, selector))];
+    explanations = [explainStored(await resolveStoredStep(view, selector))];
   }
   if (options.json) {
     out(ctx, JSON.stringify(explanations.length === 1 ? explanations[0] : explanations, null, 2));

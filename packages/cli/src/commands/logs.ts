@@ -3,11 +3,12 @@
  * step; a failed attempt's logs end with its error and stack (also when it wrote no logs).
  */
 import { existsSync } from 'node:fs';
-import { LocalStore, tailLogs, type AttemptLogs } from '@cairn/runner';
-import { loadConfig, requirePrefix } from '../config.js';
+import { tailLogs, type AttemptLogs } from '@cairn/runner';
+import { loadConfig } from '../config.js';
 import type { CliContext } from '../context.js';
 import { cliError } from '../errors.js';
-import { matchStored, scanStore, type StoredStep } from '../store-scan.js';
+import { matchStored, type StoredStep } from '../store-scan.js';
+import { openStore, type StoreView } from '../store-view.js';
 
 /** Options of `cairn logs`. */
 export interface LogsCommandOptions {
@@ -20,11 +21,11 @@ export interface LogsCommandOptions {
 }
 
 /** Finds exactly one stored step for `selector`, or throws a usage error that lists the candidates. */
-export async function resolveStoredStep(prefix: string, selector: string): Promise<StoredStep> {
-  const steps = await scanStore(prefix);
+export async function resolveStoredStep(view: StoreView, selector: string): Promise<StoredStep> {
+  const steps = await view.scan();
   const matches = matchStored(steps, selector);
   if (matches.length === 0) {
-    throw cliError('CAIRN_NO_SUCH_STEP', `No step in ${prefix} matches "${selector}".`, 'Run `cairn status` to see the steps the store holds.');
+    throw cliError('CAIRN_NO_SUCH_STEP', `No step in ${view.prefix} matches "${selector}".`, 'Run `cairn status` to see the steps the store holds.');
   }
   if (matches.length > 1) {
     const list = matches.slice(0, 10).map((m) => m.record?.nameWithHash ?? m.rel);
@@ -37,8 +38,8 @@ export async function resolveStoredStep(prefix: string, selector: string): Promi
  * The log files of attempt `n` of a step (the newest when `n` is undefined): a running attempt's
  * are in its staged directory beside the output path, a committed one's inside the output.
  */
-async function logsOf(store: LocalStore, step: StoredStep, n: number | undefined): Promise<AttemptLogs | undefined> {
-  const all = await store.attemptLogs(step.path);
+async function logsOf(view: StoreView, step: StoredStep, n: number | undefined): Promise<AttemptLogs | undefined> {
+  const all = await view.store.attemptLogs(step.path);
   if (n === undefined) return all.at(-1);
   return all.filter((a) => a.attempt === n).find((a) => a.running) ?? all.find((a) => a.attempt === n);
 }
@@ -58,11 +59,11 @@ function failureLines(step: StoredStep, attempt: number): string[] {
 /** Prints the logs; with `--follow`, keeps printing (including later attempts) until the step's lease is released. */
 export async function logsCommand(ctx: CliContext, selector: string, options: LogsCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
-  const prefix = requirePrefix(config);
-  const step = await resolveStoredStep(prefix, selector);
-  const store = new LocalStore();
+  const view = await openStore(config);
+  const store = view.store;
+  const step = await resolveStoredStep(view, selector);
   const onDisk = [...new Set((await store.attemptLogs(step.path)).map((a) => a.attempt))];
-  let attempt = options.attempt ?? (await logsOf(store, step, undefined))?.attempt ?? step.record?.attempts.at(-1)?.attempt;
+  let attempt = options.attempt ?? (await logsOf(view, step, undefined))?.attempt ?? step.record?.attempts.at(-1)?.attempt;
   const print = async (lines: AsyncIterable<string>) => {
     for await (const line of lines) ctx.stdout.write(`${line}\n`);
   };
@@ -78,8 +79,10 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
       else ctx.stderr.write(`${step.rel}: no logs yet.\n`);
       return 0;
     }
-    const files = await logsOf(store, step, attempt);
-    const hasLogs = files !== undefined && (existsSync(files.stdout) || existsSync(files.stderr));
+    const files = await logsOf(view, step, attempt);
+    // Committed logs of a store that is not on this filesystem are read whole (they are finished).
+    const remote = files !== undefined && !files.running && !view.local ? await remoteLogs(view, files) : undefined;
+    const hasLogs = remote !== undefined ? remote.length > 0 : files !== undefined && (existsSync(files.stdout) || existsSync(files.stderr));
     const failure = failureLines(step, attempt);
     if (!hasLogs && failure.length === 0) {
       const known = step.record?.attempts.some((a) => a.attempt === attempt) === true;
@@ -89,7 +92,8 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
       }
       throw cliError('CAIRN_NO_LOGS', `Step ${step.rel} has no logs for attempt ${attempt}.`, `Attempts with logs: ${onDisk.join(', ') || 'none'}; recorded attempts: ${step.record?.attempts.map((a) => a.attempt).join(', ') || 'none'}.`);
     }
-    if (hasLogs) await print(tailLogs(files as AttemptLogs, { follow: false, isRunning: () => false }));
+    if (remote !== undefined && hasLogs) for (const line of remote) ctx.stdout.write(`${line}\n`);
+    else if (hasLogs) await print(tailLogs(files as AttemptLogs, { follow: false, isRunning: () => false }));
     else ctx.stdout.write(`(attempt ${attempt} wrote no logs)\n`);
     printFailure(attempt);
     return 0;
@@ -104,7 +108,15 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
   try {
     for (;;) {
       const current = attempt;
-      const files = (await logsOf(store, step, current)) ?? { attempt: current, stdout: '', stderr: '', running: true };
+      const files = (await logsOf(view, step, current)) ?? { attempt: current, stdout: '', stderr: '', running: true };
+      if (!files.running && !view.local) {
+        // Published to a store off this filesystem: the rest of it, past what was already printed.
+        for (const [which, path] of [['stdout', files.stdout], ['stderr', files.stderr]] as const) {
+          const text = Buffer.from((await view.readText(path)) ?? '').subarray(seen[which]).toString('utf8');
+          if (text !== '') ctx.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+        }
+        break;
+      }
       let newer: number | undefined;
       let moved = false;
       // Asked before each read, so the read after the lease is released drains what was written before.
@@ -127,13 +139,23 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
   }
   // The step ended: show how its last attempt failed, if it did (from the record it just wrote).
   if (!stop.signal.aborted) {
-    const [after] = await scanOne(prefix, step);
+    const [after] = await scanOne(view, step);
     if (after !== undefined) for (const line of failureLines(after, attempt)) ctx.stdout.write(`${line}\n`);
   }
   return 0;
 }
 
 /** The step re-read from the store (after a followed attempt ended). */
-async function scanOne(prefix: string, step: StoredStep): Promise<StoredStep[]> {
-  return matchStored(await scanStore(prefix), step.rel).filter((s) => s.path === step.path);
+async function scanOne(view: StoreView, step: StoredStep): Promise<StoredStep[]> {
+  return matchStored(await view.scan(), step.rel).filter((s) => s.path === step.path);
+}
+
+/** The lines of a committed attempt's logs read from the store (stdout, then stderr, as `tailLogs` prints them). */
+async function remoteLogs(view: StoreView, files: AttemptLogs): Promise<string[]> {
+  const lines: string[] = [];
+  for (const f of [files.stdout, files.stderr]) {
+    const text = await view.readText(f);
+    if (text !== null && text !== '') lines.push(...text.replace(/\n$/, '').split('\n'));
+  }
+  return lines;
 }

@@ -5,11 +5,12 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
-import { loadConfig, requirePrefix } from '../config.js';
+import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { renderReportHtml } from '../report/html.js';
 import { builderRuns, loadReport } from '../report/load.js';
 import type { ReportData } from '../report/model.js';
+import { openStore } from '../store-view.js';
 
 /** Builder runs whose reports are written next to the main one, at most. */
 const MAX_LINKED = 10;
@@ -33,14 +34,14 @@ function siblingFile(path: string, runId: string): string {
 /** Writes the report of a run (and of the runs that built its cached steps). */
 export async function reportCommand(ctx: CliContext, options: ReportCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
-  const prefix = requirePrefix(config);
-  const data = await loadReport(prefix, options.run);
+  const view = await openStore(config);
+  const data = await loadReport(view, options.run);
   const path = resolve(ctx.cwd, options.out ?? 'cairn-report.html');
   const links: Record<string, string> = {};
   for (const b of builderRuns(data).slice(0, MAX_LINKED)) {
     let built: ReportData;
     try {
-      built = await loadReport(prefix, b.runId);
+      built = await loadReport(view, b.runId);
     } catch {
       continue; // its records were overwritten by later runs and it left no journal
     }

@@ -76,7 +76,7 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
     columns: () => ctx.stdout.columns ?? 100,
     showOutput: true,
   });
-  const journal = new JournalWriter(runner.prefix());
+  const journal = new JournalWriter(runner.prefix(), runner.store);
   runner.on((event: RunnerEvent) => {
     journal.write(event);
     progress.onEvent(event);

@@ -1,9 +1,10 @@
 /** `cairn status [step]`: what the store holds, one line per step in DAG order; or one step's whole record. */
 import { isStale } from '@cairn/runner';
-import { loadConfig, requirePrefix } from '../config.js';
+import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { paint, STORED_STATES, type StoredStateName } from '../states.js';
-import { dagOrder, scanStore, type StoredStep } from '../store-scan.js';
+import { dagOrder, type StoredStep } from '../store-scan.js';
+import { openStore } from '../store-view.js';
 import { formatDuration, formatTable } from '../table.js';
 import { resolveStoredStep } from './logs.js';
 import { printStepRecord } from './step-record.js';
@@ -80,12 +81,13 @@ export function statusRow(s: StoredStep, now = Date.now()): StatusRow {
 /** Prints the status of every step in the store, in DAG order; given a step, its whole record. */
 export async function statusCommand(ctx: CliContext, options: StatusCommandOptions, selector?: string): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
-  const prefix = requirePrefix(config);
+  const view = await openStore(config);
+  const prefix = view.prefix;
   if (selector !== undefined) {
-    await printStepRecord(ctx, prefix, await resolveStoredStep(prefix, selector), options.json === true);
+    await printStepRecord(ctx, view, await resolveStoredStep(view, selector), options.json === true);
     return 0;
   }
-  const rows = dagOrder(await scanStore(prefix)).map((s) => statusRow(s));
+  const rows = dagOrder(await view.scan()).map((s) => statusRow(s));
   if (options.json) {
     out(ctx, JSON.stringify({ prefix, steps: rows }, null, 2));
     return 0;

@@ -3,11 +3,11 @@
  * attempt (executor, host, job, exit code, CPU time, peak memory, error), the final error with
  * its stack, config, dependencies, result, and where its logs are.
  */
-import { join } from 'node:path';
-import { isStale, readUsage, type AttemptUsage } from '@cairn/runner';
+import { isStale, type AttemptUsage } from '@cairn/runner';
 import { out, type CliContext } from '../context.js';
 import { ATTEMPT_STATES, paint, STORED_STATES, type StoredStateName } from '../states.js';
 import type { StoredStep } from '../store-scan.js';
+import type { StoreView } from '../store-view.js';
 import { formatDuration } from '../table.js';
 import { formatUsage } from '../usage.js';
 import { STALE_MS } from './status.js';
@@ -25,20 +25,21 @@ function value(v: unknown): string[] {
 }
 
 /** Usage of each recorded attempt, by attempt number. */
-export async function attemptUsages(step: StoredStep): Promise<Map<number, AttemptUsage>> {
+export async function attemptUsages(view: StoreView, step: StoredStep): Promise<Map<number, AttemptUsage>> {
   const usages = new Map<number, AttemptUsage>();
   for (const a of step.record?.attempts ?? []) {
     // The executor's files of an attempt are committed inside the output directory.
-    const u = await readUsage(join(step.path, '.cairn', `attempt-${a.attempt}`));
+    const u = await view.readUsage(`${step.path}/.cairn/attempt-${a.attempt}`);
     if (u !== null) usages.set(a.attempt, u);
   }
   return usages;
 }
 
 /** Prints one step's record (or, with `json`, the record and what the store says around it). */
-export async function printStepRecord(ctx: CliContext, prefix: string, step: StoredStep, json: boolean): Promise<void> {
+export async function printStepRecord(ctx: CliContext, view: StoreView, step: StoredStep, json: boolean): Promise<void> {
+  const prefix = view.prefix;
   const r = step.record;
-  const usages = await attemptUsages(step);
+  const usages = await attemptUsages(view, step);
   const leaseState = step.lease === null ? null : isStale(step.lease, STALE_MS) ? 'stale' : 'live';
   const status: StoredStateName = step.lease !== null ? (leaseState === 'stale' ? 'STALE_LEASE' : 'RUNNING') : (step.status ?? 'UNKNOWN');
   if (json) {

@@ -1,8 +1,8 @@
 /** `cairn unlock --stale`: clears leases whose holder is dead (or whose heartbeat expired). */
-import { isStale, LocalStore } from '@cairn/runner';
-import { loadConfig, requirePrefix } from '../config.js';
+import { isStale } from '@cairn/runner';
+import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
-import { scanStore } from '../store-scan.js';
+import { openStore } from '../store-view.js';
 import { STALE_MS } from './status.js';
 
 /** Options of `cairn unlock`. */
@@ -16,10 +16,10 @@ export interface UnlockCommandOptions {
 /** Lists leases, and with `--stale` removes the stale ones (a live holder's lease is never touched). */
 export async function unlockCommand(ctx: CliContext, options: UnlockCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
-  const prefix = requirePrefix(config);
-  const store = new LocalStore();
+  const view = await openStore(config);
+  const store = view.store;
   const c = ctx.colors;
-  const leased = (await scanStore(prefix)).filter((s) => s.lease !== null);
+  const leased = (await view.scan()).filter((s) => s.lease !== null);
   if (leased.length === 0) {
     out(ctx, 'No leases are held.');
     return 0;

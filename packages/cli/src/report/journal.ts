@@ -1,15 +1,16 @@
 /**
  * The run journal: `cairn run` appends every runner event as a JSON line to
  * `{prefix}/.cairn/runs/{runId}.jsonl`, so `cairn report` can show a whole run — cache hits
- * and retries included, which step records alone do not hold.
+ * and retries included, which step records alone do not hold. On a store that is not on this
+ * filesystem (an object store) the journal is written whole when the run ends.
  */
-import { createWriteStream, existsSync, mkdirSync, readdirSync, statSync, type WriteStream } from 'node:fs';
-import { join } from 'node:path';
-import type { RunnerEvent } from '@cairn/runner';
+import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
+import type { RunnerEvent, Store } from '@cairn/runner';
+import type { StoreView } from '../store-view.js';
 
-/** Directory of the journals under a prefix. */
+/** Directory of the journals under a prefix (a path or a URL: joined with `/`, never collapsing `s3://`). */
 export function journalDir(prefix: string): string {
-  return join(prefix, '.cairn', 'runs');
+  return `${prefix.replace(/\/+$/, '')}/.cairn/runs`;
 }
 
 /** An event as stored: errors flattened to `{ name, message, code }`. */
@@ -28,24 +29,36 @@ export function eventToJson(event: RunnerEvent): JournalEvent {
 
 /** Appends events to one run's journal; created on the first event (when the run id is known). */
 export class JournalWriter {
-  readonly #dir: string;
+  readonly #prefix: string;
+  readonly #store: Store;
   #stream: WriteStream | undefined;
+  /** Lines kept for a store off this filesystem, written whole at `close`. */
+  #lines: string[] | undefined;
+  #runId: string | undefined;
   #failed = false;
 
-  constructor(prefix: string) {
-    this.#dir = journalDir(prefix);
+  /** `store`: the run's store; one with a browser (an object store) gets the journal at `close`. */
+  constructor(prefix: string, store: Store) {
+    this.#prefix = prefix;
+    this.#store = store;
   }
 
   /** Records one event. A journal that cannot be written is given up silently (the run matters more). */
   write(event: RunnerEvent): void {
     if (this.#failed) return;
+    const line = `${JSON.stringify(eventToJson(event))}\n`;
+    this.#runId ??= event.runId;
+    if (this.#store.browse !== undefined) {
+      (this.#lines ??= []).push(line);
+      return;
+    }
     try {
       if (this.#stream === undefined) {
-        mkdirSync(this.#dir, { recursive: true });
-        this.#stream = createWriteStream(join(this.#dir, `${event.runId}.jsonl`), { flags: 'a' }); // = journalFile(prefix, runId)
+        mkdirSync(journalDir(this.#prefix), { recursive: true });
+        this.#stream = createWriteStream(journalFile(this.#prefix, event.runId), { flags: 'a' });
         this.#stream.on('error', () => (this.#failed = true));
       }
-      this.#stream.write(`${JSON.stringify(eventToJson(event))}\n`);
+      this.#stream.write(line);
     } catch {
       this.#failed = true;
     }
@@ -53,6 +66,11 @@ export class JournalWriter {
 
   /** Flushes and closes. */
   async close(): Promise<void> {
+    const browse = this.#store.browse;
+    if (browse !== undefined && this.#lines !== undefined && this.#runId !== undefined && !this.#failed) {
+      await browse.writeFile(journalFile(this.#prefix, this.#runId), this.#lines.join('')).catch(() => (this.#failed = true));
+      this.#lines = undefined;
+    }
     const s = this.#stream;
     if (s === undefined) return;
     await new Promise<void>((resolve) => s.end(resolve));
@@ -61,19 +79,14 @@ export class JournalWriter {
 
 /** The journal file of one run (it may not exist: runs made through the API write none). */
 export function journalFile(prefix: string, runId: string): string {
-  return join(journalDir(prefix), `${runId}.jsonl`);
+  return `${journalDir(prefix)}/${runId}.jsonl`;
 }
 
-/** The newest journal file under `prefix`, or undefined. */
-export function newestJournal(prefix: string): string | undefined {
-  const dir = journalDir(prefix);
-  if (!existsSync(dir)) return undefined;
-  let best: { file: string; mtime: number } | undefined;
-  for (const name of readdirSync(dir)) {
-    if (!name.endsWith('.jsonl')) continue;
-    const file = join(dir, name);
-    const mtime = statSync(file).mtimeMs;
-    if (best === undefined || mtime > best.mtime) best = { file, mtime };
+/** The newest journal file of the store, or undefined. */
+export async function newestJournal(view: StoreView): Promise<string | undefined> {
+  let best: { path: string; lastModified: number } | undefined;
+  for (const f of await view.listFiles(journalDir(view.prefix))) {
+    if (f.path.endsWith('.jsonl') && (best === undefined || f.lastModified > best.lastModified)) best = f;
   }
-  return best?.file;
+  return best?.path;
 }

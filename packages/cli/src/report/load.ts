@@ -3,12 +3,11 @@
  * records, with what the executors measured of each attempt (`usage.json`: CPU time, peak
  * memory, exit code).
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
-import { relative } from 'node:path';
-import { localLayout, readUsage, type ArtifactRecord } from '@cairn/runner';
+import type { ArtifactRecord } from '@cairn/runner';
 import { cliError } from '../errors.js';
-import { scanStore, type StoredStep } from '../store-scan.js';
+import type { StoredStep } from '../store-scan.js';
+import type { StoreView } from '../store-view.js';
 import { journalFile, newestJournal, type JournalEvent } from './journal.js';
 import type { ReportAttempt, ReportData, ReportOutcome, ReportStep } from './model.js';
 
@@ -16,14 +15,14 @@ import type { ReportAttempt, ReportData, ReportOutcome, ReportStep } from './mod
 const LOG_TAIL_LINES = 40;
 
 /** Attempt `n`'s files inside a committed output directory (logs, and the executor's own files such as usage.json). */
-const attemptFiles = (path: string, n: number) => ({ stdout: `${localLayout.logsDir(path)}/attempt-${n}.stdout`, stderr: `${localLayout.logsDir(path)}/attempt-${n}.stderr`, dir: `${path}/.cairn/attempt-${n}` });
+const attemptFiles = (path: string, n: number) => ({ stdout: `${path}/.cairn/logs/attempt-${n}.stdout`, stderr: `${path}/.cairn/logs/attempt-${n}.stderr`, dir: `${path}/.cairn/attempt-${n}` });
 
-function logTail(path: string, attempt: number): string[] {
+async function logTail(view: StoreView, path: string, attempt: number): Promise<string[]> {
   const files = attemptFiles(path, attempt);
   const lines: string[] = [];
   for (const f of [files.stdout, files.stderr]) {
-    if (!existsSync(f)) continue;
-    const text = readFileSync(f, 'utf8');
+    const text = await view.readText(f);
+    if (text === null) continue;
     lines.push(...text.split('\n').filter((l, i, all) => l !== '' || i < all.length - 1));
   }
   return lines.slice(-LOG_TAIL_LINES);
@@ -43,10 +42,10 @@ function attemptsFromRecord(r: ArtifactRecord): ReportAttempt[] {
 }
 
 /** Attempts with what their executor measured. */
-async function withUsage(path: string, attempts: readonly ReportAttempt[]): Promise<ReportAttempt[]> {
+async function withUsage(view: StoreView, path: string, attempts: readonly ReportAttempt[]): Promise<ReportAttempt[]> {
   return Promise.all(
     attempts.map(async (a) => {
-      const u = await readUsage(attemptFiles(path, a.attempt).dir);
+      const u = await view.readUsage(attemptFiles(path, a.attempt).dir);
       if (u === null) return a;
       return { ...a, cpuMs: u.cpuMs, peakMemoryBytes: u.peakMemoryBytes, memoryKind: u.memoryKind, exitCode: u.exitCode, signal: u.signal };
     }),
@@ -55,8 +54,8 @@ async function withUsage(path: string, attempts: readonly ReportAttempt[]): Prom
 
 const OUTCOMES: ReadonlySet<string> = new Set(['succeeded', 'failed', 'cached', 'skipped', 'dep-failed', 'cancelled']);
 
-function readJournal(file: string): JournalEvent[] {
-  return readFileSync(file, 'utf8')
+function parseJournal(text: string): JournalEvent[] {
+  return text
     .split('\n')
     .filter((l) => l.trim() !== '')
     .flatMap((l) => {
@@ -79,8 +78,9 @@ interface Folded {
 }
 
 /** From a journal: every step the run touched, with attempts from its record when the record is this run's. */
-async function fromJournal(prefix: string, file: string, stored: ReadonlyMap<string, StoredStep>): Promise<ReportData> {
-  const events = readJournal(file);
+async function fromJournal(view: StoreView, file: string, text: string, stored: ReadonlyMap<string, StoredStep>): Promise<ReportData> {
+  const prefix = view.prefix;
+  const events = parseJournal(text);
   if (events.length === 0) throw cliError('CAIRN_NO_STORE', `The run journal ${file} is empty.`, 'Run a pipeline with `cairn run` first.');
   const runId = events[0]!.runId;
   let start = events[0]!.time;
@@ -114,19 +114,19 @@ async function fromJournal(prefix: string, file: string, stored: ReadonlyMap<str
     // The record has executor, host and job id; use it when it belongs to this run.
     const mine = rec !== null && rec.runId === runId;
     if (mine && (rec.attempts?.length ?? 0) > 0) attempts = attemptsFromRecord(rec);
-    attempts = await withUsage(path, attempts);
+    attempts = await withUsage(view, path, attempts);
     const outcome = (OUTCOMES.has(s.state) ? s.state : s.open !== undefined ? 'running' : 'cancelled') as ReportOutcome;
     const last = attempts[attempts.length - 1];
     const builtBy = (outcome === 'cached' || outcome === 'skipped') && rec !== null && rec.runId !== runId ? { runId: rec.runId, end: rec.timings?.end ?? 0 } : undefined;
     out.push({
       name: s.name,
-      key: relative(prefix, path) || path,
+      key: view.rel(path),
       outcome,
       attempts,
       error: s.error ?? (mine ? rec?.error?.message.split('\n')[0] : undefined),
       errorStack: mine && outcome === 'failed' ? rec?.error?.stack : undefined,
       note: s.note,
-      logTail: outcome === 'failed' && last ? logTail(path, last.attempt) : undefined,
+      logTail: outcome === 'failed' && last ? await logTail(view, path, last.attempt) : undefined,
       builtBy,
     });
   }
@@ -134,7 +134,8 @@ async function fromJournal(prefix: string, file: string, stored: ReadonlyMap<str
 }
 
 /** Without a journal: the records of the newest run that wrote any (or of `runId`). */
-async function fromRecords(prefix: string, stored: readonly StoredStep[], runId?: string): Promise<ReportData> {
+async function fromRecords(view: StoreView, stored: readonly StoredStep[], runId?: string): Promise<ReportData> {
+  const prefix = view.prefix;
   const withRecords = stored.filter((s) => s.record?.runId !== undefined && s.record.timings !== undefined);
   if (withRecords.length === 0) throw cliError('CAIRN_NO_STORE', `The store ${prefix} holds no run yet.`, 'Run a pipeline with `cairn run` first.');
   const newest = withRecords.reduce((a, b) => ((b.record!.timings.end ?? 0) > (a.record!.timings.end ?? 0) ? b : a));
@@ -144,7 +145,7 @@ async function fromRecords(prefix: string, stored: readonly StoredStep[], runId?
   const steps: ReportStep[] = await Promise.all(
     mine.map(async (s) => {
       const r = s.record!;
-      const attempts = await withUsage(s.path, attemptsFromRecord(r));
+      const attempts = await withUsage(view, s.path, attemptsFromRecord(r));
       const outcome: ReportOutcome = r.status === 'SUCCESS' ? 'succeeded' : r.status === 'DEP_FAILED' ? 'dep-failed' : r.status === 'CANCELLED' ? 'cancelled' : 'failed';
       const last = attempts[attempts.length - 1];
       return {
@@ -155,7 +156,7 @@ async function fromRecords(prefix: string, stored: readonly StoredStep[], runId?
         error: r.error?.message.split('\n')[0],
         errorStack: outcome === 'failed' ? r.error?.stack : undefined,
         note: outcome === 'dep-failed' ? r.error?.message : undefined,
-        logTail: outcome === 'failed' && last ? logTail(s.path, last.attempt) : undefined,
+        logTail: outcome === 'failed' && last ? await logTail(view, s.path, last.attempt) : undefined,
       };
     }),
   );
@@ -168,11 +169,12 @@ async function fromRecords(prefix: string, stored: readonly StoredStep[], runId?
  * A run under `prefix`: `runId`'s, else the newest; from its journal when `cairn run` wrote
  * one, else from records.
  */
-export async function loadReport(prefix: string, runId?: string): Promise<ReportData> {
-  const stored = await scanStore(prefix);
-  const journal = runId !== undefined ? journalFile(prefix, runId) : newestJournal(prefix);
-  if (journal !== undefined && existsSync(journal)) return fromJournal(prefix, journal, new Map(stored.map((s) => [s.path, s])));
-  return fromRecords(prefix, stored, runId);
+export async function loadReport(view: StoreView, runId?: string): Promise<ReportData> {
+  const stored = await view.scan();
+  const journal = runId !== undefined ? journalFile(view.prefix, runId) : await newestJournal(view);
+  const text = journal === undefined ? null : await view.readText(journal);
+  if (journal !== undefined && text !== null) return fromJournal(view, journal, text, new Map(stored.map((s) => [s.path, s])));
+  return fromRecords(view, stored, runId);
 }
 
 /** The runs that built a report's cached steps, newest first. */

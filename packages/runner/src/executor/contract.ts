@@ -8,7 +8,7 @@
  * third-party ones do.
  */
 import type { Resources, StepSpec, TaskPayload } from '@cairn/core';
-import type { StagedAttempt } from '../store/store.js';
+import type { StagedAttempt, StepStoreAccess } from '../store/store.js';
 
 /** How reliably an executor can stop a running job. */
 export type CancelSupport =
@@ -115,6 +115,11 @@ export interface JobRequest {
   readonly attemptDir: string;
   /** Aborted when the step must stop (cancel, timeout, lease loss). Executors may also rely on `cancel`. */
   readonly signal: AbortSignal;
+  /**
+   * The store's step access (`ctx.store`, `ctx.localInput`) for a step run in this process;
+   * undefined on filesystem stores. Workers elsewhere build it from `task.storeAccess`.
+   */
+  readonly storeAccess?: StepStoreAccess | undefined;
 }
 
 /** What the runner offers an executor. */

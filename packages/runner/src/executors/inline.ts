@@ -7,6 +7,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
 import { CairnError, type StepContext, type StepLogger } from '@cairn/core';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../executor/contract.js';
+import { localInputFor } from '../worker/step-access.js';
 import { runWithOutput, type OutputSink } from './stdio-capture.js';
 
 const capabilities: ExecutorCapabilities = Object.freeze({
@@ -55,7 +56,7 @@ function attemptLogger(job: JobRequest): { log: StepLogger; sink: OutputSink; cl
  * A step's context. A run makes one per step, so it keeps three fields and reads the rest from
  * the job through getters on the prototype: `name`, `outputPath`, `signal` (the job's
  * AbortSignal; the runner may create its controller lazily), `log` (opens nothing until used),
- * `depPaths`, `depResults`, `resources`, `attempt`.
+ * `depPaths`, `depResults`, `resources`, `attempt`, `store` and `localInput` (the store's step access).
  */
 class InlineContext implements StepContext {
   readonly client: unknown;
@@ -93,6 +94,15 @@ class InlineContext implements StepContext {
 
   get signal(): AbortSignal {
     return this.#job.signal;
+  }
+
+  get store(): unknown {
+    return this.#job.storeAccess?.store;
+  }
+
+  get localInput(): (dep: string) => Promise<string> {
+    const job = this.#job;
+    return localInputFor(job.spec.name, job.task.depPaths, () => job.storeAccess);
   }
 
   get log(): StepLogger {

@@ -57,7 +57,16 @@ export function writeUsage(attemptDir: string, usage: AttemptUsage): void {
 /** An attempt's usage; null when none was measured (or the file is unreadable). */
 export async function readUsage(attemptDir: string): Promise<AttemptUsage | null> {
   try {
-    const v = JSON.parse(await readFile(usageFile(attemptDir), 'utf8')) as unknown;
+    return parseUsage(await readFile(usageFile(attemptDir), 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+/** An attempt's usage from the text of its `usage.json` (read from any store); null when it is not one. */
+export function parseUsage(text: string): AttemptUsage | null {
+  try {
+    const v = JSON.parse(text) as unknown;
     return typeof v === 'object' && v !== null && typeof (v as AttemptUsage).executor === 'string' ? (v as AttemptUsage) : null;
   } catch {
     return null;

@@ -6,7 +6,7 @@
  */
 import type { Resources, StepSpec, TaskPayload } from '@cairn/core';
 import type { JobRequest } from '../executor/contract.js';
-import type { StagedAttempt } from '../store/store.js';
+import type { StagedAttempt, StepStoreAccess, Store } from '../store/store.js';
 import { keyOf, type Node } from './node.js';
 
 /** Dependencies' output paths and returned values, keyed by `nameWithHash`. */
@@ -19,6 +19,8 @@ export interface DepInputs {
 export interface JobSource {
   /** The nodes of a step's dependencies, in order. */
   depNodesOf(node: Node): readonly Node[];
+  /** The run's store (its step access, if it offers one). */
+  readonly store: Pick<Store, 'stepAccess' | 'stepAccessRef'>;
 }
 
 const NO_RESOURCES: Resources = Object.freeze({});
@@ -46,6 +48,7 @@ export class Job implements JobRequest {
   #inputs: DepInputs | undefined = undefined;
   #task: TaskPayload | undefined = undefined;
   #ac: AbortController | undefined = undefined;
+  #access: StepStoreAccess | undefined | null = null;
   /** Aborted (with `reason`), whether or not the controller exists. */
   aborted = false;
   reason: unknown = undefined;
@@ -98,9 +101,16 @@ export class Job implements JobRequest {
     return (this.#inputs ??= depInputsOf(this.#depNodes));
   }
 
+  /** The store's step access for this step (made on first use); undefined on filesystem stores. */
+  get storeAccess(): StepStoreAccess | undefined {
+    if (this.#access === null) this.#access = this.#source.store.stepAccess?.(this.#node.path);
+    return this.#access;
+  }
+
   get task(): TaskPayload {
     if (this.#task !== undefined) return this.#task;
     const node = this.#node;
+    const ref = this.#source.store.stepAccessRef;
     const spec = node.spec;
     const deps = this.#depNodes;
     const depKeys = new Array<string>(deps.length);
@@ -119,6 +129,7 @@ export class Job implements JobRequest {
       depResults: inputs.depResults,
       attempt: this.attempt,
       resources: spec.resources ?? {},
+      ...(ref !== undefined ? { storeAccess: { ...ref, path: node.path } } : {}),
     });
   }
 

@@ -15,6 +15,7 @@
 import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { LeaseHolder, LeaseInfo } from './leases.js';
 import type { StatusToken } from './status.js';
+import type { TaskStoreAccess } from '@cairn/core';
 import type { Maybe } from '../maybe.js';
 
 export type { Maybe };
@@ -85,6 +86,68 @@ export interface CommitRequest {
   readonly release?: boolean | undefined;
 }
 
+/**
+ * What a running step gets from a store whose outputs are not local files, besides its output
+ * directory: `ctx.store` and what `ctx.localInput` fetches with.
+ */
+export interface StepStoreAccess {
+  /** `ctx.store`: the store's handle for direct writes to the step's final output location (its shape is the store's). */
+  readonly store: unknown;
+  /** A local directory holding the output at `depPath` (a dependency's final output path), fetched once per host. */
+  localInput(depPath: string): Promise<string>;
+}
+
+/** How a worker in another thread, process or host builds a step's {@link StepStoreAccess}: plain data, no secret. */
+export type StepAccessRef = Omit<TaskStoreAccess, 'path'>;
+
+/** One step a {@link StoreBrowser} found. */
+export interface FoundStep {
+  /** The step's output path. */
+  readonly path: string;
+  /** A lease object or file exists for it (read it with `readLease`). */
+  readonly leased: boolean;
+}
+
+/** One file a {@link StoreBrowser} lists. */
+export interface ListedFile {
+  /** Its full path (or URL). */
+  readonly path: string;
+  /** Last modified, epoch ms. */
+  readonly lastModified: number;
+}
+
+/**
+ * Optional: how tools (the CLI's status, logs, explain, clean, unlock, report) find and read what
+ * a store holds when its files are not on this machine's filesystem (object stores). Filesystem
+ * stores have none: tools read their files directly.
+ */
+export interface StoreBrowser {
+  /** The steps under `prefix`, by output path (sorted): directories holding a status, a record, a lease or attempt logs, at most `maxDepth` levels below it, outside `{prefix}/.cairn`. */
+  findSteps(prefix: string, maxDepth: number): Promise<readonly FoundStep[]>;
+  /** The files under `dir`, recursively (empty when none). */
+  listFiles(dir: string): Promise<readonly ListedFile[]>;
+  /** One file's bytes; null when absent. */
+  readFile(path: string): Promise<Uint8Array | null>;
+  /** Writes one whole file (a run journal). */
+  writeFile(path: string, data: string | Uint8Array): Promise<void>;
+  /** Removes a step: everything under its output path (outputs, status, record, logs, its lease). */
+  remove(path: string): Promise<void>;
+}
+
+/**
+ * Makes the store for prefixes of some URL schemes: how store plugins register
+ * (`new StepRunner({ stores: [s3StoreFactory()] })`), as executors do. The built-in local store
+ * serves `file://` and plain paths (scheme `file`); a factory for a scheme replaces it.
+ */
+export interface StoreFactory<O = unknown> {
+  /** Registry name (`local`, `s3`): `storeOptions` are keyed by it. */
+  readonly name: string;
+  /** URL schemes served, lower-case, without `://` (`['s3']`). `file` also serves plain paths. */
+  readonly schemes: readonly string[];
+  /** Builds the store (once per runner, when a prefix of one of its schemes is first used). */
+  create(options: O | undefined, prefix: string): Store;
+}
+
 /** An artifact store. */
 export interface Store {
   /** Implementation name (`local`, `memory`, `s3`). */
@@ -146,4 +209,13 @@ export interface Store {
   removeJob(path: string): Maybe<void>;
   /** The log files of a step's attempts: the committed ones and any still staged, oldest first. */
   attemptLogs(path: string): Maybe<readonly AttemptLogs[]>;
+  /**
+   * Optional (object stores): `ctx.store` and `ctx.localInput` of a step writing to `path`, for
+   * steps running in the runner's process. Filesystem stores have none: their paths are local.
+   */
+  stepAccess?(path: string): StepStoreAccess;
+  /** Optional, with `stepAccess`: how workers elsewhere build the same (re-imported there; see {@link StepAccessRef}). */
+  readonly stepAccessRef?: StepAccessRef;
+  /** Optional (object stores): how tools find and read what the store holds (see {@link StoreBrowser}). */
+  readonly browse?: StoreBrowser;
 }

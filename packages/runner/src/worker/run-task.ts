@@ -5,6 +5,8 @@
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { resolveFnRef, resolveTemplate, type Resources, type StepContext, type StepLogger, type TaskPayload } from '@cairn/core';
+import type { StepStoreAccess } from '../store/store.js';
+import { localInputFor, workerStoreAccess } from './step-access.js';
 
 /** Options of {@link runTask}. */
 export interface RunTaskOptions {
@@ -23,10 +25,20 @@ export interface RunTaskOptions {
  * their resolved inputs (dependency slots → dependency paths, `OUT` → output path), `path`
  * steps get the output path. Resolves with what the function returns. A missing module or
  * export throws `CAIRN_FN_REF` naming the path tried. A local output directory is created
- * first.
+ * first. When the task names the store's step access (object stores), it is built here for
+ * `ctx.store` and `ctx.localInput`; if it cannot be, only a step that uses them fails.
  */
 export async function runTask(task: TaskPayload, options: RunTaskOptions): Promise<unknown> {
   const fn = await resolveFnRef(task.ref, undefined, task.name);
+  let access: StepStoreAccess | undefined;
+  let accessError: unknown;
+  if (task.storeAccess !== undefined) {
+    try {
+      access = await workerStoreAccess(task);
+    } catch (err) {
+      accessError = err;
+    }
+  }
   const ctx: StepContext = {
     name: task.name,
     outputPath: task.outputPath,
@@ -37,7 +49,18 @@ export async function runTask(task: TaskPayload, options: RunTaskOptions): Promi
     resources: options.resources ?? task.resources,
     attempt: task.attempt,
     client: options.client,
+    localInput: localInputFor(task.name, task.depPaths, () => {
+      if (accessError !== undefined) throw accessError;
+      return access;
+    }),
   };
+  Object.defineProperty(ctx, 'store', {
+    enumerable: true,
+    get: () => {
+      if (accessError !== undefined) throw accessError;
+      return access?.store;
+    },
+  });
   if (isAbsolute(task.outputPath)) await mkdir(task.outputPath, { recursive: true });
   if (task.kind === 'apply') {
     return await fn(resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, task.name), ctx);

@@ -1,0 +1,132 @@
+/**
+ * What tools (the CLI's status, logs, explain, clean, unlock, report) read of an S3 store: the
+ * steps under a prefix, files, removal. A store keeps no index, so steps are found from one flat
+ * listing of the prefix (1,000 keys a request): a directory whose keys include a status, a record,
+ * a lease or attempt logs is a step. A step's metadata names start with `.`, so they sort before
+ * most output files: once a page ends inside a known step's outputs, the listing jumps past that
+ * step (`StartAfter`), and a step with many output files costs one request more, not its files.
+ */
+import { CairnError } from '@cairn/core';
+import type { FoundStep, ListedFile, StoreBrowser } from '@cairn/runner/store';
+import { LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
+import type { S3Objects } from './objects.js';
+import { dirKey, parseS3Url, s3Url } from './url.js';
+
+/** The greatest UTF-8 code point: `StartAfter: dir + MAX` skips every key under `dir`. */
+const MAX = '\u{10FFFF}';
+/** Metadata names that make a directory a step. */
+const MARKERS = new Set([STATUS_FILE, RECORD_FILE, LEASE_FILE]);
+/** The greatest metadata name: keys of a step beyond `dir + LAST` are its outputs (or later logs). */
+const LAST = [...MARKERS].reduce((a, b) => (a > b ? a : b));
+/** What the store keeps under the prefix itself (probe objects, run journals): never steps. */
+const OWN = '.cairn/';
+/** Deletes in flight while removing a step. */
+const DELETES = 16;
+
+/** The step directory (relative, with its trailing `/`) a relative key marks, if it marks one. */
+function markedDir(rel: string): { dir: string; lease: boolean } | undefined {
+  const logs = rel.indexOf('/.cairn/logs/');
+  if (logs > 0) return { dir: rel.slice(0, logs + 1), lease: false };
+  const slash = rel.lastIndexOf('/');
+  const name = rel.slice(slash + 1);
+  if (slash <= 0 || !MARKERS.has(name)) return undefined;
+  return { dir: rel.slice(0, slash + 1), lease: name === LEASE_FILE };
+}
+
+/** The found step directory that `rel` lies under, if any (steps are not looked for inside steps). */
+function enclosing(found: ReadonlyMap<string, boolean>, rel: string): string | undefined {
+  for (let i = rel.indexOf('/'); i > 0; i = rel.indexOf('/', i + 1)) {
+    const d = rel.slice(0, i + 1);
+    if (found.has(d)) return d;
+  }
+  return undefined;
+}
+
+/** The S3 store's {@link StoreBrowser}. */
+export class S3Browser implements StoreBrowser {
+  readonly #objects: S3Objects;
+
+  constructor(objects: S3Objects) {
+    this.#objects = objects;
+  }
+
+  async findSteps(prefix: string, maxDepth: number): Promise<readonly FoundStep[]> {
+    const loc = parseS3Url(prefix);
+    const base = dirKey(loc.key);
+    const found = new Map<string, boolean>();
+    let startAfter: string | undefined;
+    let token: string | undefined;
+    for (;;) {
+      const page = await this.#objects.list(loc.bucket, { prefix: base, startAfter, continuationToken: token });
+      for (const o of page.objects) {
+        const rel = o.key.slice(base.length);
+        if (rel.startsWith(OWN)) continue;
+        const m = markedDir(rel);
+        if (m === undefined || m.dir.split('/').length - 1 > maxDepth) continue;
+        const outer = enclosing(found, m.dir);
+        if (outer !== undefined && outer !== m.dir) continue;
+        found.set(m.dir, (found.get(m.dir) ?? false) || m.lease);
+      }
+      if (!page.truncated) break;
+      const lastRel = (page.objects.at(-1)?.key ?? '').slice(base.length);
+      const inside = lastRel.startsWith(OWN) ? OWN : enclosing(found, lastRel);
+      if (inside !== undefined && (inside === OWN || lastRel > inside + LAST)) {
+        startAfter = base + inside + MAX;
+        token = undefined;
+      } else {
+        startAfter = undefined;
+        token = page.next;
+        if (token === undefined) break;
+      }
+    }
+    return [...found]
+      .map(([dir, leased]) => ({ path: s3Url({ bucket: loc.bucket, key: base + dir.slice(0, -1) }), leased }))
+      .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  async listFiles(dir: string): Promise<readonly ListedFile[]> {
+    const loc = parseS3Url(dir);
+    const out: ListedFile[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.#objects.list(loc.bucket, { prefix: dirKey(loc.key), continuationToken: token });
+      for (const o of page.objects) out.push({ path: s3Url({ bucket: loc.bucket, key: o.key }), lastModified: o.lastModified });
+      token = page.truncated ? page.next : undefined;
+    } while (token !== undefined);
+    return out;
+  }
+
+  async readFile(path: string): Promise<Uint8Array | null> {
+    const loc = parseS3Url(path);
+    return (await this.#objects.get(loc.bucket, loc.key))?.body ?? null;
+  }
+
+  async writeFile(path: string, data: string | Uint8Array): Promise<void> {
+    const loc = parseS3Url(path);
+    await this.#objects.put(loc.bucket, loc.key, data, path.endsWith('.json') || path.endsWith('.jsonl') ? 'application/json' : 'application/octet-stream');
+  }
+
+  async remove(path: string): Promise<void> {
+    const loc = parseS3Url(path);
+    const dir = dirKey(loc.key);
+    if (dir === '') throw new CairnError('CAIRN_STORE', `Refusing to remove ${path}: it is a whole bucket, not a step.`);
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.#objects.list(loc.bucket, { prefix: dir, continuationToken: token });
+      for (const o of page.objects) keys.push(o.key);
+      token = page.truncated ? page.next : undefined;
+    } while (token !== undefined);
+    // The status goes first (a half-removed step never reads as built), the lease last.
+    const status = keys.filter((k) => k === dir + STATUS_FILE);
+    const lease = keys.filter((k) => k === dir + LEASE_FILE);
+    const rest = keys.filter((k) => k !== dir + STATUS_FILE && k !== dir + LEASE_FILE);
+    for (const k of status) await this.#objects.delete(loc.bucket, k);
+    let next = 0;
+    const worker = async () => {
+      while (next < rest.length) await this.#objects.delete(loc.bucket, rest[next++] as string);
+    };
+    await Promise.all(Array.from({ length: Math.min(DELETES, rest.length) }, worker));
+    for (const k of lease) await this.#objects.delete(loc.bucket, k);
+  }
+}
