@@ -29,7 +29,7 @@ export { CairnError, isCairnError, hasCode } from './errors.js';
 export type { CairnErrorCode, CairnErrorOptions } from './errors.js';
 export { joinPath, isAbsoluteLocation, hasScheme, checkLocation, resolvePrefix } from './paths.js';
 export type { LocationKind } from './paths.js';
-export { validateSegment, isMutableVersion, checkExecutorName, EXECUTOR_NAME, RESERVED_SEGMENT } from './validate.js';
+export { validateSegment, isMutableVersion, isCalendarVersion, checkVersionRule, type VersionRule, checkExecutorName, EXECUTOR_NAME, RESERVED_SEGMENT } from './validate.js';
 export { checkKnownKeys, nearestName, describeValue } from './known-keys.js';
 export type { KnownKeysOptions } from './known-keys.js';
 export { MAX_VALUE_DEPTH } from './limits.js';
