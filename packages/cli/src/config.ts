@@ -156,7 +156,7 @@ function parseBool(value: string, what: string): boolean {
 
 function checkFileConfig(value: unknown, file: string): CairnConfig {
   const bad = (what: string): never => {
-    throw new CairnError('CAIRN_CONFIG', `${file}: ${what}. Fix the config file (see packages/cli/README.md).`);
+    throw new CairnError('CAIRN_CONFIG', `${file}: ${what}. Fix the config file (settings: https://github.com/cairn-pipelines/cairn/tree/main/packages/cli#configuration-and-precedence).`);
   };
   if (typeof value !== 'object' || value === null) bad('the default export must be an object (export default defineConfig({ … }))');
   const c = value as Record<string, unknown>;

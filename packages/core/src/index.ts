@@ -6,6 +6,8 @@ export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
 export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, Out } from './handle.js';
 export { lower } from './lower.js';
 export type { LowerOptions } from './lower.js';
+export { materializedConfig } from './materialize.js';
+export type { MaterializedConfig, MaterializeOptions } from './materialize.js';
 export { resolveInputs, resolveTemplate, DepSlot } from './template.js';
 export { fingerprintPayload } from './payload.js';
 export { StepSpec } from './spec.js';
