@@ -5,7 +5,7 @@
  * share of a LIST page; a status that is not a bare token (Marin's JSON-lines log, an encrypted
  * object whose ETag is not an MD5) is read with a GET.
  */
-import { parseStatus, type StatusToken, type StoredState } from '@cairn/runner/store';
+import { parseStatus, type RecordWant, recordWantAt, type StatusToken, type StoredState } from '@cairn/runner/store';
 import { RECORD_FILE, STATUS_FILE } from './layout.js';
 import { md5Hex } from './etag.js';
 import { parseRecord } from './formats.js';
@@ -58,14 +58,15 @@ export class StateReader {
   }
 
   /** States of `dirs`; `withRecord[i]` also reads the record. Never throws for unusable objects. */
-  async read(dirs: readonly StepDir[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
+  async read(dirs: readonly StepDir[], withRecord: readonly RecordWant[] | RecordWant): Promise<StoredState[]> {
     const listed = await this.listings(dirs);
     const out = new Array<StoredState>(dirs.length);
     let next = 0;
     const worker = async () => {
       while (next < dirs.length) {
         const i = next++;
-        const want = typeof withRecord === 'boolean' ? withRecord : withRecord[i] === true;
+        // 'head' reads the whole record (a GET either way, usually none: the host's record cache).
+        const want = recordWantAt(withRecord, i) !== false;
         try {
           out[i] = await this.#state(dirs[i] as StepDir, listed[i] as StepObjects, want);
         } catch (err) {

@@ -22,7 +22,7 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
-import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
+import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, RecordWant, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
 import { parseJobRecord } from './formats.js';
 import { S3Browser } from './browse.js';
 import { checkS3StoreOptions } from './options.js';
@@ -96,7 +96,7 @@ export class S3Store implements Store {
     await this.s3.check(prefix);
   }
 
-  readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
+  readStates(paths: readonly string[], withRecord: readonly RecordWant[] | RecordWant): Promise<StoredState[]> {
     return this.s3.states.read(paths.map(stepDir), withRecord);
   }
 

@@ -4,7 +4,7 @@
  * another runner's lease all ask here.
  */
 import type { StepSpec } from '@cairn/core';
-import type { ArtifactRecord } from '../store/records.js';
+import type { RecordHead } from '../store/record-head.js';
 import type { StoredState } from '../store/store.js';
 
 /** Why a step is not built, or that it is. */
@@ -35,7 +35,8 @@ export interface Classification {
 }
 
 /** Whether `record` says it is the record of `spec` at `path` (a store moved to another prefix stays valid). */
-function problemOf(spec: StepSpec, path: string, record: ArtifactRecord | null | undefined): string | undefined {
+function problemOf(spec: StepSpec, path: string, st: StoredState): string | undefined {
+  const record: RecordHead | null | undefined = st.record ?? st.head;
   if (record === null || record === undefined) return 'it recorded SUCCESS but its record is missing or unreadable';
   // Records not written by Cairn (Marin's) carry other fields; they are trusted as they are.
   if ((record as { cairn?: unknown }).cairn === undefined) return undefined;
@@ -58,7 +59,7 @@ export function classify(spec: StepSpec, path: string, st: StoredState | undefin
   if (st === undefined || (st.status === null && st.problem === undefined)) return { verdict: 'absent', reason: NOT_BUILT };
   if (st.problem !== undefined) return { verdict: 'unusable', reason: `${st.problem}; treated as not built`, problem: st.problem };
   if (st.status === 'SUCCESS') {
-    const problem = problemOf(spec, path, st.record);
+    const problem = problemOf(spec, path, st);
     return problem === undefined ? { verdict: 'built', reason: 'recorded SUCCESS' } : { verdict: 'unusable', reason: `${problem}; treated as not built`, problem };
   }
   if (st.status === 'FAILED' || st.status === 'DEP_FAILED') return { verdict: 'failed-before', reason: `recorded ${st.status}` };
@@ -67,5 +68,5 @@ export function classify(spec: StepSpec, path: string, st: StoredState | undefin
 
 /** True when `st` (read with its record) means `spec` is built at `path`, whatever its version says. */
 export function usable(spec: StepSpec, path: string, st: StoredState): boolean {
-  return st.status === 'SUCCESS' && st.problem === undefined && problemOf(spec, path, st.record) === undefined;
+  return st.status === 'SUCCESS' && st.problem === undefined && problemOf(spec, path, st) === undefined;
 }

@@ -8,7 +8,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { type ArtifactStep, CairnError, checkVersionRule, computeIdentities, formatFnRef, isArtifactStep, isStepSpec, lower, resolveFnRef, type StepSpec } from '@cairn/core';
 import { specInternals as S } from '@cairn/core/internal';
 import { isPromise } from '../maybe.js';
-import type { StoredState } from '../store/store.js';
+import type { RecordWant, StoredState } from '../store/store.js';
 import { classify } from './classify.js';
 import { NO_EXTRA } from './dependents.js';
 import { driftOf } from './drift.js';
@@ -130,6 +130,8 @@ function expand(run: Run, fresh: Node[], frontier: readonly StepSpec[]): Promise
     const start = fresh.length;
     // Arrays sized up front and trimmed after: grown by push they would be copied ~8 times.
     const paths = new Array<string>(frontier.length);
+    // Whole records where drift is checked (fixed paths); elsewhere their identity fields do.
+    const wants = new Array<RecordWant>(frontier.length);
     let nPaths = 0;
     for (let i = 0; i < frontier.length; i++) {
       const spec = frontier[i] as StepSpec;
@@ -153,10 +155,13 @@ function expand(run: Run, fresh: Node[], frontier: readonly StepSpec[]): Promise
       // Counted as it is made: a failure later in this expansion cancels it like any other.
       run.unsettled++;
       // Mutable steps are rebuilt whatever is stored: nothing to read.
-      if (!spec.mutable) paths[nPaths++] = path;
+      if (!spec.mutable) {
+        wants[nPaths] = spec.fixedPath ? true : 'head';
+        paths[nPaths++] = path;
+      }
     }
-    paths.length = nPaths;
-    const states = nPaths > 0 ? run.store.readStates(paths, true) : [];
+    if (nPaths !== paths.length) paths.length = wants.length = nPaths;
+    const states = nPaths > 0 ? run.store.readStates(paths, wants) : [];
     if (isPromise(states)) {
       return states.then((s) => expand(run, fresh, afterRead(run, fresh, start, s)));
     }

@@ -7,7 +7,8 @@ import { PathIndex } from '../path-index.js';
 import { type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
 import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { StatusToken } from './status.js';
-import type { AttemptLogs, CommitRequest, Maybe, StagedAttempt, Store, StoreCapabilities, StoredState } from './store.js';
+import type { AttemptLogs, CommitRequest, Maybe, RecordWant, StagedAttempt, Store, StoreCapabilities, StoredState } from './store.js';
+import { recordWantAt } from './record-want.js';
 
 /** What the store holds for one step (every field undefined until written). */
 export interface MemoryEntry {
@@ -180,12 +181,13 @@ export class MemoryStore implements Store {
     this.#map.reserve(steps);
   }
 
-  readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Maybe<StoredState[]> {
+  readStates(paths: readonly string[], withRecord: readonly RecordWant[] | RecordWant): Maybe<StoredState[]> {
     const out = new Array<StoredState>(paths.length);
     for (let i = 0; i < paths.length; i++) {
       const e = this.#map.find(paths[i] as string);
       const status = e?.status ?? null;
-      const want = typeof withRecord === 'boolean' ? withRecord : withRecord[i] === true;
+      // 'head' reads the whole record: it is in memory already.
+      const want = recordWantAt(withRecord, i) !== false;
       if (status === null && (e === undefined || !want || (e.record === undefined && e.deferred === undefined))) out[i] = want ? ABSENT_WITH_RECORD : ABSENT;
       else out[i] = want ? { status, record: recordOf(e as MemoryEntry) ?? null } : { status };
     }

@@ -13,6 +13,7 @@
  * immediately before it publishes, and publishes nothing otherwise) → `releaseLease` (only ours).
  */
 import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
+import type { RecordHead } from './record-head.js';
 import type { LeaseHolder, LeaseInfo } from './leases.js';
 import type { StatusToken } from './status.js';
 import type { TaskStoreAccess } from '@cairn/core';
@@ -21,12 +22,17 @@ import type { Maybe } from '../maybe.js';
 export type { Maybe };
 
 
+/** How much of a record `readStates` reads: none, the identity fields (`'head'`, see record-head.ts), or all of it. */
+export type RecordWant = boolean | 'head';
+
 /** What the store holds for one step. */
 export interface StoredState {
   /** The recorded status, or null when absent or unusable. */
   readonly status: StatusToken | null;
   /** The record, when asked for: null when absent or unusable. */
   readonly record?: ArtifactRecord | null;
+  /** The record's identity fields, when only they were asked for (`'head'`) and the store read just those: null when absent or unusable. */
+  readonly head?: RecordHead | null;
   /** Why a status or record that exists could not be used (corrupt, half-written). */
   readonly problem?: string;
 }
@@ -156,8 +162,13 @@ export interface Store {
   readonly capabilities: StoreCapabilities;
   /** Optional hint: a run is about to touch up to `steps` steps it may not have seen (a store with in-memory tables sizes them once). */
   reserve?(steps: number): void;
-  /** Reads many steps' states at once; `withRecord[i]` also reads the record of `paths[i]`. Never throws for corrupt files. */
-  readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Maybe<StoredState[]>;
+  /**
+   * Reads many steps' states at once; `withRecord[i]` also reads the record of `paths[i]`:
+   * `true` the whole record, `'head'` at least its identity fields (a store may read them
+   * without parsing the record, into `head`, or return the whole record). Never throws for
+   * corrupt files.
+   */
+  readStates(paths: readonly string[], withRecord: readonly RecordWant[] | RecordWant): Maybe<StoredState[]>;
   /**
    * Optional: the names of the entries directly under `dir` (one level, not Cairn's hidden
    * files; empty when `dir` does not exist). The runner looks beside a step for earlier builds of

@@ -1,7 +1,8 @@
 /** Reading steps' states from the local store: the status file, and the record when asked. */
+import { recordHead } from '../record-head.js';
 import { parseRecord } from '../records.js';
 import { parseStatus, type StatusToken } from '../status.js';
-import type { StoredState } from '../store.js';
+import type { RecordWant, StoredState } from '../store.js';
 import type { Io } from './io.js';
 import { localPath, recordFile, statusFile } from './layout.js';
 
@@ -23,13 +24,22 @@ export function stateFrom(statusText: string | null, recordText: string | null |
   return pr ? { status, record: r.record, problem: pr } : { status, record: r.record };
 }
 
+/** A state with the record's identity fields only (record-head.ts: no parse of the whole record). */
+function headState(statusText: string, recordText: string): StoredState {
+  const { status, problem } = parseStatus(statusText);
+  const h = recordHead(recordText);
+  const pr = problem ?? h.problem;
+  return pr ? { status, head: h.head, problem: pr } : { status, head: h.head };
+}
+
 /** One step's state; never throws (an unreadable file is a `problem`). */
-export function* readOne(io: Io, path: string, withRecord: boolean): Op<StoredState> {
+export function* readOne(io: Io, path: string, withRecord: RecordWant): Op<StoredState> {
   try {
     const dir = localPath(path);
     const statusText = (yield io.readText(statusFile(dir))) as string | null;
     // A record is read only where a status exists: no status, nothing built.
-    const recordText = withRecord ? (statusText !== null ? ((yield io.readText(recordFile(dir))) as string | null) : null) : undefined;
+    const recordText = withRecord !== false ? (statusText !== null ? ((yield io.readText(recordFile(dir))) as string | null) : null) : undefined;
+    if (withRecord === 'head' && typeof recordText === 'string') return headState(statusText as string, recordText);
     return stateFrom(statusText, recordText);
   } catch (err) {
     return { status: null, problem: `unreadable (${(err as Error).message})` };

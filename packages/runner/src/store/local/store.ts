@@ -10,7 +10,8 @@
 import { drive, isPromise, type Maybe } from '../../maybe.js';
 import type { LeaseHolder, LeaseInfo } from '../leases.js';
 import { parseJobRecord, type JobRecord } from '../records.js';
-import type { AttemptLogs, CommitRequest, StagedAttempt, Store, StoreCapabilities, StoredState } from '../store.js';
+import type { AttemptLogs, CommitRequest, RecordWant, StagedAttempt, Store, StoreCapabilities, StoredState } from '../store.js';
+import { recordWantAt } from '../record-want.js';
 import { abandon, attemptLogs, commit, stage, sweep } from './commit-ops.js';
 import { storeError } from './errors.js';
 import { asyncIo, type Io, syncIo } from './io.js';
@@ -46,9 +47,9 @@ export class LocalStore implements Store {
     this.#parallel = options.readParallelism ?? 64;
   }
 
-  readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Maybe<StoredState[]> {
+  readStates(paths: readonly string[], withRecord: readonly RecordWant[] | RecordWant): Maybe<StoredState[]> {
     const io = this.#io;
-    const want = (i: number) => (typeof withRecord === 'boolean' ? withRecord : withRecord[i] === true);
+    const want = (i: number) => recordWantAt(withRecord, i);
     const out = new Array<StoredState>(paths.length);
     if (io === syncIo) {
       for (let i = 0; i < paths.length; i++) out[i] = drive(readOne(io, paths[i] as string, want(i))) as StoredState;
