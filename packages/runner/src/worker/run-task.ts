@@ -7,6 +7,7 @@ import { isAbsolute } from 'node:path';
 import { resolveFnRef, resolveTemplate, type Resources, type StepContext, type StepLogger, type TaskPayload } from '@cairn/core';
 import type { StepStoreAccess } from '../store/store.js';
 import { localInputFor, workerStoreAccess } from './step-access.js';
+import { depArtifacts } from './dep-artifacts.js';
 
 /** Options of {@link runTask}. */
 export interface RunTaskOptions {
@@ -39,6 +40,11 @@ export async function runTask(task: TaskPayload, options: RunTaskOptions): Promi
       accessError = err;
     }
   }
+  const localInput = localInputFor(task.name, task.depPaths, () => {
+    if (accessError !== undefined) throw accessError;
+    return access;
+  });
+  const deps = depArtifacts({ step: task.name, depPaths: task.depPaths, depResults: task.depResults, localInput });
   const ctx: StepContext = {
     name: task.name,
     outputPath: task.outputPath,
@@ -49,10 +55,9 @@ export async function runTask(task: TaskPayload, options: RunTaskOptions): Promi
     resources: options.resources ?? task.resources,
     attempt: task.attempt,
     client: options.client,
-    localInput: localInputFor(task.name, task.depPaths, () => {
-      if (accessError !== undefined) throw accessError;
-      return access;
-    }),
+    localInput,
+    path: deps.path,
+    resolved: deps.resolved,
   };
   Object.defineProperty(ctx, 'store', {
     enumerable: true,
