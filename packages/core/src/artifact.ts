@@ -89,9 +89,13 @@ function readFailed(kind: string, step: string, file: string, err: unknown): Cai
   });
 }
 
+/** Marks the built-in result kind, in every copy of this package. */
+const RESULT_BRAND = Symbol.for('cairn.kind.result');
+
 const resultKind = Object.freeze({
   name: 'result',
   load: (_path: string, ctx: LoadContext) => ctx.result,
+  [RESULT_BRAND]: true,
 }) as unknown as ResultKind;
 
 /** A JSON value in one file of the output directory. */
@@ -162,9 +166,9 @@ const dirKind: ArtifactKind<DirArtifact> = Object.freeze({
  */
 export const artifacts = Object.freeze({ result: resultKind, json, text, dir: dirKind });
 
-/** True for the built-in result kind (its type follows the function's). */
+/** True for no kind or the built-in result kind (also from another copy of this package): the value is the recorded result. */
 export function isResultKind(kind: ArtifactKind<unknown> | undefined): boolean {
-  return kind === undefined || kind === resultKind || kind.name === 'result';
+  return kind === undefined || (kind as unknown as Record<symbol, unknown>)[RESULT_BRAND] === true;
 }
 
 /** Checks an `artifact` option: an object with a non-empty string `name` and a `load` function (and `save`, `describe` functions if given). */

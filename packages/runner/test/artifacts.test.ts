@@ -195,3 +195,14 @@ describe('types', () => {
     expect(existsSync(project)).toBe(true);
   }, 60_000);
 });
+
+describe('one step, two kinds', () => {
+  it('two handles of one name@version with different kinds, lowered together, are CAIRN_DUPLICATE_STEP', () => {
+    const fn = () => 1;
+    const a = apply({ name: 'x', fn, version: 'v1', inputs: {}, artifact: artifacts.json() });
+    const b = apply({ name: 'x', fn, version: 'v1', inputs: {}, artifact: artifacts.text() });
+    const same = apply({ name: 'x', fn, version: 'v1', inputs: {}, artifact: artifacts.json() });
+    expect(() => lower([a, b])).toThrow(expect.objectContaining({ code: 'CAIRN_DUPLICATE_STEP', message: expect.stringContaining('different artifact kinds (json and text)') as unknown }));
+    expect(lower([a, same]).map((s) => s.nameWithHash)).toHaveLength(2);
+  });
+});

@@ -72,9 +72,7 @@ export function depArtifacts(src: DepArtifactSource): DepArtifacts {
         const path = src.depPaths[key] as string;
         const kind = dep.artifact;
         const result = src.depResults[key];
-        p = isResultKind(kind) || kind === undefined
-          ? Promise.resolve(result)
-          : (async () => kind.load(path, { step: dep.name, result, local: () => src.localInput(key) }))();
+        p = kind === undefined || isResultKind(kind) ? Promise.resolve(result) : (async () => kind.load(path, { step: dep.name, result, local: () => src.localInput(key) }))();
         loaded.set(key, p);
       }
       return p as Promise<T>;
