@@ -1,12 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { apply, type ArtifactKind, artifacts, type DirArtifact, lower, OUT, type StepContext } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
 import { type ArtifactRecord, run, StepRunner } from '../src/index.js';
 import { consumer, stats } from './fixtures/artifact-steps.mjs';
+import { tscOutput } from '../../../tools/testenv/tsc.js';
 import { tempDirs } from './helpers/graph.js';
 import { runError } from './helpers/thrown.js';
 
@@ -182,17 +181,9 @@ describe('returned values that cannot be recorded', () => {
 
 describe('types', () => {
   it('handles and loaded artifacts are typed by their kind (tsc, strict)', () => {
-    const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
     const project = fileURLToPath(new URL('./types/tsconfig.json', import.meta.url));
-    let out = '';
-    try {
-      out = execFileSync(process.execPath, [tsc, '-p', project], { encoding: 'utf8' });
-    } catch (e) {
-      out = String((e as { stdout?: string }).stdout);
-    }
     // tsc exits 0 only when every @ts-expect-error line really is an error.
-    expect(out).toBe('');
-    expect(existsSync(project)).toBe(true);
+    expect(tscOutput(project)).toBe('');
   }, 60_000);
 });
 
