@@ -31,6 +31,18 @@ export interface AdoptOptions<K extends AnyKind> {
 
 const ADOPT_KEYS: ReadonlySet<string> = new Set(['name', 'version', 'source', 'kind', 'config']);
 
+/**
+ * The error of `ctx.local()` for an adopted artifact whose source is a URL: object stores fetch
+ * built outputs (with a status and record), and nothing is ever written into a source.
+ */
+export function adoptedNotLocal(step: string, source: string): CairnError {
+  return new CairnError(
+    'CAIRN_STORE',
+    `Adopted artifact "${step}": its source ${source} is not on this machine, and an adopted URL cannot be downloaded as a step output (it has no status or record, and Cairn writes none there). Give it a kind whose load reads the URL itself, or adopt a local copy.`,
+    { step },
+  );
+}
+
 /** The step function of every adopted artifact: there is nothing to compute (the runner checks the source). */
 function adopted(): undefined {
   return undefined;

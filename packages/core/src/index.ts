@@ -6,7 +6,7 @@ export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
 export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, LoadedValue, Out } from './handle.js';
 export { artifacts, checkKind, isResultKind, kindMismatch } from './artifact.js';
 export type { AnyKind, ArtifactKind, DirArtifact, KindValue, LoadContext, ResultKind } from './artifact.js';
-export { adopt } from './adopt.js';
+export { adopt, adoptedNotLocal } from './adopt.js';
 export type { AdoptOptions } from './adopt.js';
 export { checkRecordable } from './recordable.js';
 export { lower } from './lower.js';

@@ -3,15 +3,19 @@
  * kind, in the runner's process. A step with a kind is loaded as that kind (`CAIRN_ARTIFACT_KIND`
  * when its record names another); a step without one gives the value it returned.
  */
-import { type ArtifactStep, CairnError, hasScheme, isResultKind, kindMismatch, type StepSpec } from '@cairn/core';
+import { fileURLToPath } from 'node:url';
+import { adoptedNotLocal, type ArtifactStep, CairnError, hasScheme, isResultKind, kindMismatch, type StepSpec } from '@cairn/core';
 import type { LoadedArtifact } from './context.js';
 import type { RunSummary } from './run/summary.js';
 import type { Store } from './store/store.js';
 
 /** A local directory holding the output at `path` (whose status lives at `dir`): the path itself, or the store's download. */
-function localOf(store: Store, step: string, dir: string, path: string): () => Promise<string> {
+function localOf(store: Store, spec: StepSpec, dir: string, path: string): () => Promise<string> {
+  const step = spec.name;
   return async () => {
     if (!hasScheme(path)) return path;
+    if (path.startsWith('file://')) return fileURLToPath(path);
+    if (spec.adoptedSource !== undefined) throw adoptedNotLocal(step, path);
     const access = store.stepAccess?.(dir);
     if (access === undefined) {
       throw new CairnError('CAIRN_STORE', `Step "${step}": its output ${path} is not on this machine and the store ("${store.kind}") offers no way to fetch it; load it with a kind that reads URLs.`, { step });
@@ -51,7 +55,7 @@ export async function loadArtifacts(store: Store, specs: readonly StepSpec[], su
       const kind = spec.artifact;
       const result = results[i];
       if (kind === undefined || isResultKind(kind)) return result === undefined ? ({ path } as LoadedArtifact) : { path, value: result };
-      const value = await kind.load(path, { step: spec.name, result, local: localOf(store, spec.name, dir, path) });
+      const value = await kind.load(path, { step: spec.name, result, local: localOf(store, spec, dir, path) });
       return { path, value };
     }),
   );

@@ -150,6 +150,15 @@ describe('adopt()', () => {
     expect(() => adopt({ name: 'd', version: 'v1', source: '/a', sorce: 1 } as never)).toThrow(expect.objectContaining({ code: 'CAIRN_UNKNOWN_OPTION' }));
   });
 
+  it('a URL source on a store the run cannot look into fails with CAIRN_STORE saying which sources work, not as missing', async () => {
+    const prefix = dir();
+    const remote = adopt({ name: 'remote', version: 'v1', source: 's3://bucket/datasets/x' });
+    const user = apply({ name: 'user', fn: () => 1, version: 'v1', inputs: { remote } });
+    const err = await runError(run(user, { prefix }));
+    expect(err.failures[0]?.error).toMatchObject({ code: 'CAIRN_STORE', step: 'remote' });
+    expect(String((err.failures[0]?.error as Error).message)).toContain('adopt a URL on the store of the run\'s prefix (same scheme), or a local path');
+  });
+
   it('an adopted file with a json kind loads typed; runner.resolve gives its source as the path', async () => {
     const prefix = dir();
     const root = join(dir(), 'vocab');

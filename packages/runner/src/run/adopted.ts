@@ -6,10 +6,11 @@
 import { stat } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { CairnError, hasScheme, type StepSpec } from '@cairn/core';
+import { schemeOf } from '../store-registry.js';
 import type { Store } from '../store/store.js';
 
-/** Whether `source` exists: a local path or `file://` URL on this machine, else a directory (prefix) on `store`. */
-async function exists(store: Store, step: string, source: string): Promise<boolean> {
+/** Whether `source` exists: a local path or `file://` URL on this machine, else a directory (prefix) on `store`, the store of the run's `prefix`. */
+async function exists(store: Store, prefix: string, step: string, source: string): Promise<boolean> {
   if (!hasScheme(source) || source.startsWith('file://')) {
     try {
       await stat(source.startsWith('file://') ? fileURLToPath(source) : source);
@@ -19,11 +20,13 @@ async function exists(store: Store, step: string, source: string): Promise<boole
       throw new CairnError('CAIRN_STORE', `Adopted artifact "${step}": its source ${source} cannot be checked (${(err as Error).message}); fix its permissions.`, { step, cause: err });
     }
   }
-  if (store.browse !== undefined) return (await store.browse.listFiles(source)).length > 0;
-  if (store.list !== undefined) return (await store.list(source)).length > 0;
+  if (schemeOf(source) === schemeOf(prefix)) {
+    if (store.browse !== undefined) return (await store.browse.listFiles(source)).length > 0;
+    if (store.list !== undefined) return (await store.list(source)).length > 0;
+  }
   throw new CairnError(
     'CAIRN_STORE',
-    `Adopted artifact "${step}": its source ${source} is a URL the run's store ("${store.kind}") cannot look into; adopt a URL on the store of the run's prefix, or a local path.`,
+    `Adopted artifact "${step}": its source ${source} is a URL the run's store ("${store.kind}", for ${prefix}) cannot look into; adopt a URL on the store of the run's prefix (same scheme), or a local path.`,
     { step },
   );
 }
@@ -44,7 +47,7 @@ export function adoptMissing(spec: StepSpec, dependent?: string): CairnError {
  * source; `dependent` names `spec` in the message when it is the dependent. Resolves at once when
  * nothing is adopted.
  */
-export function checkAdoptedSources(store: Store, spec: StepSpec): Promise<void> | undefined {
+export function checkAdoptedSources(store: Store, prefix: string, spec: StepSpec): Promise<void> | undefined {
   const adopted: StepSpec[] = [];
   if (spec.adoptedSource !== undefined) adopted.push(spec);
   const deps = spec.deps;
@@ -52,7 +55,7 @@ export function checkAdoptedSources(store: Store, spec: StepSpec): Promise<void>
   if (adopted.length === 0) return undefined;
   return (async () => {
     for (const a of adopted) {
-      if (!(await exists(store, a.name, a.adoptedSource as string))) throw adoptMissing(a, a === spec ? undefined : spec.name);
+      if (!(await exists(store, prefix, a.name, a.adoptedSource as string))) throw adoptMissing(a, a === spec ? undefined : spec.name);
     }
   })();
 }

@@ -76,7 +76,7 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
   }
   // An adopted source (its own, or a dependency's) that is missing fails the step before it
   // starts, writing nothing (not FAILED: once the data is there, the next run goes ahead).
-  let v: unknown = checkAdoptedSources(run.store, node.spec);
+  let v: unknown = checkAdoptedSources(run.store, run.prefix, node.spec);
   if (v !== undefined) {
     try {
       yield v as Promise<void>;

@@ -5,7 +5,8 @@
  * is re-imported by module + export there, and so are the handles its module defines, kinds
  * included. Each dependency is loaded once per step.
  */
-import { type ArtifactStep, CairnError, describeValue, isArtifactStep, isResultKind, lower } from '@cairn/core';
+import { fileURLToPath } from 'node:url';
+import { adoptedNotLocal, type ArtifactStep, CairnError, describeValue, hasScheme, isArtifactStep, isResultKind, lower } from '@cairn/core';
 
 /** What a step's dependency artifacts are read from. */
 export interface DepArtifactSource {
@@ -72,7 +73,8 @@ export function depArtifacts(src: DepArtifactSource): DepArtifacts {
         const path = src.depPaths[key] as string;
         const kind = dep.artifact;
         const result = src.depResults[key];
-        p = kind === undefined || isResultKind(kind) ? Promise.resolve(result) : (async () => kind.load(path, { step: dep.name, result, local: () => src.localInput(key) }))();
+        const local = dep.adoptedSource === undefined || !hasScheme(path) ? () => src.localInput(key) : path.startsWith('file://') ? () => Promise.resolve(fileURLToPath(path)) : () => Promise.reject(adoptedNotLocal(dep.name, path));
+        p = kind === undefined || isResultKind(kind) ? Promise.resolve(result) : (async () => kind.load(path, { step: dep.name, result, local }))();
         loaded.set(key, p);
       }
       return p as Promise<T>;
