@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { apply, type ArtifactKind, artifacts, type DirArtifact, lower, OUT, type StepContext } from '@cairn/core';
 import { describe, expect, it } from 'vitest';
 import { type ArtifactRecord, run, StepRunner } from '../src/index.js';
-import { consumer, stats } from './fixtures/artifact-steps.mjs';
+import { consumer, instance, stats } from './fixtures/artifact-steps.mjs';
 import { tscOutput } from '../../../tools/testenv/tsc.js';
 import { tempDirs } from './helpers/graph.js';
 import { runError } from './helpers/thrown.js';
@@ -177,6 +177,16 @@ describe('returned values that cannot be recorded', () => {
       expect(record(path)).toMatchObject({ status: 'FAILED' });
     });
   }
+});
+
+describe('returned values that cannot be recorded, on worker threads', () => {
+  it('a class instance is refused in the worker, before structured clone makes it a plain object', async () => {
+    const prefix = dir();
+    const err = await runError(run(instance, { prefix }));
+    const cause = err.failures[0]?.error as Error & { code: string };
+    expect(cause.code).toBe('CAIRN_UNRECORDABLE_RESULT');
+    expect(cause.message).toContain('result.best is a Checkpoint instance');
+  }, 60_000);
 });
 
 describe('types', () => {

@@ -131,6 +131,8 @@ export class Job implements JobRequest {
       attempt: this.attempt,
       resources: spec.resources ?? {},
       ...(ref !== undefined ? { storeAccess: { ...ref, path: node.path } } : {}),
+      // A kind with save takes the value instead (it need not be JSON).
+      ...(spec.artifact?.save === undefined ? { recordsResult: true as const } : {}),
     });
   }
 
