@@ -57,14 +57,7 @@ describe.skipIf(!haveRgw)('adopt() of an s3:// source against a real RADOS Gatew
     const store = runner.store as S3Store;
     const source = freshPrefix(gw.get(), 'nowhere');
     let started = 0;
-    const user = apply({
-      name: 'user',
-      fn: () => {
-        started++;
-      },
-      version: 'v1',
-      inputs: { d: adopt({ name: 'ckpt', version: 'v1', source }) },
-    });
+    const user = apply({ name: 'user', fn: () => void started++, version: 'v1', inputs: { d: adopt({ name: 'ckpt', version: 'v1', source }) } });
     const err = await runner.run([user]).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(StepRunError);
     expect((err as StepRunError).failures.map((f) => (f.error as { code: string }).code)).toEqual(['CAIRN_ADOPT_MISSING']);
