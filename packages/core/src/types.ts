@@ -89,7 +89,7 @@ export interface StepContext {
   /**
    * Dependency `dep` loaded by its artifact kind (the kind on the handle you pass: it loads in
    * whichever process the step runs), typed as the handle; without a kind, the value it returned.
-   * Loaded once per step: a second call returns the same promise.
+   * Loaded once per step attempt: a second call returns the same promise.
    */
   resolved<T>(dep: ArtifactStep<T>): Promise<T>;
 }

@@ -3,7 +3,7 @@
  * its handle (or its `nameWithHash`); it is loaded with the kind on the handle passed, in the
  * process that calls: kinds are code and never travel with a task. A step that runs elsewhere
  * is re-imported by module + export there, and so are the handles its module defines, kinds
- * included. Each dependency is loaded once per step.
+ * included. Each dependency is loaded once per step attempt (a retry loads again).
  */
 import { fileURLToPath } from 'node:url';
 import { adoptedNotLocal, type ArtifactStep, CairnError, describeValue, hasScheme, isArtifactStep, isResultKind, lower } from '@cairn/core';
