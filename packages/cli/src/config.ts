@@ -60,6 +60,8 @@ export interface CairnConfig {
   readonly layout?: 'content' | 'versioned';
   /** A built step at a fixed path built from another recipe: `'error'` (not served) or `'warn'` (served, as Marin does). @default 'error' */
   readonly onDrift?: 'error' | 'warn';
+  /** The version rule: `'free'` (any version) or `'calendar'` (Marin's `YYYY.MM.DD[.N]`, `dev`, `…-dev`; others refused). @default 'free' */
+  readonly versions?: 'free' | 'calendar';
 }
 
 /** Types a config file: `export default defineConfig({ prefix: './store' })`. */
@@ -102,6 +104,8 @@ export interface EffectiveConfig {
   readonly layout: 'content' | 'versioned';
   /** What a drifted step does. */
   readonly onDrift: 'error' | 'warn';
+  /** The version rule. */
+  readonly versions: 'free' | 'calendar';
   /** Source of each scalar setting. */
   readonly sources: Readonly<Record<'prefix' | 'maxConcurrent' | 'executor' | 'forceRunFailed', ConfigSource>>;
 }
@@ -152,17 +156,18 @@ function parseBool(value: string, what: string): boolean {
 
 function checkFileConfig(value: unknown, file: string): CairnConfig {
   const bad = (what: string): never => {
-    throw new CairnError('CAIRN_CONFIG', `${file}: ${what}. Fix the config file (see packages/cli/README.md).`);
+    throw new CairnError('CAIRN_CONFIG', `${file}: ${what}. Fix the config file (settings: https://github.com/cairn-pipelines/cairn/tree/main/packages/cli#configuration-and-precedence).`);
   };
   if (typeof value !== 'object' || value === null) bad('the default export must be an object (export default defineConfig({ … }))');
   const c = value as Record<string, unknown>;
-  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift']);
+  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift', 'versions']);
   for (const k of Object.keys(c)) if (!known.has(k)) bad(`unknown setting "${k}" (known: ${[...known].join(', ')})`);
   if (c.prefix !== undefined && (typeof c.prefix !== 'string' || c.prefix === '')) bad('prefix must be a non-empty string');
   if (c.maxConcurrent !== undefined && !(Number.isInteger(c.maxConcurrent) && (c.maxConcurrent as number) >= 1)) bad('maxConcurrent must be a positive integer');
   if (c.forceRunFailed !== undefined && typeof c.forceRunFailed !== 'boolean') bad('forceRunFailed must be a boolean');
   if (c.layout !== undefined && c.layout !== 'content' && c.layout !== 'versioned') bad(`layout must be "content" or "versioned", got ${JSON.stringify(c.layout)}`);
   if (c.onDrift !== undefined && c.onDrift !== 'error' && c.onDrift !== 'warn') bad(`onDrift must be "error" or "warn", got ${JSON.stringify(c.onDrift)}`);
+  if (c.versions !== undefined && c.versions !== 'free' && c.versions !== 'calendar') bad(`versions must be "free" or "calendar", got ${JSON.stringify(c.versions)}`);
   if (c.executors !== undefined && (typeof c.executors !== 'object' || c.executors === null)) bad('executors must be an object keyed by executor name');
   if (c.stores !== undefined) {
     if (typeof c.stores !== 'object' || c.stores === null || Array.isArray(c.stores)) bad('stores must be an object keyed by store name, e.g. { s3: { use: s3StoreFactory, options: { endpoint } } }');
@@ -237,6 +242,7 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
     defaults: fromFile.defaults ?? {},
     layout: fromFile.layout ?? RUNNER_DEFAULTS.layout,
     onDrift: fromFile.onDrift ?? RUNNER_DEFAULTS.onDrift,
+    versions: fromFile.versions ?? RUNNER_DEFAULTS.versions,
     sources: { prefix: prefixSource, maxConcurrent: mcSource, executor: exSource, forceRunFailed: frSource },
   };
 }

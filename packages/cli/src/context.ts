@@ -18,6 +18,8 @@ export interface CliContext {
   verbose: boolean;
   /** `--config FILE`. */
   configFile: string | undefined;
+  /** `--config` without a file (`explain`: print the config a step receives). */
+  showConfig: boolean;
   /** Colours for stdout. */
   colors: Colors;
 }
@@ -43,6 +45,7 @@ export function processContext(): CliContext {
     cwd: process.cwd(),
     verbose: false,
     configFile: undefined,
+    showConfig: false,
     colors: pc.createColors(colorEnabled(process.stdout, env, undefined)),
   };
 }

@@ -62,6 +62,7 @@ export function makeRunner(config: EffectiveConfig, extra: { onEvent?: RunnerLis
     pools: config.pools,
     layout: config.layout,
     onDrift: config.onDrift,
+    versions: config.versions,
     ...(extra.onEvent ? { onEvent: extra.onEvent } : {}),
     ...(extra.logger ? { logger: extra.logger } : {}),
   });

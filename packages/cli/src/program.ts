@@ -4,7 +4,6 @@
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import pc from 'picocolors';
-import { benchCommand } from './commands/bench.js';
 import { cleanCommand } from './commands/clean.js';
 import { configCommand } from './commands/config.js';
 import { explainCommand } from './commands/explain.js';
@@ -20,7 +19,7 @@ import { parsePositiveInt } from './config.js';
 import { collect, collectOptional } from './selection.js';
 import { cliVersion } from './version.js';
 import { colorEnabled, err, processContext, type CliContext } from './context.js';
-import { ExitCode, exitCodeOf, formatError } from './errors.js';
+import { ExitCode, exitCodeOf, formatError, usageError } from './errors.js';
 
 function positiveInt(value: string): number {
   try {
@@ -30,15 +29,16 @@ function positiveInt(value: string): number {
   }
 }
 
-function example(text: string): string {
-  return `\nExample:\n  ${text}\n`;
+function example(...texts: string[]): string {
+  return `\nExample${texts.length > 1 ? 's' : ''}:\n${texts.map((t) => `  ${t}\n`).join('')}`;
 }
 
 /** Builds the program; `setExit` receives each command's exit code. */
 export function createProgram(ctx: CliContext, setExit: (code: number) => void): Command {
   const program = new Command('cairn')
     .description('Run, inspect and clean Cairn pipelines (lazy, content-addressed steps).')
-    .option('--config <file>', 'configuration file (default: nearest cairn.config.ts)')
+    // `--config FILE` names the config file; `--config` alone (explain) prints a step's config.
+    .option('--config [file]', 'configuration file (default: nearest cairn.config.ts); `explain STEP PIPELINE --config` prints the config the step receives')
     .option('--verbose', 'show the cause chain and stacks of errors')
     .option('--no-color', 'disable colours (also: NO_COLOR=1)')
     .version(cliVersion(), '-V, --version', 'print the version of @cairn/cli')
@@ -46,10 +46,12 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .exitOverride()
     .configureOutput({ writeOut: (s) => ctx.stdout.write(s), writeErr: (s) => ctx.stderr.write(s) })
     .addHelpText('after', example('cairn run examples/pipeline.ts --prefix /tmp/store'))
-    .hook('preAction', (root) => {
-      const g = root.opts<{ config?: string; verbose?: boolean; color?: boolean }>();
+    .hook('preAction', (root, command) => {
+      const g = root.opts<{ config?: string | true; verbose?: boolean; color?: boolean }>();
       ctx.verbose = g.verbose === true;
-      ctx.configFile = g.config;
+      if (g.config === true && command.name() !== 'explain') throw usageError('--config needs a file: --config cairn.config.ts.', 'To see the config a step receives: cairn explain STEP PIPELINE --config');
+      ctx.configFile = g.config === true ? undefined : g.config;
+      ctx.showConfig = g.config === true;
       ctx.colors = pc.createColors(colorEnabled(ctx.stdout, ctx.env, g.color));
     });
   const done = (code: number) => setExit(code);
@@ -111,8 +113,8 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .argument('[pipeline]', 'pipeline module (to compare the current config with the store)')
     .option('--prefix <path>', 'store prefix')
     .option('--json', 'print JSON')
-    .addHelpText('after', example('cairn explain tokenize pipeline.ts --prefix ./store'))
-    .action(async (step: string, file: string | undefined, o) => done(await explainCommand(ctx, step, file, o)));
+    .addHelpText('after', example('cairn explain tokenize pipeline.ts --prefix ./store', 'cairn explain model pipeline.ts --config   # the exact config it receives (paths resolved), running nothing'))
+    .action(async (step: string, file: string | undefined, o) => done(await explainCommand(ctx, step, file, { ...o, config: ctx.showConfig })));
 
   program
     .command('graph')
@@ -173,14 +175,6 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .option('--json', 'print JSON')
     .addHelpText('after', example('CAIRN_PREFIX=/data cairn config'))
     .action(async (o) => done(await configCommand(ctx, o)));
-
-  program
-    .command('bench')
-    .description("run the repository's benchmarks (node tools/bench/run.mjs)")
-    .argument('[args...]', 'arguments for the benchmark script')
-    .allowUnknownOption()
-    .addHelpText('after', example('cairn bench'))
-    .action(async (args: string[]) => done(await benchCommand(ctx, args)));
 
   return program;
 }

@@ -100,3 +100,29 @@ describe("layout: 'versioned' (Marin's fixed paths)", () => {
     expect(plan(prefix()).eval?.state).toBe('cached');
   });
 });
+
+describe("versions: 'calendar' in the config file", () => {
+  afterAll(() => writeFileSync(join(project.dir, 'cairn.config.mjs'), 'export default {};\n'));
+
+  it("passes the example's calendar versions and refuses another with the step and the fix; a bad rule is one config error", () => {
+    writeFileSync(join(project.dir, 'cairn.config.mjs'), "export default { versions: 'calendar' };\n");
+    expect(cairn(project.dir, ['config', '--json']).stdout).toMatch(/"versions": "calendar"/);
+    const prefix = join(project.dir, 'calendar-store');
+    expect(run(prefix).code).toBe(0);
+    const file = join(project.dir, 'pipeline.ts');
+    const before = readFileSync(file, 'utf8');
+    writeFileSync(file, before.replace("name: 'eval', fn: evaluate, version: '2026.11.30'", "name: 'eval', fn: evaluate, version: 'v2'"));
+    try {
+      const refused = cairn(project.dir, ['run', 'pipeline.ts', '--prefix', prefix]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toMatch(/CAIRN_BAD_VERSION/);
+      expect(refused.stderr).toMatch(/Step "eval": version "v2" is not a calendar version/);
+    } finally {
+      writeFileSync(file, before);
+    }
+    writeFileSync(join(project.dir, 'cairn.config.mjs'), "export default { versions: 'strict' };\n");
+    const bad = cairn(project.dir, ['config']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/versions must be "free" or "calendar", got "strict"/);
+  });
+});

@@ -29,7 +29,7 @@ function captured(): { ctx: CliContext; text: () => string } {
   let text = '';
   const stream = { write: (s: string) => ((text += s), true), isTTY: false, columns: 100 } as unknown as NodeJS.WriteStream;
   const colors = new Proxy({}, { get: () => (s: string) => s }) as CliContext['colors'];
-  return { ctx: { stdout: stream, stderr: stream, env: {}, cwd: dir, verbose: false, configFile: undefined, colors }, text: () => text };
+  return { ctx: { stdout: stream, stderr: stream, env: {}, cwd: dir, verbose: false, configFile: undefined, showConfig: false, colors }, text: () => text };
 }
 
 const memFactory = (): StoreFactory => ({ name: 'anything', schemes: ['mem'], create: () => new MemoryStore() });

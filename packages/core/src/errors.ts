@@ -16,6 +16,8 @@ export type CairnErrorCode =
   | 'CAIRN_BAD_DEPENDENCY'
   /** A fixed-version step depends on a mutable (`dev`) one. */
   | 'CAIRN_MUTABLE_DEPENDENCY'
+  /** A version breaks the runner's version rule (`versions: 'calendar'`: `YYYY.MM.DD[.N]`, `dev` or ending in `-dev`). */
+  | 'CAIRN_BAD_VERSION'
   /** A value cannot be canonically encoded (function, symbol, NaN, cycle, class instance, sparse array…). */
   | 'CAIRN_CANONICAL_VALUE'
   /** A value (inputs, hashAttrs, resources.hints) nests deeper than `MAX_VALUE_DEPTH` levels; the message names the path. */

@@ -9,7 +9,7 @@ import { checkResources, checkRetries, checkSpecFields, checkTimeout, deepFreeze
 import type { ArtifactKind } from './artifact.js';
 import type { Layout } from './handle.js';
 import type { FnRef, PathStepFn, Provenance, Resources } from './types.js';
-import { checkExecutorName, validateSegment } from './validate.js';
+import { checkExecutorName, isMutableVersion, validateSegment } from './validate.js';
 
 /** How a step's function is called: with its output path (`path`) or with resolved inputs (`apply`). */
 export type StepKind = 'path' | 'apply';
@@ -324,7 +324,7 @@ export class StepSpec {
       version,
       fingerprint: init.fingerprint,
       expectedFingerprint: init.expectedFingerprint,
-      mutable: version !== undefined && version.endsWith('dev'),
+      mutable: version !== undefined && isMutableVersion(version),
       retries: checkRetries(name, init.retries),
       timeoutMs: checkTimeout(name, init.timeoutMs),
       provenance: init.provenance,
@@ -406,7 +406,7 @@ export class StepSpec {
   /** True when the version ends in `dev`: always rebuilt. */
   get mutable(): boolean {
     const p = this.#p;
-    return p !== undefined ? p.mutable : (this.#src as LazySource).version.endsWith('dev');
+    return p !== undefined ? p.mutable : isMutableVersion((this.#src as LazySource).version);
   }
 
   /** Retries after failure. */

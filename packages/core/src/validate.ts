@@ -31,9 +31,34 @@ export function validateSegment(kind: 'name' | 'version', value: unknown, step?:
   return value;
 }
 
-/** A version that ends in `dev` marks a mutable artifact: it is rebuilt on every run. */
+/**
+ * A version that is `dev` or ends in `-dev` marks a mutable artifact: it is rebuilt on every run
+ * (Marin's rule; `"undev"` or `"2026dev"` are ordinary versions).
+ */
 export function isMutableVersion(version: string): boolean {
-  return version.endsWith('dev');
+  return version === 'dev' || version.endsWith('-dev');
+}
+
+/** How versions are checked: `'free'` takes any valid segment; `'calendar'` takes Marin's `YYYY.MM.DD[.N]`, `dev` and `…-dev` only. */
+export type VersionRule = 'free' | 'calendar';
+
+/** Marin's calendar version: `YYYY.MM.DD` with an optional `.N` (a real month and day). */
+const CALENDAR = /^\d{4}\.(0[1-9]|1[0-2])\.(0[1-9]|[12]\d|3[01])(\.\d+)?$/;
+
+/** True when `version` passes the `'calendar'` rule: a calendar version, `dev`, or a calendar version ending in `-dev`. */
+export function isCalendarVersion(version: string): boolean {
+  if (version === 'dev') return true;
+  return CALENDAR.test(version.endsWith('-dev') ? version.slice(0, -4) : version);
+}
+
+/** Throws `CAIRN_BAD_VERSION` naming the step and the fix when `version` breaks `rule`. */
+export function checkVersionRule(version: string, rule: VersionRule, step: string): void {
+  if (rule === 'free' || isCalendarVersion(version)) return;
+  throw new CairnError(
+    'CAIRN_BAD_VERSION',
+    `Step "${step}": version ${JSON.stringify(version)} is not a calendar version. This runner takes versions: 'calendar' — write YYYY.MM.DD or YYYY.MM.DD.N (e.g. "2026.12.01"), "dev", or one of those ending in "-dev" for a step under development; or set versions: 'free' to allow any version.`,
+    { step },
+  );
 }
 
 /** What an executor name looks like: a letter, then letters, digits, `.`, `_` or `-`; at most 64 characters. */

@@ -6,6 +6,8 @@
 export { createGridExecutor } from './executor.js';
 export type { GridExecutor } from './executor.js';
 export type { GridExecutorOptions } from './options.js';
+export { checkGridOptionKeys } from './option-keys.js';
+export type { KeyTable } from './option-keys.js';
 export type { JobAccess } from './job-dir.js';
 export type { GridScheduler, SchedulerJobInfo, StateClass, SubmitRequest } from './scheduler.js';
 export type { GridCounters } from './submission.js';

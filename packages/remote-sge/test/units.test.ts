@@ -142,3 +142,11 @@ ${extra}`;
     expect(accountingInfo({ failed: 26, failedText: 'opening output file', exitStatus: 0, wallclock: 0, hRt: undefined })).toMatchObject({ class: 'infrastructure', reason: 'failed 26: opening output file' });
   });
 });
+
+describe('option keys (issue 18)', () => {
+  test('an unknown key names the nearest known one; known ones pass', async () => {
+    const { createSgeExecutor } = await import('../src/executor.js');
+    expect(() => createSgeExecutor({ queu: 'all.q' } as never)).toThrow(/createSgeExecutor\(\): unknown option "queu"; did you mean "queue"\?/);
+    expect(createSgeExecutor({ queue: 'all.q', accounting: false }).name).toBe('sge');
+  });
+});

@@ -3,8 +3,9 @@
  * ONE batched status check per interval, batched `scancel`, adoption) over the Slurm adapter
  * (`sbatch`/`squeue`/`sacct`/`scancel`, or slurmrestd).
  */
-import { createGridExecutor, type GridExecutor } from '@cairn/grid';
-import type { SlurmExecutorOptions } from './options.js';
+import { checkKnownKeys } from '@cairn/core';
+import { checkGridOptionKeys, createGridExecutor, type GridExecutor, type GridExecutorOptions, type KeyTable } from '@cairn/grid';
+import type { SlurmExecutorOptions, SlurmRestOptions } from './options.js';
 import { slurmScheduler } from './scheduler.js';
 import type { SlurmStats } from './transport.js';
 
@@ -17,7 +18,25 @@ export interface SlurmExecutor extends GridExecutor {
 }
 
 /** Creates the Slurm executor. */
+const SLURM_KEYS: KeyTable<Omit<SlurmExecutorOptions, keyof GridExecutorOptions>> = {
+  transport: true,
+  exec: true,
+  env: true,
+  rest: true,
+  partition: true,
+  account: true,
+  qos: true,
+  constraint: true,
+  extraArgs: true,
+  extraJobFields: true,
+  requeue: true,
+  gpuFlag: true,
+};
+const REST_KEYS: KeyTable<SlurmRestOptions> = { url: true, user: true, token: true, jobEnvironment: true, timeoutMs: true, maxInFlight: true };
+
 export function createSlurmExecutor(options: SlurmExecutorOptions = {}): SlurmExecutor {
+  checkGridOptionKeys(options, SLURM_KEYS, 'createSlurmExecutor()');
+  if (typeof options.rest === 'object' && options.rest !== null) checkKnownKeys(options.rest, Object.keys(REST_KEYS), 'createSlurmExecutor(): rest');
   const stats: SlurmStats = { sbatchCalls: 0, squeueCalls: 0, sacctCalls: 0, scancelCalls: 0, restCalls: 0 };
   const scheduler = slurmScheduler(options, stats);
   return Object.assign(createGridExecutor(scheduler, { ...options, name: options.name ?? 'slurm' }), { stats, transport: scheduler.transport });

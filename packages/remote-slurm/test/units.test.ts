@@ -165,3 +165,22 @@ describe('REST transport: a submission that gets no answer', () => {
     }
   });
 });
+
+describe('option keys (issue 18: a misspelt option was dropped in silence)', () => {
+  test('unknown keys at the top, in pack, poll and rest name the nearest known one; known ones pass', async () => {
+    const { createSlurmExecutor } = await import('../src/executor.js');
+    const err = (o: unknown) => {
+      try {
+        createSlurmExecutor(o as never);
+      } catch (e) {
+        return e as { code: string; message: string };
+      }
+      throw new Error('expected an error');
+    };
+    expect(err({ partiton: 'gpu' })).toMatchObject({ code: 'CAIRN_UNKNOWN_OPTION', message: expect.stringMatching(/createSlurmExecutor\(\): unknown option "partiton"; did you mean "partition"\?/) });
+    expect(err({ pack: { stepPerTask: 4 } }).message).toMatch(/pack: unknown option "stepPerTask"; did you mean "stepsPerTask"\?/);
+    expect(err({ poll: { maxMS: 1 } }).message).toMatch(/poll: unknown option "maxMS"/);
+    expect(err({ transport: 'rest', rest: { url: 'http://x', user: 'u', token: 't', timeout: 1 } }).message).toMatch(/rest: unknown option "timeout"; did you mean "timeoutMs"\?/);
+    expect(createSlurmExecutor({ partition: 'gpu', pack: { stepsPerTask: 4 }, poll: { maxMs: 1000 }, walltimeGraceSeconds: 30 }).name).toBe('slurm');
+  });
+});

@@ -15,4 +15,6 @@ export const RUNNER_DEFAULTS = Object.freeze({
   layout: 'content',
   /** A built step at a fixed path whose recipe changed is an error (not served stale). */
   onDrift: 'error',
+  /** Any valid version is taken (`'calendar'` enforces Marin's `YYYY.MM.DD[.N]`, `dev`, `…-dev`). */
+  versions: 'free',
 } as const);

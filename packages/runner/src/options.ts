@@ -174,6 +174,9 @@ const RUNNER_CHECKS = {
   onDrift: (v, where) => {
     if (v !== 'error' && v !== 'warn') fail(where, `must be "error" (a drifted step fails, the default) or "warn" (it is served with a warning, as in Marin), got ${describeValue(v)}.`);
   },
+  versions: (v, where) => {
+    if (v !== 'free' && v !== 'calendar') fail(where, `must be "free" (any version, the default) or "calendar" (Marin's YYYY.MM.DD[.N], "dev" or "…-dev"), got ${describeValue(v)}.`);
+  },
 } satisfies Record<keyof StepRunnerOptions, Check<Readonly<Record<string, unknown>>>>;
 
 const RUN_CHECKS = {

@@ -3,7 +3,7 @@
  * event-driven completion, leases, retries, timeouts, cancellation and pluggable executors.
  */
 import { randomBytes } from 'node:crypto';
-import { type ArtifactStep, CairnError, isArtifactStep, isStepSpec, type Layout, lower, resolvePrefix } from '@cairn/core';
+import { type ArtifactStep, CairnError, isArtifactStep, isStepSpec, type Layout, lower, resolvePrefix, type VersionRule } from '@cairn/core';
 import type { ExecutorClient, LoadedArtifact } from './context.js';
 import { RUNNER_DEFAULTS } from './defaults.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
@@ -70,6 +70,12 @@ export interface StepRunnerOptions {
    * `'warn'` serves the recorded output with a warning, as Marin does. @default 'error'
    */
   readonly onDrift?: 'error' | 'warn';
+  /**
+   * The version rule of lazy steps: `'free'` takes any version; `'calendar'` takes only Marin's
+   * calendar versions `YYYY.MM.DD[.N]`, `dev` and those ending in `-dev`, and refuses a run with
+   * another (`CAIRN_BAD_VERSION`, naming the step) before anything runs. @default 'free'
+   */
+  readonly versions?: VersionRule;
 }
 
 /** Steps named in a run option: handles, specs, step names or `nameWithHash`es. */
@@ -251,6 +257,7 @@ export class StepRunner {
       acceptDrift: selectionOf(options.acceptDrift, prefix, o.layout),
       onDrift: o.onDrift ?? RUNNER_DEFAULTS.onDrift,
       lowerOptions: { layout: o.layout ?? RUNNER_DEFAULTS.layout },
+      versions: o.versions ?? RUNNER_DEFAULTS.versions,
       dryRun,
     };
   }

@@ -183,7 +183,7 @@ describe("fixed paths ('versioned' layout, pins): drift", () => {
     expect(await states(r, [make(2)])).toEqual({ shared: 'drifted' });
     // A record Marin wrote: no `cairn` field, md5 fingerprints, its payload in fingerprint_payload.
     const recordPath = join(prefix, 'data/shared/.artifact.json');
-    const marin = { name: 'shared', version: 'v1', fingerprint: '0123abcd', output_path: join(prefix, 'data/shared'), fingerprint_payload: '{"n": 2, "out": "<OUT>"}' };
+    const marin = { name: 'shared', version: 'v1', fingerprint: '0123abcd', output_path: join(prefix, 'data/shared'), fingerprint_payload: '{"n": 2, "out": "<output_path>"}' };
     writeFileSync(recordPath, JSON.stringify(marin, null, 2));
     expect(await states(r, [make(2)])).toEqual({ shared: 'cached' });
     expect(await states(r, [make(3)])).toEqual({ shared: 'drifted' });

@@ -15,7 +15,8 @@ const dir = tempDirs();
 
 /** Record fields that differ between runs (time, run id). */
 function stable(record: unknown): unknown {
-  const { timings: _t, runId: _r, attempts, ...rest } = record as { timings: unknown; runId: unknown; attempts: { start: number; end: number }[] };
+  // Timings, the run id and the run's provenance (its capture time) differ from run to run.
+  const { timings: _t, runId: _r, provenance: _p, attempts, ...rest } = record as { timings: unknown; runId: unknown; provenance: unknown; attempts: { start: number; end: number }[] };
   return { ...rest, attempts: attempts.map(({ start: _s, end: _e, ...a }) => a) };
 }
 

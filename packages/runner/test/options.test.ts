@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { homedir } from 'node:os';
-import { createInlineExecutor, MemoryStore } from '../src/index.js';
+import { createInlineExecutor, createProcessExecutor, createThreadsExecutor, MemoryStore } from '../src/index.js';
 import { checkRunOptions, checkStepRunnerOptions, POOL_NAMES } from '../src/options.js';
 import { thrown } from './helpers/thrown.js';
 
@@ -104,5 +104,33 @@ describe('checkRunOptions', () => {
     expect(t({ signal: {} }).message).toMatch(/signal must be an AbortSignal/);
     expect(t({ forceRunFaild: false }).message).toMatch(/^run\(\): unknown option "forceRunFaild"; did you mean "forceRunFailed"\?/);
     expect(t({ dryrun: true }, 'plan()').message).toMatch(/^plan\(\): unknown option "dryrun"; did you mean "dryRun"\?/);
+  });
+});
+
+describe('local executor options (issue 18: a misspelt key was ignored in silence)', () => {
+  it('unknown keys name the nearest known one; bad values say what they must be', () => {
+    const threads = thrown(() => createThreadsExecutor({ maxThread: 4 } as never));
+    expect(threads.code).toBe('CAIRN_UNKNOWN_OPTION');
+    expect(threads.message).toMatch(/the threads executor's options: unknown option "maxThread"; did you mean "maxThreads"\?/);
+    expect(thrown(() => createProcessExecutor({ killGrace: 1 } as never)).message).toMatch(/"killGrace"; did you mean "killGraceMs"\?/);
+    expect(thrown(() => createThreadsExecutor({ maxThreads: 0 })).message).toMatch(/^the threads executor's options: maxThreads must be an integer of at least 1, got 0/);
+    expect(thrown(() => createProcessExecutor({ env: { A: 1 } } as never)).code).toBe('CAIRN_CONFIG');
+    expect(thrown(() => createProcessExecutor({ nodeArgs: '--inspect' } as never)).message).toMatch(/nodeArgs must be a list of strings/);
+  });
+
+  it('the documented options are accepted (nothing starts before the runner starts the executor)', () => {
+    expect(createThreadsExecutor({ maxThreads: 2, minThreads: 0, cancelGraceMs: 100, execArgv: [] }).name).toBe('threads');
+    expect(createProcessExecutor({ nodeArgs: [], killGraceMs: 100, env: { A: '1' } }).name).toBe('process');
+  });
+});
+
+describe('recorded errors', () => {
+  it("keep the error's cause chain (issue 18: the record dropped it)", async () => {
+    const { errorData } = await import('../src/store/records.js');
+    const inner = Object.assign(new Error('ECONNRESET by peer'), { code: 'ECONNRESET' });
+    const data = errorData(new Error('upload failed', { cause: new Error('retry budget spent', { cause: inner }) }));
+    expect(data.message).toBe('upload failed');
+    expect(data.cause?.message).toBe('retry budget spent');
+    expect(data.cause?.cause).toMatchObject({ message: 'ECONNRESET by peer', code: 'ECONNRESET' });
   });
 });

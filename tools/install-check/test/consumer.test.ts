@@ -136,6 +136,11 @@ function checkPipeline(p: Project): { first: Ran; process: Ran } {
   expect(processRun.stdout, show(processRun)).toMatch(/2 succeeded/);
   const status = sh('npx cairn status --prefix ./store-process', p.dir);
   expect(status.stdout, show(status)).toMatch(/count\/1-[0-9a-f]{16}\s+SUCCESS[\s\S]*process/);
+  // On worker threads, which load the TypeScript step module too (issue 19: "cannot import …steps.ts").
+  const threadsRun = sh('npx cairn run pipeline.ts --prefix ./store-threads --executor threads', p.dir);
+  expect(threadsRun.status, show(threadsRun)).toBe(0);
+  expect(threadsRun.stdout, show(threadsRun)).toMatch(/2 succeeded/);
+  expect(sh('npx cairn status --prefix ./store-threads', p.dir).stdout).toMatch(/count\/1-[0-9a-f]{16}\s+SUCCESS[\s\S]*threads/);
   return { first, process: processRun };
 }
 
@@ -181,7 +186,7 @@ main(['node', 'cairn', 'run', 'pipeline.ts', '--prefix', './store-cjs', '--execu
     expect(JSON.parse(r.stdout).loadedFrom).toContain(join('node_modules', nativePlatform!.name));
   });
 
-  it('runs a TypeScript pipeline with the installed cairn (in-process and in child processes)', () => {
+  it('runs a TypeScript pipeline with the installed cairn (in-process, in child processes and on worker threads)', () => {
     const { first } = checkPipeline(p);
     expect(first.stderr, show(first)).not.toMatch(/\[cairn\]/);
   });

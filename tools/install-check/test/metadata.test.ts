@@ -49,13 +49,10 @@ describe.each(packed.map((p) => ({ ...p, label: p.name })))('$label as packed', 
   });
 
   it('points a consumer at URLs, not at paths of the repository they do not have', () => {
-    // Still in packages/cli/src (the CLI's own area): the config error's "see packages/cli/README.md"
-    // and `cairn bench`, which runs the repository's tools/bench/run.mjs. Nothing else may appear.
-    const pending = new Set(['packages/cli/README.md', 'tools/bench/run.mjs']);
     for (const [file, text] of files) {
       if (!/\.(c?js)$/.test(file) || file.startsWith('src/')) continue;
       const paths = [...text.matchAll(/(?<![\w/.-])(?:packages|docs|tools)\/[\w./-]+\.(?:md|mjs|ts)\b/g)].map((x) => x[0]);
-      expect(paths.filter((p) => !pending.has(p)), file).toEqual([]);
+      expect(paths, file).toEqual([]);
     }
   });
 });

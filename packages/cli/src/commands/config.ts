@@ -31,6 +31,7 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
     forceRunFailed: config.forceRunFailed,
     layout: config.layout,
     onDrift: config.onDrift,
+    versions: config.versions,
     executors,
     stores,
     pools: config.pools,
@@ -50,6 +51,7 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
   out(ctx, `${c.bold('forceRunFailed')}  ${String(config.forceRunFailed)} ${src('forceRunFailed')}`);
   out(ctx, `${c.bold('layout')}          ${config.layout}`);
   out(ctx, `${c.bold('onDrift')}         ${config.onDrift}`);
+  out(ctx, `${c.bold('versions')}        ${config.versions}`);
   const names = Object.keys(executors);
   out(ctx, `${c.bold('executors')}       ${names.length === 0 ? c.dim('built-ins only') : ''}`);
   for (const [name, e] of Object.entries(executors)) out(ctx, `  ${name}: ${e.use} ${JSON.stringify(e.options)}`);

@@ -2,7 +2,8 @@
  * `cairn explain <step> [pipeline]`: why a step is not cached. Its hash inputs now (from the
  * pipeline) next to the recorded ones (from the store), field by field: identity, version,
  * config fingerprint with a per-field config diff (core's `describeDrift`), dependencies and
- * their states, and the recorded status.
+ * their states, and the recorded status. With `--config`: the exact config the step will receive
+ * (explain-config.ts).
  */
 import { describeDrift, type StepSpec } from '@cairn/core';
 import type { ArtifactRecord } from '@cairn/runner';
@@ -15,6 +16,7 @@ import { openStore } from '../store-view.js';
 import { makePlan, type CliPlanStep } from '../plan.js';
 import { paint, PLAN_STATES, type StepState, STORED_STATES, type StoredStateName } from '../states.js';
 import { formatTable } from '../table.js';
+import { explainConfig } from './explain-config.js';
 import { resolveStoredStep } from './logs.js';
 
 /** Options of `cairn explain`. */
@@ -23,6 +25,8 @@ export interface ExplainCommandOptions {
   readonly prefix?: string;
   /** Print JSON. */
   readonly json?: boolean;
+  /** Print the exact config each step will receive instead (needs the pipeline). */
+  readonly config?: boolean;
 }
 
 /** One compared field. */
@@ -129,6 +133,7 @@ function explainStored(s: StoredStep): Explanation {
 /** Prints why a step is (not) cached. */
 export async function explainCommand(ctx: CliContext, selector: string, file: string | undefined, options: ExplainCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
+  if (options.config === true) return explainConfig(ctx, config, selector, file, options.json === true);
   const view = await openStore(config);
   const prefix = view.prefix;
   let explanations: Explanation[];

@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { CairnError, encodeTask } from '@cairn/core';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobStatus } from '../executor/contract.js';
 import { assertBuilt, workerEntryPath } from '../worker/paths.js';
+import { checkLocalExecutorOptions } from './local-options.js';
 import { PARENT_FD_ENV } from '../worker/parent-watch.js';
 import { decodeResult } from '../worker/result.js';
 import { completeProcessUsage, PROCESS_USAGE_IMPORT, usageFile } from './usage.js';
@@ -90,6 +91,7 @@ async function readResultStatus(resultPath: string, step: string, cancelReason: 
  * process group is killed so nothing a step started outlives it.
  */
 export function createProcessExecutor(options: ProcessExecutorOptions = {}): Executor {
+  checkLocalExecutorOptions('process', options);
   const nodeArgs = options.nodeArgs ?? [];
   const graceMs = options.killGraceMs ?? 2000;
   const capabilities: ExecutorCapabilities = {

@@ -12,6 +12,7 @@ import { assertBuilt, threadWorkerPath } from '../worker/paths.js';
 import { decodeResult, errorData } from '../worker/result.js';
 import type { ThreadTaskMessage } from '../worker/thread-worker.js';
 import { abortReasonCode, cancelActive, cancelError, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
+import { checkLocalExecutorOptions } from './local-options.js';
 
 /** Options of {@link createThreadsExecutor}. */
 export interface ThreadsExecutorOptions {
@@ -58,6 +59,7 @@ interface ThreadJob extends LocalJob {
  * hence `cancel: 'best-effort'`.
  */
 export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Executor {
+  checkLocalExecutorOptions('threads', options);
   const maxThreads = options.maxThreads ?? availableParallelism();
   const minThreads = Math.min(options.minThreads ?? 0, maxThreads);
   const graceMs = options.cancelGraceMs ?? 2000;

@@ -5,7 +5,7 @@
  * validating executors and function references, and wiring the new steps to their dependencies.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { type ArtifactStep, CairnError, computeIdentities, formatFnRef, isArtifactStep, isStepSpec, lower, resolveFnRef, type StepSpec } from '@cairn/core';
+import { type ArtifactStep, CairnError, checkVersionRule, computeIdentities, formatFnRef, isArtifactStep, isStepSpec, lower, resolveFnRef, type StepSpec } from '@cairn/core';
 import { specInternals as S } from '@cairn/core/internal';
 import { isPromise } from '../maybe.js';
 import type { StoredState } from '../store/store.js';
@@ -145,6 +145,7 @@ function expand(run: Run, fresh: Node[], frontier: readonly StepSpec[]): Promise
         S.setTag(spec, run, existing);
         continue;
       }
+      if (run.config.versions !== 'free' && spec.version !== undefined) checkVersionRule(spec.version, run.config.versions, spec.name);
       const node = newNode(spec, path, run.stamp, buildNodeRecord);
       nodes.add(node);
       S.setTag(spec, run, node);

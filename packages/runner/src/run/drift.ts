@@ -13,6 +13,7 @@
  */
 import { describeDrift, type StepSpec } from '@cairn/core';
 import type { ArtifactRecord } from '../store/records.js';
+import { comparablePayloads, isCairnRecord, marinPayload, sameData } from './marin-record.js';
 
 /** How a built step's recorded recipe differs from its spec. */
 export interface Drift {
@@ -26,35 +27,6 @@ export interface Drift {
   readonly upstreamUnknown: boolean;
 }
 
-/** A record Cairn wrote (Marin's carry other fields). */
-function isCairnRecord(record: ArtifactRecord): boolean {
-  return (record as { cairn?: unknown }).cairn !== undefined;
-}
-
-/** Marin's payload text (`fingerprint_payload`), or undefined. */
-function marinPayload(record: ArtifactRecord): string | undefined {
-  const p = (record as { fingerprint_payload?: unknown }).fingerprint_payload;
-  return typeof p === 'string' ? p : undefined;
-}
-
-/** Parsed JSON texts compared as data (key order and spacing do not matter); unparseable ones as text. */
-function samePayload(a: string, b: string): boolean {
-  try {
-    return sameData(JSON.parse(a), JSON.parse(b));
-  } catch {
-    return a === b;
-  }
-}
-
-function sameData(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) if (!Object.hasOwn(b, k) || !sameData((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])) return false;
-  return true;
-}
-
 /**
  * The drift of `spec` from `record`, the record of its built output; undefined when there is none
  * or it cannot be told (a content-addressed step, a step without a config fingerprint, a Marin
@@ -66,8 +38,15 @@ export function driftOf(spec: StepSpec, record: ArtifactRecord | null | undefine
   if (!isCairnRecord(record)) {
     // Marin's fingerprints use another hash: its payload is compared instead.
     const theirs = marinPayload(record);
-    if (theirs === undefined || samePayload(theirs, payload)) return undefined;
-    return { recorded: { fingerprint: record.fingerprint, nameWithHash: undefined }, config: describeDrift(theirs, payload), deps: [], upstreamUnknown: false };
+    if (theirs === undefined) return undefined;
+    const both = comparablePayloads(theirs, payload, Object.keys(spec.runtime ?? {}));
+    if (both === undefined) {
+      if (theirs === payload) return undefined;
+      return { recorded: { fingerprint: record.fingerprint, nameWithHash: undefined }, config: describeDrift(theirs, payload), deps: [], upstreamUnknown: false };
+    }
+    if (sameData(both.marin, both.cairn)) return undefined;
+    const config = describeDrift(JSON.stringify(both.marin), JSON.stringify(both.cairn));
+    return { recorded: { fingerprint: record.fingerprint, nameWithHash: undefined }, config, deps: [], upstreamUnknown: false };
   }
   if (record.nameWithHash === spec.nameWithHash) return undefined;
   const config = record.fingerprint === spec.fingerprint ? [] : describeDrift(record.fingerprintPayload ?? '', payload);

@@ -2,12 +2,12 @@
  * A step's artifact record, built when it is written (or, in a store that keeps records in
  * memory, when it is first read: most records of an in-memory run are never read).
  */
-import { resolveInputs, type StepSpec } from '@cairn/core';
+import { captureProvenance, type Provenance, resolveInputs, type StepSpec } from '@cairn/core';
 import type { JobHandle } from '../executor/contract.js';
 import { thisHost } from '../store/leases.js';
 import { type ArtifactRecord, type AttemptRecord, type DeferredRecord, errorData } from '../store/records.js';
 import type { StatusToken } from '../store/status.js';
-import { keyOf, type Node } from './node.js';
+import { keyOf, type Node, type RunStamp } from './node.js';
 
 /** The `info` of a job handle made by the runner for an in-process attempt (it has none). */
 const NO_INFO: Readonly<Record<string, unknown>> = Object.freeze({});
@@ -48,6 +48,14 @@ export function buildNodeRecord(this: Node): ArtifactRecord {
   const jobId = `${keyOf(this)}.1`;
   const attempts: AttemptRecord[] = [{ attempt: 1, start, end, state: 'succeeded', executor: this.executor, jobId, host: thisHost() }];
   return buildRecord(this, 'SUCCESS', attempts, { jobId, executor: this.executor, info: NO_INFO }, undefined, this.result, start, end);
+}
+
+/** Provenance captured once per run (git facts, user, argv, time), for steps lowered without one. */
+const provenanceOfRun = new WeakMap<RunStamp, Provenance>();
+function runProvenance(stamp: RunStamp): Provenance {
+  let p = provenanceOfRun.get(stamp);
+  if (p === undefined) provenanceOfRun.set(stamp, (p = captureProvenance()));
+  return p;
 }
 
 /** The artifact record of `node`. */
@@ -94,7 +102,8 @@ export function buildRecord(node: Node, status: StatusToken, attempts: readonly 
   if (spec.artifact !== undefined) record.artifact = spec.artifact.name;
   if (spec.adoptedSource !== undefined) record.source = spec.adoptedSource;
   if (error !== undefined) record.error = errorData(error);
-  if (spec.provenance !== undefined) record.provenance = spec.provenance;
+  // Lazy steps carry the provenance of their lowering; a plain StepSpec gets the run's.
+  record.provenance = spec.provenance ?? runProvenance(node.stamp);
   record.attempts = attempts;
   record.timings = { start, end, durationMs: end - start };
   record.executor = node.executor;

@@ -7,7 +7,7 @@
  * by output path (two specs with one path are one step). The only timers are one lease heartbeat,
  * one re-check of foreign leases while a step waits on one, and per-step timeouts where declared.
  */
-import { CairnError, type LowerOptions, type StepSpec } from '@cairn/core';
+import { CairnError, type LowerOptions, type StepSpec, type VersionRule } from '@cairn/core';
 import { specInternals as S } from '@cairn/core/internal';
 import { clientStorage, type ExecutorClient } from '../context.js';
 import { StepRunError, type StepFailure } from '../errors.js';
@@ -67,6 +67,8 @@ export interface RunConfig {
   readonly acceptDrift: Selection | undefined;
   /** What a drifted step that is not accepted does: fail the step, or be served with a warning. */
   readonly onDrift: 'error' | 'warn';
+  /** The version rule every lazy step of the run passes. */
+  readonly versions: VersionRule;
   /** How the run lowers the handles it is given. */
   readonly lowerOptions: LowerOptions;
   /** Discover and classify only: nothing is validated, wired or run (a dry run). */

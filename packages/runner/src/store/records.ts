@@ -70,6 +70,8 @@ export interface ErrorData {
   readonly code?: string;
   /** Stack trace. */
   readonly stack?: string;
+  /** The error's `cause`, recorded the same way (at most 8 deep). */
+  readonly cause?: ErrorData;
 }
 
 /** The artifact record (format `cairn: 1`). */
@@ -133,10 +135,17 @@ export interface DeferredRecord {
 }
 
 /** An error as plain data (never throws). */
-export function errorData(error: unknown): ErrorData {
+export function errorData(error: unknown, depth = 0): ErrorData {
   if (error instanceof Error) {
     const code = (error as { code?: unknown }).code;
-    return { name: error.name, message: error.message, ...(typeof code === 'string' ? { code } : {}), ...(error.stack ? { stack: error.stack } : {}) };
+    const cause = (error as { cause?: unknown }).cause;
+    return {
+      name: error.name,
+      message: error.message,
+      ...(typeof code === 'string' ? { code } : {}),
+      ...(error.stack ? { stack: error.stack } : {}),
+      ...(cause !== undefined && depth < 8 ? { cause: errorData(cause, depth + 1) } : {}),
+    };
   }
   return { name: 'Error', message: String(error) };
 }

@@ -52,6 +52,11 @@ export function leaseFile(dir: string): string {
   return `${siblingStem(dir)}${SIBLING_MARK}lease`;
 }
 
+/** Marin's lock inside the output directory (`{"worker_id", "timestamp"}`), honoured as a lease (lease-ops.ts). */
+export function marinLockFile(dir: string): string {
+  return `${dir}/.executor_status.lock`;
+}
+
 /** The step's job-in-flight file. */
 export function jobFile(dir: string): string {
   return `${siblingStem(dir)}${SIBLING_MARK}job.json`;

@@ -10,12 +10,17 @@
  * - release: only while the file still holds our token (read, compare, unlink).
  * The window left between a compare and the rename or unlink that follows it is a few
  * microseconds of this process's own calls; README "Leases" says what it can and cannot do.
+ *
+ * Marin's lock, `{dir}/.executor_status.lock`, is honoured too, for stores Marin and Cairn share:
+ * a lease just created is given up again when a Marin lock is found beside it, and a read with
+ * no Cairn lease returns the Marin lock, so the runner waits on it and takes it over when stale
+ * (its timestamp is epoch seconds, refreshed every 30 s by Marin).
  */
 import { CairnError } from '@cairn/core';
 import { type LeaseHolder, type LeaseInfo, parseHolder } from '../leases.js';
 import { storeError } from './errors.js';
 import { isMissing, type Io } from './io.js';
-import { leaseFile, parentOf, tmpName } from './layout.js';
+import { leaseFile, marinLockFile, parentOf, tmpName } from './layout.js';
 
 type Op<T> = Generator<unknown, T, unknown>;
 
@@ -35,17 +40,36 @@ function* writeTemp(io: Io, file: string, text: string): Op<string> {
 export function* createLease(io: Io, dir: string, holder: LeaseHolder): Op<boolean> {
   const file = leaseFile(dir);
   const tmp = yield* writeTemp(io, file, JSON.stringify(holder));
+  let won: boolean;
   try {
-    return (yield io.link(tmp, file)) as boolean;
+    won = (yield io.link(tmp, file)) as boolean;
   } catch (err) {
     throw storeError('create the lease', file, err);
   } finally {
     yield io.unlink(tmp);
   }
+  if (!won) return false;
+  // A Marin runner holds the step: give ours up; the read that follows finds its lock.
+  if ((yield* readText(io, marinLockFile(dir))) === null) return true;
+  yield* unlinkLease(io, dir);
+  return false;
+}
+
+/** A file's text, or null when it does not exist. */
+function* readText(io: Io, file: string): Op<string | null> {
+  try {
+    return (yield io.readText(file)) as string | null;
+  } catch (err) {
+    if (isMissing(err)) return null;
+    throw storeError('read the lease', file, err);
+  }
 }
 
 export function* readLease(io: Io, dir: string): Op<LeaseInfo | null> {
-  const file = leaseFile(dir);
+  return (yield* readLeaseAt(io, leaseFile(dir))) ?? (yield* readLeaseAt(io, marinLockFile(dir)));
+}
+
+function* readLeaseAt(io: Io, file: string): Op<LeaseInfo | null> {
   try {
     const raw = (yield io.readText(file)) as string | null;
     if (raw === null) return null;
@@ -83,7 +107,8 @@ export function* refreshLease(io: Io, dir: string, holder: LeaseHolder): Op<bool
 }
 
 export function* breakLease(io: Io, dir: string, observed: LeaseInfo): Op<boolean> {
-  const file = leaseFile(dir);
+  const marin = marinLockFile(dir);
+  const file = observed.location === marin ? marin : leaseFile(dir);
   const aside = tmpName(`${file}.stale`);
   try {
     yield io.rename(file, aside);
