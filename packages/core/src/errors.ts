@@ -42,6 +42,12 @@ export type CairnErrorCode =
   | 'CAIRN_CODEC_CORRUPT'
   /** A spec or handle option is invalid (bad resources, bad types). */
   | 'CAIRN_INVALID_SPEC'
+  /** A step's record names another artifact kind than the one it is loaded as (`apply({ artifact })`); the message says how to rebuild it. */
+  | 'CAIRN_ARTIFACT_KIND'
+  /** A step returned a value that cannot be recorded (not plain JSON: a function, a cycle, a BigInt, a class instance…); the message names the path of the bad value. */
+  | 'CAIRN_UNRECORDABLE_RESULT'
+  /** An adopted artifact's source (`adopt({ source })`) does not exist; raised before anything that depends on it starts. */
+  | 'CAIRN_ADOPT_MISSING'
   /** The native module was required (`CAIRN_NATIVE=1`) but could not be loaded. */
   | 'CAIRN_NATIVE_UNAVAILABLE'
   /** The native module was required (`CAIRN_NATIVE=1`) but no binary for this platform is installed. */

@@ -1,3 +1,4 @@
+import { type AnyKind, type ArtifactKind, checkKind, type KindValue, type ResultKind } from './artifact.js';
 import { ARTIFACT_STEP_BRAND, brand, hasBrand, isStepSpec, OUT_BRAND } from './brand.js';
 import { CairnError } from './errors.js';
 import { getFnRef, getRemoteOptions } from './fnref.js';
@@ -91,6 +92,12 @@ export interface ApplyOptions<I, R> {
   retries?: number;
   /** Per-attempt timeout (ms). */
   timeoutMs?: number;
+  /**
+   * What the step leaves at its output path and how to load it (`artifacts.json()`, `artifacts.dir`,
+   * a kind of your own): `run()`, `resolve()` and `ctx.resolved(dep)` return the loaded value,
+   * typed by the kind. Recorded by name; never part of the step's identity. @default the returned value
+   */
+  artifact?: AnyKind;
 }
 
 /**
@@ -107,7 +114,8 @@ export interface ApplyRuntimeOptions<I, R, RT extends Partial<I>> extends Omit<A
 
 /**
  * A lazy handle to an artifact: nothing runs until it is lowered and given to a runner.
- * `T` is the value the step function returns. Handles compare by identity.
+ * `T` is the value it loads as: its kind's (`artifact`), else what the step function returns.
+ * Handles compare by identity.
  */
 export class ArtifactStep<T = unknown> {
   /** Step name. */
@@ -136,6 +144,10 @@ export class ArtifactStep<T = unknown> {
   readonly retries: number | undefined;
   /** Per-attempt timeout (ms). */
   readonly timeoutMs: number | undefined;
+  /** The artifact kind given to `apply()` (undefined: the returned value). */
+  readonly artifact: ArtifactKind<unknown> | undefined;
+  /** For an artifact registered with `adopt()`: the existing data it stands for (dependents get this path). */
+  readonly adoptedSource: string | undefined;
   /** @internal phantom for the result type. */
   declare readonly __result?: T;
   /** @internal lowering scratch: epoch of the lowering that last touched this handle. */
@@ -146,7 +158,7 @@ export class ArtifactStep<T = unknown> {
   #index = -1;
 
   /** @internal Use {@link apply}. */
-  constructor(opts: ApplyOptions<never, T> & { runtime?: unknown }) {
+  constructor(opts: ApplyOptions<never, T> & { runtime?: unknown }, adoptedSource?: string) {
     if (typeof opts !== 'object' || opts === null) {
       throw new CairnError('CAIRN_INVALID_SPEC', `apply(options): options must be an object like { name, version, fn, inputs }, got ${describeValue(opts)}.`);
     }
@@ -173,6 +185,8 @@ export class ArtifactStep<T = unknown> {
     this.expectedFingerprint = opts.expectedFingerprint;
     this.retries = opts.retries;
     this.timeoutMs = opts.timeoutMs;
+    this.artifact = checkKind(this.name, opts.artifact);
+    this.adoptedSource = adoptedSource;
     Object.freeze(this);
   }
 
@@ -274,6 +288,9 @@ function findDeps(inputs: unknown, step: string): ArtifactStep<unknown>[] {
   return found;
 }
 
+/** The value type of a step with kind `K` whose function returns `R`. */
+export type LoadedValue<K, R> = K extends ResultKind ? R : KindValue<K>;
+
 /**
  * Declares a lazy step. Nothing runs: the handle is lowered to a `StepSpec` graph by
  * `lower()` and executed by a `StepRunner`.
@@ -282,7 +299,15 @@ function findDeps(inputs: unknown, step: string): ArtifactStep<unknown>[] {
  * const tokens = apply({ name: 'tokenize', fn: tokenize, version: '2026.11.30',
  *   inputs: { corpus: raw, out: OUT, vocab: 32000 } });
  * ```
+ *
+ * With `artifact`, the handle loads as the kind's value:
+ *
+ * ```ts
+ * const stats = apply({ name: 'stats', fn: count, version: 'v1', inputs: { out: OUT }, artifact: artifacts.json<Stats>() });
+ * const [loaded] = await run(stats); // loaded.value: Stats
+ * ```
  */
+export function apply<I, R, K extends AnyKind>(options: ApplyOptions<I, R> & { artifact: K }): ArtifactStep<LoadedValue<K, Awaited<R>>>;
 export function apply<I, R>(options: ApplyOptions<I, R>): ArtifactStep<Awaited<R>>;
 /**
  * Declares a lazy step with runtime arguments: inputs that reach the function but never its
@@ -293,7 +318,8 @@ export function apply<I, R>(options: ApplyOptions<I, R>): ArtifactStep<Awaited<R
  *   runtime: { numWorkers: 8 } });
  * ```
  */
+export function apply<I, R, RT extends Partial<I>, K extends AnyKind>(options: ApplyRuntimeOptions<I, R, RT> & { artifact: K }): ArtifactStep<LoadedValue<K, Awaited<R>>>;
 export function apply<I, R, RT extends Partial<I>>(options: ApplyRuntimeOptions<I, R, RT>): ArtifactStep<Awaited<R>>;
-export function apply<I, R>(options: ApplyOptions<I, R> | ApplyRuntimeOptions<I, R, Partial<I>>): ArtifactStep<Awaited<R>> {
-  return new ArtifactStep<Awaited<R>>(options as unknown as ApplyOptions<never, Awaited<R>>);
+export function apply<I, R>(options: ApplyOptions<I, R> | ApplyRuntimeOptions<I, R, Partial<I>>): ArtifactStep<unknown> {
+  return new ArtifactStep<unknown>(options as unknown as ApplyOptions<never, unknown>);
 }

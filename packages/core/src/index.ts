@@ -3,7 +3,12 @@
  * fingerprints, graph utilities and the msgpack codec.
  */
 export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
-export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, Out } from './handle.js';
+export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, LoadedValue, Out } from './handle.js';
+export { artifacts, checkKind, isResultKind, kindMismatch } from './artifact.js';
+export type { AnyKind, ArtifactKind, DirArtifact, KindValue, LoadContext, ResultKind } from './artifact.js';
+export { adopt, adoptedNotLocal } from './adopt.js';
+export type { AdoptOptions } from './adopt.js';
+export { checkRecordable } from './recordable.js';
 export { lower } from './lower.js';
 export type { LowerOptions } from './lower.js';
 export { materializedConfig } from './materialize.js';

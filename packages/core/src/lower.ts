@@ -296,6 +296,14 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
             { step: h.name },
           );
         }
+        const priorKind = (sources[prior] as ArtifactStep<unknown>).artifact;
+        if (priorKind !== h.artifact && priorKind?.name !== h.artifact?.name) {
+          throw new CairnError(
+            'CAIRN_DUPLICATE_STEP',
+            `Step "${h.name}@${h.version}" is given twice with different artifact kinds (${priorKind?.name ?? 'none'} and ${h.artifact?.name ?? 'none'}); it is one step with one output. Build it from one handle, or give both the same kind.`,
+            { step: h.name },
+          );
+        }
         h._mark(epoch, 2, prior);
         continue;
       }

@@ -47,7 +47,8 @@ export function materializedConfig(step: unknown, options: MaterializeOptions): 
   else throw new CairnError('CAIRN_BAD_DEPENDENCY', `materializedConfig(): the argument is not a step (got ${step === null ? 'null' : typeof step}); pass a handle returned by apply() or a StepSpec.`);
   const outputPath = spec.outputPath(prefix);
   const deps: Record<string, string> = {};
-  for (const d of spec.deps) deps[d.nameWithHash] = d.outputPath(prefix);
+  // An adopted artifact's path is its source (its own output path holds only its status and record).
+  for (const d of spec.deps) deps[d.nameWithHash] = d.adoptedSource ?? d.outputPath(prefix);
   const config = spec.kind === 'apply' ? resolveInputs(spec, outputPath, deps) : spec.hashAttrs;
   const runtime = spec.runtime;
   return { name: spec.name, nameWithHash: spec.nameWithHash, outputPath, config, ...(runtime !== undefined ? { runtime } : {}), deps };

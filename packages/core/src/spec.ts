@@ -6,6 +6,7 @@ import { hashOf } from './identity.js';
 import { checkKnownKeys } from './known-keys.js';
 import { checkLocation, flatStepPath, isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
 import { checkResources, checkRetries, checkSpecFields, checkTimeout, deepFreezeCopy, STEP_SPEC_KEYS } from './step-checks.js';
+import type { ArtifactKind } from './artifact.js';
 import type { Layout } from './handle.js';
 import type { FnRef, PathStepFn, Provenance, Resources } from './types.js';
 import { checkExecutorName, isMutableVersion, validateSegment } from './validate.js';
@@ -76,6 +77,8 @@ export interface LazySource {
   readonly expectedFingerprint: string | undefined;
   readonly retries: number | undefined;
   readonly timeoutMs: number | undefined;
+  readonly artifact: ArtifactKind<unknown> | undefined;
+  readonly adoptedSource: string | undefined;
 }
 
 /** @internal How a lazy spec derives its fields (installed by lowering, which owns the handle logic). */
@@ -476,6 +479,16 @@ export class StepSpec {
     if (p !== undefined) return p.override !== undefined;
     const src = this.#src as LazySource;
     return src.pin !== undefined || (src.layout ?? (this.#g as LoweredGraph).layout) === 'versioned';
+  }
+
+  /** The artifact kind of an `apply` step (in this process only: kinds are code and never travel with a spec). */
+  get artifact(): ArtifactKind<unknown> | undefined {
+    return this.#p !== undefined ? undefined : (this.#src as LazySource).artifact;
+  }
+
+  /** For an adopted artifact (`adopt()`): the existing data's location, which dependents receive as its path. Its status and record live at `outputPath(prefix)`. */
+  get adoptedSource(): string | undefined {
+    return this.#p !== undefined ? undefined : (this.#src as LazySource).adoptedSource;
   }
 
   /** Runtime arguments of an `apply` step: passed to the function with its inputs, recorded, never hashed. */

@@ -12,7 +12,7 @@ import { formatKeyPath, MAX_VALUE_DEPTH } from './limits.js';
 import type { Resources } from './types.js';
 
 /** The options `apply()` knows (`ApplyOptions`, `ApplyRuntimeOptions`). */
-export const APPLY_KEYS: ReadonlySet<string> = new Set(['name', 'fn', 'version', 'inputs', 'runtime', 'pin', 'layout', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs']);
+export const APPLY_KEYS: ReadonlySet<string> = new Set(['name', 'fn', 'version', 'inputs', 'runtime', 'pin', 'layout', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs', 'artifact']);
 
 /** The layouts of unpinned `apply` steps. */
 export const LAYOUTS: readonly Layout[] = Object.freeze(['content', 'versioned']);

@@ -51,6 +51,11 @@ export interface TaskPayload {
   readonly resources: Resources & { gpuIndices?: readonly number[] };
   /** The store's step access, for stores that offer one (object stores); absent on filesystems. */
   readonly storeAccess?: TaskStoreAccess;
+  /**
+   * The runner records the returned value: the worker checks it is plain JSON before it is
+   * serialised or cloned on its way back (a class instance would arrive as a plain object).
+   */
+  readonly recordsResult?: true;
 }
 
 /**

@@ -2,6 +2,7 @@
  * Types-only contract shared by every Cairn package and plugin. Importing this file
  * pulls in no runtime code.
  */
+import type { ArtifactStep } from './handle.js';
 
 /** GPUs a step needs: a count, optionally of one type (e.g. `"a100"`). */
 export interface GpuRequest {
@@ -80,6 +81,17 @@ export interface StepContext {
    * provides no store access.
    */
   readonly localInput?: (dep: string) => Promise<string>;
+  /**
+   * The output path of dependency `dep` (its handle, or its `nameWithHash`): for an adopted
+   * artifact, its source. `CAIRN_BAD_DEPENDENCY` when `dep` is not one of this step's dependencies.
+   */
+  path(dep: ArtifactStep<unknown> | string): string;
+  /**
+   * Dependency `dep` loaded by its artifact kind (the kind on the handle you pass: it loads in
+   * whichever process the step runs), typed as the handle; without a kind, the value it returned.
+   * Loaded once per step attempt: a second call returns the same promise.
+   */
+  resolved<T>(dep: ArtifactStep<T>): Promise<T>;
 }
 
 /** A step function that receives its output path (the `StepSpec` form, as in Marin). */

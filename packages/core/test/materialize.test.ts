@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { apply, hasCode, lower, materializedConfig, OUT, StepSpec } from '../src/index.js';
+import { adopt, apply, hasCode, lower, materializedConfig, OUT, StepSpec } from '../src/index.js';
 
 describe('materializedConfig', () => {
   const calls: string[] = [];
@@ -36,6 +36,14 @@ describe('materializedConfig', () => {
     const spec = new StepSpec({ name: 'plain', hashAttrs: { k: [1, 2] }, fn: () => undefined });
     const p = materializedConfig(spec, { prefix: '/s' });
     expect(p).toEqual({ name: 'plain', nameWithHash: spec.nameWithHash, outputPath: join('/s', spec.nameWithHash), config: { k: [1, 2] }, deps: {} });
+  });
+
+  it("an adopted dependency is its source, as the step receives it", () => {
+    const corpus = adopt({ name: 'corpus', version: 'v1', source: '/data/corpus' });
+    const user = apply({ name: 'user', version: 'v1', inputs: { corpus }, fn: (_: { corpus: string }) => undefined });
+    const m = materializedConfig(user, { prefix: '/nonexistent-store/y' });
+    expect(m.config).toEqual({ corpus: '/data/corpus' });
+    expect(Object.values(m.deps)).toEqual(['/data/corpus']);
   });
 
   it('bad arguments are typed errors', () => {

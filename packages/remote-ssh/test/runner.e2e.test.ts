@@ -47,6 +47,16 @@ describe.runIf(run)('StepRunner with the SSH executor (end to end)', () => {
     expect(Object.keys(again.counts)).toEqual(['cached']);
   });
 
+  it('ctx.resolved loads a typed dependency on the SSH host, with the kind of the re-imported module', async () => {
+    const prefix = scratch();
+    const { summary } = await import('./fixtures/artifact-steps.mjs');
+    const executor = createSshExecutor({ hosts: [hostOf(a, 'a')], pollIntervalMs: 50 });
+    const [loaded] = await new StepRunner({ prefix, executors: [executor], logger: { info() {}, warn() {}, error() {} } }).load([summary], { handleSigint: false });
+    expect(loaded.value).toMatchObject({ perLine: 3.5, samePath: true });
+    // It ran in the SSH worker, not in this process.
+    expect(loaded.value.pid).not.toBe(process.pid);
+  }, 60_000);
+
   it('a runner restarted while its SSH job runs adopts the job instead of submitting it again', async () => {
     const prefix = scratch();
     const hosts = [hostOf(a, 'a')];

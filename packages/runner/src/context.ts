@@ -6,12 +6,15 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { type ArtifactStep, CairnError, type StepSpec } from '@cairn/core';
 
-/** A built artifact: its output path and the value the step returned (from its record). */
+/**
+ * A built artifact: its output path and its value, loaded by the step's artifact kind (a step
+ * without one: the value it returned, from its record; absent when it returned none).
+ */
 export interface LoadedArtifact<T = unknown> {
-  /** Output path. */
+  /** Output path (an adopted artifact's: its source). */
   readonly path: string;
-  /** The step's returned value, when it returned one. */
-  readonly value?: T;
+  /** The loaded value. */
+  readonly value: T;
 }
 
 /** Submits work to the runner that runs the current step. */

@@ -11,6 +11,7 @@ import { checkRunOptions, checkStepRunnerOptions } from './options.js';
 import { makePlan, type Plan } from './plan.js';
 import { ExecutorRegistry, type ExecutorsOption } from './registry.js';
 import type { StepInput } from './run/discover.js';
+import { loadArtifacts, type LoadedOf } from './load.js';
 import { Run, type RunConfig, type RunnerLogger, type Selection } from './run/run.js';
 import type { RunSummary } from './run/summary.js';
 import { StoreRegistry } from './store-registry.js';
@@ -261,34 +262,23 @@ export class StepRunner {
     };
   }
 
-  /** Runs `steps` and loads each: `{ path, value }` in argument order (value from the step's record). */
-  async load<T extends readonly StepInput[]>(steps: T, options: RunOptions = {}): Promise<LoadedArtifact[]> {
+  /**
+   * Runs `steps` and loads each, in argument order: `{ path, value }`, the value loaded by the
+   * step's artifact kind (a step without one: the value it returned, from its record).
+   */
+  async load<const T extends readonly StepInput[]>(steps: T, options: RunOptions = {}): Promise<{ [K in keyof T]: LoadedOf<T[K]> }> {
     const specs = steps.map((s) => {
       if (isStepSpec(s)) return s;
       if (isArtifactStep(s)) return lower(s as ArtifactStep<unknown>, { layout: this.#options.layout });
       throw new CairnError('CAIRN_BAD_DEPENDENCY', `run(): argument is not a step (got ${s === null ? 'null' : typeof s}); pass handles returned by apply().`);
     });
     const summary = await this.run(specs, options);
-    const prefix = summary.prefix;
-    const out: LoadedArtifact[] = [];
-    const missing: number[] = [];
-    specs.forEach((spec, i) => {
-      const o = summary.outcome(spec);
-      const path = o?.path ?? spec.outputPath(prefix);
-      if (o?.hasResult) out.push(o.result === undefined ? { path } : { path, value: o.result });
-      else {
-        out.push({ path });
-        missing.push(i);
-      }
-    });
-    if (missing.length > 0) {
-      const store = this.#storeAt(prefix);
-      const states = await store.readStates(missing.map((i) => (out[i] as LoadedArtifact).path), true);
-      missing.forEach((i, k) => {
-        const result = states[k]?.record?.result;
-        if (result !== undefined) out[i] = { path: (out[i] as LoadedArtifact).path, value: result };
-      });
-    }
-    return out;
+    return (await loadArtifacts(this.#storeAt(summary.prefix), specs, summary)) as { [K in keyof T]: LoadedOf<T[K]> };
+  }
+
+  /** Runs one step (and whatever upstream is missing) and loads it, typed by its artifact kind (Marin's `resolve(handle)`). */
+  async resolve<T>(step: ArtifactStep<T>, options: RunOptions = {}): Promise<LoadedArtifact<T>> {
+    const [loaded] = await this.load([step] as const, options);
+    return loaded as LoadedArtifact<T>;
   }
 }

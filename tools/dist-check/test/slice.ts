@@ -3,9 +3,10 @@
  * also has a source-level test in its package; these catch what only bundling changes: class
  * renames (`class _StepSpec`), brands, exports missing from an entry point, dual-package copies.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { StepContext } from '@cairn/core';
 import { afterAll, describe, expect, it } from 'vitest';
 
 type Core = typeof import('@cairn/core');
@@ -115,6 +116,43 @@ export function apiSlice(label: string, file: RegExp, load: () => Promise<Built>
       expect(ran).toEqual(['raw', 'twice']);
       await runner.run([twice]);
       expect(ran).toEqual(['raw', 'twice']);
+    });
+
+    it('typed artifacts: kinds load through run/resolve and ctx.resolved; adopted data is never written to; bad values are typed errors', async () => {
+      const { adopt, apply, artifacts, OUT } = b.core;
+      const { run, StepRunner } = b.runner;
+      const prefix = mkdtempSync(join(tmpdir(), 'cairn-dist-check-'));
+      const source = mkdtempSync(join(tmpdir(), 'cairn-dist-check-source-'));
+      dirs.push(prefix, source);
+      writeFileSync(join(source, 'data.json'), '[1,2,3]');
+      const quiet = { info() {}, warn() {}, error() {} };
+      const numbers = adopt({ name: 'numbers', version: 'v1', source, kind: artifacts.json<number[]>() });
+      const stats = apply({ name: 'stats', version: 'v1', fn: () => ({ n: 3 }), inputs: {}, artifact: artifacts.json<{ n: number }>() });
+      const sum = apply({
+        name: 'sum',
+        version: 'v1',
+        fn: async (i: { numbers: string; stats: string; out: string }, ctx: StepContext) => {
+          const xs = await ctx.resolved(numbers);
+          const st = await ctx.resolved(stats);
+          return { sum: xs.reduce((a, c) => a + c, 0) * st.n, from: ctx.path(numbers) === i.numbers ? 'source' : 'elsewhere' };
+        },
+        inputs: { numbers, stats, out: OUT },
+      });
+      const [loaded] = await run(sum, { prefix, logger: quiet });
+      expect(loaded.value).toEqual({ sum: 18, from: 'source' });
+      expect((await new StepRunner({ prefix, logger: quiet }).resolve(stats)).value).toEqual({ n: 3 });
+      expect(readdirSync(source)).toEqual(['data.json']);
+
+      const asText = apply({ name: 'stats', version: 'v1', fn: () => ({ n: 3 }), inputs: {}, artifact: artifacts.text() });
+      await expect(new StepRunner({ prefix, logger: quiet }).resolve(asText)).rejects.toMatchObject({ code: 'CAIRN_ARTIFACT_KIND', step: 'stats' });
+      const bad = apply({ name: 'bad', version: 'v1', fn: () => ({ model: { fn: () => 1 } }), inputs: {} });
+      const failed = (await run(bad, { prefix, logger: quiet }).catch((e: unknown) => e)) as { failures: { error: { code: string; message: string } }[] };
+      expect(failed.failures[0]?.error.code).toBe('CAIRN_UNRECORDABLE_RESULT');
+      expect(failed.failures[0]?.error.message).toContain('result.model.fn is a function');
+      const gone = adopt({ name: 'gone', version: 'v1', source: join(source, 'missing') });
+      const user = apply({ name: 'user', version: 'v1', fn: () => 1, inputs: { gone } });
+      const missing = (await run(user, { prefix, logger: quiet }).catch((e: unknown) => e)) as { failures: { error: { code: string } }[] };
+      expect(missing.failures.map((f) => f.error.code)).toEqual(['CAIRN_ADOPT_MISSING']);
     });
 
     it('the runner option validators are exported where the runner needs them', () => {

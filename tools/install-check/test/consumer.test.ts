@@ -2,7 +2,8 @@
  * The packed packages as a user installs them: a fresh `npm init -y` project (CommonJS) with
  * this machine's native platform package, and a fresh `"type": "module"` project without it
  * (the TypeScript fallback). Each runs a TypeScript pipeline with the installed `cairn`,
- * loads every package, and type-checks ESM and CommonJS consumers under node16 and nodenext.
+ * loads every package, and type-checks ESM and CommonJS consumers under node16 and nodenext
+ * (typed artifacts included: an expected type error must be one).
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -52,7 +53,7 @@ export const targets = [apply({ name: 'count', fn: count, version: '1', inputs: 
 
 /** Consumers of every package's types: one ESM file, one CommonJS file, two tsconfigs. */
 function writeTypeConsumers(dir: string, esmFile: string, cjsFile: string): void {
-  const body = `import { apply, isCairnError, OUT, type StepSpec } from '@cairn/core';
+  const body = `import { adopt, apply, artifacts, isCairnError, OUT, type StepContext, type StepSpec } from '@cairn/core';
 import { StepRunner } from '@cairn/runner';
 import { createSshExecutor } from '@cairn/remote-ssh';
 import * as slurm from '@cairn/remote-slurm';
@@ -65,6 +66,18 @@ const runner: StepRunner = new StepRunner({ prefix: '/tmp/cairn-typecheck' });
 const config = defineConfig({ prefix: './store' });
 const native: NativeStatus = status;
 export const used = [spec.nameWithHash, runner, config, native.backend, ExitCode.usage, isCairnError, createSshExecutor, slurm];
+
+// Typed artifacts: the handle, run()/resolve() and ctx.resolved() follow the kind (tsc must flag the expected error).
+const stats = apply({ name: 's', fn: async () => ({ rows: 1 }), version: '1', inputs: {}, artifact: artifacts.json<{ rows: number }>() });
+const corpus = adopt({ name: 'c', version: '1', source: '/data/c' });
+export async function typed(): Promise<number> {
+  const loaded = await runner.resolve(stats);
+  // @ts-expect-error a json<{ rows: number }> artifact has no "cols"
+  void loaded.value.cols;
+  const [dir] = await runner.load([corpus] as const);
+  return loaded.value.rows + dir.value.files.length;
+}
+export const user = apply({ name: 'u', fn: async (_: { s: string }, ctx: StepContext) => (await ctx.resolved(stats)).rows, version: '1', inputs: { s: stats } });
 `;
   writeFileSync(join(dir, esmFile), body);
   writeFileSync(join(dir, cjsFile), body);

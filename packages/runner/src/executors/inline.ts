@@ -5,9 +5,10 @@
  */
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
-import { CairnError, type StepContext, type StepLogger } from '@cairn/core';
+import { type ArtifactStep, CairnError, type StepContext, type StepLogger } from '@cairn/core';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../executor/contract.js';
 import { localInputFor } from '../worker/step-access.js';
+import { type DepArtifacts, depArtifacts } from '../worker/dep-artifacts.js';
 import { runWithOutput, type OutputSink } from './stdio-capture.js';
 
 const capabilities: ExecutorCapabilities = Object.freeze({
@@ -62,6 +63,7 @@ class InlineContext implements StepContext {
   readonly client: unknown;
   readonly #job: JobRequest;
   #logger: ReturnType<typeof attemptLogger> | undefined = undefined;
+  #artifacts: DepArtifacts | undefined = undefined;
 
   constructor(job: JobRequest, client: unknown) {
     this.client = client;
@@ -103,6 +105,19 @@ class InlineContext implements StepContext {
   get localInput(): (dep: string) => Promise<string> {
     const job = this.#job;
     return localInputFor(job.spec.name, job.task.depPaths, () => job.storeAccess);
+  }
+
+  /** `ctx.path` and `ctx.resolved`, made on first use. */
+  #deps(): DepArtifacts {
+    return (this.#artifacts ??= depArtifacts({ step: this.name, depPaths: this.depPaths, depResults: this.depResults, localInput: this.localInput }));
+  }
+
+  path(dep: ArtifactStep<unknown> | string): string {
+    return this.#deps().path(dep);
+  }
+
+  resolved<T>(dep: ArtifactStep<T>): Promise<T> {
+    return this.#deps().resolved(dep);
   }
 
   get log(): StepLogger {

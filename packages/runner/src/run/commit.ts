@@ -4,6 +4,7 @@
  * otherwise), and the lease released with it. Also DEP_FAILED, written under a lease for steps
  * whose dependency failed, so a concurrent runner's SUCCESS is never overwritten.
  */
+import { CairnError, checkRecordable } from '@cairn/core';
 import type { JobHandle } from '../executor/contract.js';
 import { isPromise, type Maybe } from '../maybe.js';
 import type { LeaseHolder } from '../store/leases.js';
@@ -27,15 +28,37 @@ export interface CommitHost {
  * whether it ran now or was cached. Paths into the attempt's staged directory are recorded as
  * paths into the output path (where they are after the commit).
  */
-export function recordValue(host: CommitHost, node: Node, result: unknown, staged: StagedAttempt): unknown {
+export function recordValue(node: Node, result: unknown, staged: StagedAttempt): unknown {
+  // A value its kind saved into the output is not recorded (it need not be JSON).
+  if (node.spec.artifact?.save !== undefined) result = undefined;
+  // Not a warning: a value that is dropped would load differently once cached.
+  checkRecordable(node.name, result);
   let value = jsonSafe(result);
-  if (value === NOT_JSON) {
-    value = undefined;
-    host.logger.warn(`Step ${node.name}: its return value is not JSON-serialisable; it is not recorded.`);
-  } else if (value !== undefined && staged.dir !== node.path && typeof value !== 'number' && typeof value !== 'boolean') value = rebase(value, staged.dir, node.path);
+  if (value === NOT_JSON) throw new CairnError('CAIRN_UNRECORDABLE_RESULT', `Step "${node.name}": its return value has no JSON form; return plain JSON.`, { step: node.name });
+  else if (value !== undefined && staged.dir !== node.path && typeof value !== 'number' && typeof value !== 'boolean') value = rebase(value, staged.dir, node.path);
   node.result = value;
   node.flags |= HAS_RESULT;
   return value;
+}
+
+/**
+ * Saves the value the step returned (if any) into its staged output with its artifact kind's
+ * `save`, when the kind has one (in this process: kinds never travel). A failing save fails the step.
+ */
+export function saveArtifact(node: Node, result: unknown, staged: StagedAttempt): Maybe<void> {
+  const kind = node.spec.artifact;
+  // A step that returns nothing wrote its output itself.
+  if (kind?.save === undefined || result === undefined) return undefined;
+  const step = node.name;
+  const failed = (err: unknown): never => {
+    throw new CairnError('CAIRN_STORE', `Step "${step}": saving its "${kind.name}" artifact into ${staged.dir} failed: ${(err as Error)?.message ?? String(err)}`, { step, cause: err });
+  };
+  try {
+    const done = kind.save(result, staged.dir);
+    return isPromise(done) ? done.then(() => undefined, failed) : undefined;
+  } catch (err) {
+    return failed(err);
+  }
 }
 
 /**

@@ -4,7 +4,7 @@
  * vanished since discovery (its own inputs were never examined, so nothing would rebuild them),
  * the step fails with `CAIRN_PRUNED_OUTPUT_MISSING`, asking for a rerun.
  */
-import { CairnError, type StepSpec } from '@cairn/core';
+import { CairnError, kindMismatch, type StepSpec } from '@cairn/core';
 import { isPromise, type Maybe } from '../maybe.js';
 import type { StoredState } from '../store/store.js';
 import { HAS_RESULT, type Node } from './node.js';
@@ -38,6 +38,9 @@ function confirmed(node: Node, deps: readonly Node[], states: readonly StoredSta
         { step: node.name },
       );
     }
+    const recorded = st.record?.artifact;
+    const kind = d.spec.artifact;
+    if (recorded !== undefined && kind !== undefined && recorded !== kind.name) throw kindMismatch(d.name, d.path, recorded, kind.name);
     d.flags |= HAS_RESULT;
     d.result = st.record?.result;
   }

@@ -33,7 +33,8 @@ export function depInputsOf(deps: readonly Node[]): DepInputs {
   const depResults = Object.create(null) as Record<string, unknown>;
   for (let i = 0; i < deps.length; i++) {
     const d = deps[i] as Node;
-    depPaths[keyOf(d)] = d.path;
+    // An adopted artifact's path is its source; its own directory only holds its status and record.
+    depPaths[keyOf(d)] = d.spec.adoptedSource ?? d.path;
     if (d.result !== undefined) depResults[keyOf(d)] = d.result;
   }
   return { depPaths, depResults };
@@ -130,6 +131,8 @@ export class Job implements JobRequest {
       attempt: this.attempt,
       resources: spec.resources ?? {},
       ...(ref !== undefined ? { storeAccess: { ...ref, path: node.path } } : {}),
+      // A kind with save takes the value instead (it need not be JSON).
+      ...(spec.artifact?.save === undefined ? { recordsResult: true as const } : {}),
     });
   }
 

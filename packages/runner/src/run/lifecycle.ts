@@ -16,9 +16,10 @@ import { isPromise } from '../maybe.js';
 import { thisHost } from '../store/leases.js';
 import { type AttemptRecord, errorData, type JobRecord } from '../store/records.js';
 import type { StagedAttempt } from '../store/store.js';
+import { checkAdoptedSources } from './adopted.js';
 import { confirmDeps } from './confirm-deps.js';
 import { type Adopted, adopt, type AttemptResult, endOf, errorOf, handleOf, runAttempt } from './attempts.js';
-import { commitStep, firstTryRecord, fullRecord, recordValue } from './commit.js';
+import { commitStep, firstTryRecord, fullRecord, recordValue, saveArtifact } from './commit.js';
 import type { Acquired } from './leases.js';
 import { FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER } from './node.js';
 import { decide } from './retry-policy.js';
@@ -73,7 +74,18 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
     run.ended(node, 'failed', previousFailure(node, prior));
     return;
   }
-  let v: unknown = run.leases.acquire(node);
+  // An adopted source (its own, or a dependency's) that is missing fails the step before it
+  // starts, writing nothing (not FAILED: once the data is there, the next run goes ahead).
+  let v: unknown = checkAdoptedSources(run.store, run.prefix, node.spec);
+  if (v !== undefined) {
+    try {
+      yield v as Promise<void>;
+    } catch (err) {
+      run.ended(node, 'failed', err);
+      return;
+    }
+  }
+  v = run.leases.acquire(node);
   if (isPromise(v)) v = yield v;
   if (v !== 'acquired') {
     run.notAcquired(node, v as Exclude<Acquired, 'acquired'>);
@@ -123,8 +135,12 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       const end = endOf(r);
       const decision = decide({ end, infrastructure: r.status.infrastructure === true }, { attempts: attempt, infraRetries: infra }, { retries: node.spec.retries, infraRetries: run.config.infraRetries });
       const error = errorOf(node, r);
+      if (decision === 'succeed') {
+        v = saveArtifact(node, r.status.result, staged);
+        if (isPromise(v)) yield v;
+      }
       if (decision === 'succeed' && attempts === null && attempt === 1 && !r.adopted && r.executor === node.executor) {
-        recordValue(run, node, r.status.result, staged);
+        recordValue(node, r.status.result, staged);
         if (jobFile !== undefined) yield* removeJobFile(run, node, jobFile);
         v = commitStep(run, node, 'SUCCESS', firstTryRecord(node, r.start, r.end), staged);
         if (isPromise(v)) yield v;
@@ -157,7 +173,7 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       }
       if (jobFile !== undefined) yield* removeJobFile(run, node, jobFile);
       const status = decision === 'succeed' ? 'SUCCESS' : decision === 'cancel' ? 'CANCELLED' : 'FAILED';
-      const value = decision === 'succeed' ? recordValue(run, node, r.status.result, staged) : undefined;
+      const value = decision === 'succeed' ? recordValue(node, r.status.result, staged) : undefined;
       v = commitStep(run, node, status, fullRecord(node, status, attempts, handleOf(r), error, value, firstStart, r.end), staged);
       if (isPromise(v)) yield v;
       run.ended(node, decision === 'succeed' ? 'succeeded' : decision === 'cancel' ? 'cancelled' : 'failed', error);

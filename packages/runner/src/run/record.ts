@@ -70,7 +70,7 @@ export function buildRecord(node: Node, status: StatusToken, attempts: readonly 
   const depIdentities = new Array<string>(deps.length);
   for (let i = 0; i < deps.length; i++) {
     const d = deps[i] as StepSpec;
-    depPaths[i] = d.outputPath(prefix);
+    depPaths[i] = d.adoptedSource ?? d.outputPath(prefix);
     const id = d.nameWithHash;
     depIdentities[i] = id;
     depIdents[i] = d.version !== undefined ? d.ident : id;
@@ -99,6 +99,8 @@ export function buildRecord(node: Node, status: StatusToken, attempts: readonly 
   if (runtime !== undefined) record.runtime = runtime;
   record.status = status;
   if (value !== undefined) record.result = value;
+  if (spec.artifact !== undefined) record.artifact = spec.artifact.name;
+  if (spec.adoptedSource !== undefined) record.source = spec.adoptedSource;
   if (error !== undefined) record.error = errorData(error);
   // Lazy steps carry the provenance of their lowering; a plain StepSpec gets the run's.
   record.provenance = spec.provenance ?? runProvenance(node.stamp);

@@ -104,6 +104,10 @@ export interface ArtifactRecord {
   readonly status: StatusToken;
   /** The step's returned value (JSON). */
   readonly result?: unknown;
+  /** The artifact kind's name (`apply({ artifact })`), when the step has one: it is loaded only as that kind. */
+  readonly artifact?: string;
+  /** An adopted artifact's source (`adopt()`): where its data is; nothing was written there. */
+  readonly source?: string;
   /** The final error (FAILED / CANCELLED). */
   readonly error?: ErrorData;
   /** Where the plan was made. */

@@ -4,9 +4,10 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { resolveFnRef, resolveTemplate, type Resources, type StepContext, type StepLogger, type TaskPayload } from '@cairn/core';
+import { checkRecordable, resolveFnRef, resolveTemplate, type Resources, type StepContext, type StepLogger, type TaskPayload } from '@cairn/core';
 import type { StepStoreAccess } from '../store/store.js';
 import { localInputFor, workerStoreAccess } from './step-access.js';
+import { depArtifacts } from './dep-artifacts.js';
 
 /** Options of {@link runTask}. */
 export interface RunTaskOptions {
@@ -23,7 +24,7 @@ export interface RunTaskOptions {
 /**
  * Imports `task.ref`, builds the step context and calls the function: `apply` steps get
  * their resolved inputs (dependency slots → dependency paths, `OUT` → output path), `path`
- * steps get the output path. Resolves with what the function returns. A missing module or
+ * steps get the output path. Resolves with what the function returns (checked to be plain JSON when `task.recordsResult`). A missing module or
  * export throws `CAIRN_FN_REF` naming the path tried. A local output directory is created
  * first. When the task names the store's step access (object stores), it is built here for
  * `ctx.store` and `ctx.localInput`; if it cannot be, only a step that uses them fails.
@@ -39,6 +40,11 @@ export async function runTask(task: TaskPayload, options: RunTaskOptions): Promi
       accessError = err;
     }
   }
+  const localInput = localInputFor(task.name, task.depPaths, () => {
+    if (accessError !== undefined) throw accessError;
+    return access;
+  });
+  const deps = depArtifacts({ step: task.name, depPaths: task.depPaths, depResults: task.depResults, localInput });
   const ctx: StepContext = {
     name: task.name,
     outputPath: task.outputPath,
@@ -49,10 +55,9 @@ export async function runTask(task: TaskPayload, options: RunTaskOptions): Promi
     resources: options.resources ?? task.resources,
     attempt: task.attempt,
     client: options.client,
-    localInput: localInputFor(task.name, task.depPaths, () => {
-      if (accessError !== undefined) throw accessError;
-      return access;
-    }),
+    localInput,
+    path: deps.path,
+    resolved: deps.resolved,
   };
   Object.defineProperty(ctx, 'store', {
     enumerable: true,
@@ -62,10 +67,9 @@ export async function runTask(task: TaskPayload, options: RunTaskOptions): Promi
     },
   });
   if (isAbsolute(task.outputPath)) await mkdir(task.outputPath, { recursive: true });
-  if (task.kind === 'apply') {
-    return await fn(resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, task.name), ctx);
-  }
-  return await fn(task.outputPath, ctx);
+  const value: unknown = task.kind === 'apply' ? await fn(resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, task.name), ctx) : await fn(task.outputPath, ctx);
+  if (task.recordsResult === true) checkRecordable(task.name, value);
+  return value;
 }
 
 /** Log levels of a {@link StepLogger}. */

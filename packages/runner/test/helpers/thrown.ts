@@ -1,4 +1,5 @@
 import type { CairnError } from '@cairn/core';
+import { StepRunError } from '../../src/errors.js';
 
 /** The error `f` throws (fails the test when it returns normally). */
 export function thrown(f: () => unknown): CairnError {
@@ -8,4 +9,14 @@ export function thrown(f: () => unknown): CairnError {
     return err as CairnError;
   }
   throw new Error('expected an error, but the call returned normally');
+}
+
+/** The `StepRunError` a run rejects with (fails the test when it resolves, or rejects with something else). */
+export async function runError(p: Promise<unknown>): Promise<StepRunError> {
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  if (!(err instanceof StepRunError)) throw new Error(`expected the run to fail with a StepRunError, got ${String(err)}`);
+  return err;
 }
