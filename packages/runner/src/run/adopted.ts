@@ -48,13 +48,15 @@ export function adoptMissing(spec: StepSpec, dependent?: string): CairnError {
  * nothing is adopted.
  */
 export function checkAdoptedSources(store: Store, prefix: string, spec: StepSpec): Promise<void> | undefined {
-  const adopted: StepSpec[] = [];
-  if (spec.adoptedSource !== undefined) adopted.push(spec);
+  // Called for every step: no allocation unless something is adopted.
+  let adopted: StepSpec[] | undefined;
+  if (spec.adoptedSource !== undefined) adopted = [spec];
   const deps = spec.deps;
-  for (let i = 0; i < deps.length; i++) if ((deps[i] as StepSpec).adoptedSource !== undefined) adopted.push(deps[i] as StepSpec);
-  if (adopted.length === 0) return undefined;
+  for (let i = 0; i < deps.length; i++) if ((deps[i] as StepSpec).adoptedSource !== undefined) (adopted ??= []).push(deps[i] as StepSpec);
+  if (adopted === undefined) return undefined;
+  const found = adopted;
   return (async () => {
-    for (const a of adopted) {
+    for (const a of found) {
       if (!(await exists(store, prefix, a.name, a.adoptedSource as string))) throw adoptMissing(a, a === spec ? undefined : spec.name);
     }
   })();
