@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { adopt, apply, hasCode, lower, materializedConfig, OUT, StepSpec } from '../src/index.js';
+import { thrown } from './helpers/thrown.js';
 
 describe('materializedConfig', () => {
   const calls: string[] = [];
@@ -47,11 +48,11 @@ describe('materializedConfig', () => {
   });
 
   it('bad arguments are typed errors', () => {
-    const e1 = (() => { try { materializedConfig({}, { prefix: '/s' }); } catch (e) { return e; } })();
+    const e1 = thrown(() => materializedConfig({}, { prefix: '/s' }));
     expect(hasCode(e1, 'CAIRN_BAD_DEPENDENCY')).toBe(true);
-    const e2 = (() => { try { materializedConfig(train, { prefix: '' }); } catch (e) { return e; } })();
+    const e2 = thrown(() => materializedConfig(train, { prefix: '' }));
     expect(hasCode(e2, 'CAIRN_INVALID_PATH')).toBe(true);
-    const e3 = (() => { try { materializedConfig(train, undefined as never); } catch (e) { return e; } })();
+    const e3 = thrown(() => materializedConfig(train, undefined as never));
     expect(hasCode(e3, 'CAIRN_CONFIG')).toBe(true);
   });
 });

@@ -6,19 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { type ArtifactStep, apply, OUT } from '@cairn/core';
 import { MemoryStore, StepRunner } from '../src/index.js';
+import { mulberry32 as prng } from '../../../tools/testenv/rng.mjs';
 import { memoryLogger } from './helpers/graph.js';
-
-/** A small seeded PRNG (mulberry32): failures are reproducible from the seed in the test name. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Shape {
   /** deps[i]: indices < i. */

@@ -12,6 +12,7 @@ import { apply, hasCode, lower, OUT } from '@cairn/core';
 import { type RunnerEvent, StepRunner, type StepRunnerOptions } from '../src/index.js';
 import { memoryLogger, tempDirs } from './helpers/graph.js';
 import { writeMarinArtifact, writeMarinLock } from './helpers/marin-store.js';
+import { rejection } from './helpers/thrown.js';
 
 const dir = tempDirs();
 const V = '2026.11.30';
@@ -94,7 +95,7 @@ describe('a store Marin wrote', () => {
     marinStore(prefix);
     const p = pipeline({ smoothing: 5 });
     const { r } = runner(prefix);
-    const err = await r.run([p.model]).then(() => undefined, (e: unknown) => e);
+    const err = await rejection(r.run([p.model]));
     expect(hasCode(err, 'CAIRN_STEP_FAILED') || hasCode(err, 'CAIRN_DRIFT')).toBe(true);
     const plan = await r.plan([p.model]);
     expect(plan.steps.find((s) => s.name === 'model')?.state).toBe('drifted');

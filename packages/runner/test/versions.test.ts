@@ -6,17 +6,9 @@ import { describe, expect, it } from 'vitest';
 import { apply, hasCode, isCalendarVersion, isMutableVersion, lower } from '@cairn/core';
 import { StepRunner } from '../src/index.js';
 import { memoryLogger, tempDirs } from './helpers/graph.js';
+import { rejection, thrown } from './helpers/thrown.js';
 
 const dir = tempDirs();
-
-async function thrown(p: Promise<unknown> | (() => unknown)): Promise<unknown> {
-  try {
-    await (typeof p === 'function' ? p() : p);
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected an error');
-}
 
 describe('mutable versions', () => {
   it('are dev and …-dev only', () => {
@@ -38,13 +30,7 @@ describe('mutable versions', () => {
     const ok = apply({ name: 'up', version: 'undev', inputs: {}, fn: () => 1 });
     expect(() => lower(apply({ name: 'down', version: 'v1', inputs: { ok }, fn: () => 1 }))).not.toThrow();
     const dev = apply({ name: 'up2', version: 'dev', inputs: {}, fn: () => 1 });
-    const err = (() => {
-      try {
-        lower(apply({ name: 'down2', version: 'v1', inputs: { dev }, fn: () => 1 }));
-      } catch (e) {
-        return e;
-      }
-    })();
+    const err = thrown(() => lower(apply({ name: 'down2', version: 'v1', inputs: { dev }, fn: () => 1 })));
     expect(hasCode(err, 'CAIRN_MUTABLE_DEPENDENCY')).toBe(true);
   });
 });
@@ -60,7 +46,7 @@ describe("versions: 'calendar'", () => {
     const good = apply({ name: 'good', version: '2026.12.01', inputs: {}, fn: () => void calls.push('good') });
     const bad = apply({ name: 'tokenize', version: 'v2', inputs: { good }, fn: () => void calls.push('bad') });
     const runner = new StepRunner({ prefix: dir(), versions: 'calendar', logger: memoryLogger() });
-    const err = await thrown(runner.run([lower(bad)]));
+    const err = await rejection(runner.run([lower(bad)]));
     expect(hasCode(err, 'CAIRN_BAD_VERSION')).toBe(true);
     expect((err as Error).message).toMatch(/Step "tokenize": version "v2" is not a calendar version.*YYYY\.MM\.DD/);
     expect(calls).toEqual([]);
@@ -78,7 +64,7 @@ describe("versions: 'calendar'", () => {
   });
 
   it('a bad rule is a CAIRN_CONFIG naming the choices', async () => {
-    const err = await thrown(() => new StepRunner({ prefix: dir(), versions: 'strict' as never }));
+    const err = thrown(() => new StepRunner({ prefix: dir(), versions: 'strict' as never }));
     expect(hasCode(err, 'CAIRN_CONFIG')).toBe(true);
     expect((err as Error).message).toMatch(/versions.*"free".*"calendar"/);
   });
@@ -89,7 +75,7 @@ describe('one name@version, two recipes', () => {
     const calls: string[] = [];
     const a1 = lower(apply({ name: 'feat', version: '2026.12.01', layout: 'versioned', inputs: { k: 1 }, fn: () => void calls.push('k1') }));
     const a2 = lower(apply({ name: 'feat', version: '2026.12.01', layout: 'versioned', inputs: { k: 2 }, fn: () => void calls.push('k2') }));
-    const err = await thrown(new StepRunner({ prefix: dir(), logger: memoryLogger() }).run([a1, a2]));
+    const err = await rejection(new StepRunner({ prefix: dir(), logger: memoryLogger() }).run([a1, a2]));
     expect(hasCode(err, 'CAIRN_DUPLICATE_STEP')).toBe(true);
     expect((err as Error).message).toContain(a1.nameWithHash);
     expect((err as Error).message).toContain(a2.nameWithHash);

@@ -11,6 +11,16 @@ export function thrown(f: () => unknown): CairnError {
   throw new Error('expected an error, but the call returned normally');
 }
 
+/** The error `p` rejects with (fails the test when it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<CairnError> {
+  return p.then(
+    () => {
+      throw new Error('expected a rejection, but the promise resolved');
+    },
+    (e: unknown) => e as CairnError,
+  );
+}
+
 /** The `StepRunError` a run rejects with (fails the test when it resolves, or rejects with something else). */
 export async function runError(p: Promise<unknown>): Promise<StepRunError> {
   const err = await p.then(
