@@ -70,6 +70,15 @@ export function selectSteps(specs: readonly StepSpec[], selectors: readonly stri
   return picked;
 }
 
+/** The steps of `pipeline` that `selector` matches ({@link findSteps}); none is `CAIRN_NO_SUCH_STEP` listing what exists. */
+export function stepsMatching(pipeline: LoadedPipeline, selector: string): StepSpec[] {
+  const specs = findSteps(pipeline.specs, selector);
+  if (specs.length === 0) {
+    throw cliError('CAIRN_NO_SUCH_STEP', `No step in ${pipeline.file} matches "${selector}".`, `Steps: ${[...new Set(pipeline.specs.map((s) => s.name))].slice(0, 20).join(', ')}.`);
+  }
+  return specs;
+}
+
 /** Steps whose name is `selector`, else whose `nameWithHash` starts with it. */
 export function findSteps(specs: readonly StepSpec[], selector: string): StepSpec[] {
   const byName = specs.filter((s) => s.name === selector);

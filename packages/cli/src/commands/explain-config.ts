@@ -7,17 +7,14 @@ import { materializedConfig, type MaterializedConfig } from '@cairn/core';
 import { type EffectiveConfig, requirePrefix } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { cliError } from '../errors.js';
-import { findSteps, loadPipeline } from '../pipeline.js';
+import { loadPipeline, stepsMatching } from '../pipeline.js';
 
 /** Prints the materialized configs of the steps of `file` that `selector` matches. */
 export async function explainConfig(ctx: CliContext, config: EffectiveConfig, selector: string, file: string | undefined, json: boolean): Promise<number> {
   if (file === undefined) throw cliError('CAIRN_USAGE', '--config needs the pipeline: the config a step receives comes from its code, not the store.', `Run: cairn explain ${selector} pipeline.ts --config`);
   const prefix = requirePrefix(config);
   const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
-  const specs = findSteps(pipeline.specs, selector);
-  if (specs.length === 0) {
-    throw cliError('CAIRN_NO_SUCH_STEP', `No step in ${pipeline.file} matches "${selector}".`, `Steps: ${[...new Set(pipeline.specs.map((s) => s.name))].slice(0, 20).join(', ')}.`);
-  }
+  const specs = stepsMatching(pipeline, selector);
   const configs: MaterializedConfig[] = specs.map((s) => materializedConfig(s, { prefix, layout: config.layout }));
   if (json) {
     out(ctx, JSON.stringify(configs.length === 1 ? configs[0] : configs, null, 2));

@@ -9,8 +9,7 @@ import { describeDrift, type StepSpec } from '@cairn/core';
 import type { ArtifactRecord } from '@cairn/runner';
 import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
-import { cliError } from '../errors.js';
-import { findSteps, loadPipeline } from '../pipeline.js';
+import { loadPipeline, stepsMatching } from '../pipeline.js';
 import type { StoredStep } from '../store-scan.js';
 import { openStore } from '../store-view.js';
 import { makePlan, type CliPlanStep } from '../plan.js';
@@ -139,10 +138,7 @@ export async function explainCommand(ctx: CliContext, selector: string, file: st
   let explanations: Explanation[];
   if (file !== undefined) {
     const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
-    const specs = findSteps(pipeline.specs, selector);
-    if (specs.length === 0) {
-      throw cliError('CAIRN_NO_SUCH_STEP', `No step in ${pipeline.file} matches "${selector}".`, `Steps: ${[...new Set(pipeline.specs.map((s) => s.name))].slice(0, 20).join(', ')}.`);
-    }
+    const specs = stepsMatching(pipeline, selector);
     // The plan of these steps as targets: each is examined, as `cairn run pipeline.ts STEP` would.
     const plan = await makePlan(pipeline, config, specs);
     const byHash = new Map(plan.steps.map((p) => [p.nameWithHash, p]));
