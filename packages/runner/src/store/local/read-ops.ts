@@ -8,8 +8,11 @@ import { localPath, recordFile, statusFile } from './layout.js';
 
 type Op<T> = Generator<unknown, T, unknown>;
 
-/** The state of a status (and record) read from disk; `undefined` record text: not asked for. */
-export function stateFrom(statusText: string | null, recordText: string | null | undefined): StoredState {
+/**
+ * The state of a status (and record) read from disk; `undefined` record text: not asked for.
+ * `'head'` reads only the record's identity fields (record-head.ts: no parse of the whole record).
+ */
+function stateFrom(statusText: string | null, recordText: string | null | undefined, want: RecordWant): StoredState {
   let status: StatusToken | null = null;
   let problem: string | undefined;
   if (statusText !== null) {
@@ -19,17 +22,14 @@ export function stateFrom(statusText: string | null, recordText: string | null |
   }
   if (recordText === undefined) return problem ? { status, problem } : { status };
   if (recordText === null) return problem ? { status, record: null, problem } : { status, record: null };
+  if (want === 'head') {
+    const h = recordHead(recordText);
+    const pr = problem ?? h.problem;
+    return pr ? { status, head: h.head, problem: pr } : { status, head: h.head };
+  }
   const r = parseRecord(recordText);
   const pr = problem ?? r.problem;
   return pr ? { status, record: r.record, problem: pr } : { status, record: r.record };
-}
-
-/** A state with the record's identity fields only (record-head.ts: no parse of the whole record). */
-function headState(statusText: string, recordText: string): StoredState {
-  const { status, problem } = parseStatus(statusText);
-  const h = recordHead(recordText);
-  const pr = problem ?? h.problem;
-  return pr ? { status, head: h.head, problem: pr } : { status, head: h.head };
 }
 
 /** One step's state; never throws (an unreadable file is a `problem`). */
@@ -39,8 +39,7 @@ export function* readOne(io: Io, path: string, withRecord: RecordWant): Op<Store
     const statusText = (yield io.readText(statusFile(dir))) as string | null;
     // A record is read only where a status exists: no status, nothing built.
     const recordText = withRecord !== false ? (statusText !== null ? ((yield io.readText(recordFile(dir))) as string | null) : null) : undefined;
-    if (withRecord === 'head' && typeof recordText === 'string') return headState(statusText as string, recordText);
-    return stateFrom(statusText, recordText);
+    return stateFrom(statusText, recordText, withRecord);
   } catch (err) {
     return { status: null, problem: `unreadable (${(err as Error).message})` };
   }
