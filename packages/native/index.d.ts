@@ -11,6 +11,13 @@ export type NativeOrder = { ok: true; order: Uint32Array } | { ok: false; cycle:
 /** Step hashes (16 ASCII hex digits per node), or the cycle that prevents hashing. */
 export type NativeFingerprints = { ok: true; hex: Uint8Array } | { ok: false; cycle: Uint32Array };
 
+/** What `readFiles` read (see there). */
+export interface NativeFileBatch {
+  readonly bytes: Uint8Array;
+  readonly ends: Uint32Array;
+  readonly errors: Uint32Array;
+}
+
 /** The functions exported by `cairn-native.<platform>.node`. */
 export interface NativeBinding {
   /** Version of this surface; the loader refuses a build whose version differs. */
@@ -71,6 +78,17 @@ export interface NativeBinding {
     extraOffsets: Uint32Array,
     extras: Uint8Array,
   ): Uint8Array;
+  /**
+   * Reads the file `name + suffix` for every name in `names` (separated by NUL bytes; `''` names
+   * none), relative to the directory `base` (`''`: names are paths as they are), on a thread of
+   * libuv's pool; several calls at once are read on several threads. File `i` is
+   * `bytes[ends[i-1], ends[i])` (`ends[-1]` = 0) when `errors[i]` is 0; else it has no bytes and
+   * `errors[i]` is an errno plus `1 << 16` when `open` failed (a missing file, or an empty name:
+   * `65536 + ENOENT`) or `2 << 16` when `read` did, or `0xffffffff`: not read, the batch would
+   * pass 4 GiB. Bad arguments throw at once (as every function here does); the promise rejects
+   * only on an N-API failure. @default suffix ''
+   */
+  readFiles(base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array): Promise<NativeFileBatch>;
 }
 
 /** The loaded module, or `null` when none could be loaded (or `CAIRN_NATIVE=0`). */

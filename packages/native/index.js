@@ -1,5 +1,5 @@
 'use strict';
-// Loads the Rust N-API build of Cairn's hashing and graph kernels, if there is one.
+// Loads the Rust N-API build of Cairn's hashing and graph kernels and batch file reader, if there is one.
 //
 // Candidates, in order: $CAIRN_NATIVE_PATH; a local build next to this file
 // (`cairn-native.<triple>.node`, what `npm run build -w @cairn/native` writes); the prebuilt
@@ -16,7 +16,7 @@ const { existsSync, readFileSync } = require('node:fs');
 const { join, resolve } = require('node:path');
 
 /** Must equal `ABI_VERSION` in src/js.rs; a stale build is refused. */
-const ABI_VERSION = 2;
+const ABI_VERSION = 3;
 const BINARY_NAME = 'cairn-native';
 const DOCS = 'https://github.com/cairn-pipelines/cairn/tree/main/packages/native#readme';
 

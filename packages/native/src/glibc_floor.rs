@@ -48,7 +48,13 @@ pub unsafe extern "C" fn fstat64(fd: c_int, buf: *mut c_void) -> c_int {
 }
 
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn statx(dirfd: c_int, path: *const c_char, flags: c_int, mask: c_uint, buf: *mut c_void) -> c_int {
+pub unsafe extern "C" fn statx(
+    dirfd: c_int,
+    path: *const c_char,
+    flags: c_int,
+    mask: c_uint,
+    buf: *mut c_void,
+) -> c_int {
     unsafe { syscall(nr::STATX, dirfd as c_long, path, flags as c_long, mask as c_long, buf) as c_int }
 }
 

@@ -9,23 +9,24 @@ use crate::duplicates::duplicate_steps;
 use crate::expand::expand;
 use crate::fingerprint::{Lowered, check_known, fingerprint_into, lowered_identities, xxh64_hex_many};
 use crate::graph::{ByteTable, Csr, InputError, Order};
+use crate::js_files::js_read_files;
 use crate::sys::*;
 use crate::toposort::toposort;
 use crate::xxh64::{STATE_BYTES, Xxh64State, write_hex, xxh64};
 
 /// Bumped whenever the JS-facing surface changes; index.js refuses a stale build.
-const ABI_VERSION: u32 = 2;
+const ABI_VERSION: u32 = 3;
 const BAD_INPUT: &str = "CAIRN_NATIVE_BAD_INPUT";
 const INTERNAL: &str = "CAIRN_NATIVE_INTERNAL";
 
-struct Thrown {
-    code: &'static str,
-    message: String,
+pub(crate) struct Thrown {
+    pub(crate) code: &'static str,
+    pub(crate) message: String,
 }
 
-type R<T> = Result<T, Thrown>;
+pub(crate) type R<T> = Result<T, Thrown>;
 
-fn bad(message: impl Into<String>) -> Thrown {
+pub(crate) fn bad(message: impl Into<String>) -> Thrown {
     Thrown {
         code: BAD_INPUT,
         message: message.into(),
@@ -38,7 +39,7 @@ impl From<InputError> for Thrown {
     }
 }
 
-fn ok(status: napi_status, what: &str) -> R<()> {
+pub(crate) fn ok(status: napi_status, what: &str) -> R<()> {
     if status == NAPI_OK {
         Ok(())
     } else {
@@ -64,7 +65,7 @@ unsafe fn throw(env: napi_env, t: Thrown) {
 
 const MAX_ARGS: usize = 10;
 
-unsafe fn args(env: napi_env, info: napi_callback_info) -> R<[napi_value; MAX_ARGS]> {
+pub(crate) unsafe fn args(env: napi_env, info: napi_callback_info) -> R<[napi_value; MAX_ARGS]> {
     let mut argv: [napi_value; MAX_ARGS] = [null_mut(); MAX_ARGS];
     let mut argc = MAX_ARGS;
     ok(
@@ -74,7 +75,7 @@ unsafe fn args(env: napi_env, info: napi_callback_info) -> R<[napi_value; MAX_AR
     Ok(argv)
 }
 
-unsafe fn type_of(env: napi_env, v: napi_value) -> R<napi_valuetype> {
+pub(crate) unsafe fn type_of(env: napi_env, v: napi_value) -> R<napi_valuetype> {
     let mut t = 0;
     ok(unsafe { napi_typeof(env, v, &mut t) }, "typeof")?;
     Ok(t)
@@ -146,7 +147,7 @@ unsafe fn typed(env: napi_env, v: napi_value, want: napi_typedarray_type, name: 
 }
 
 /// Bytes to hash: a Uint8Array (borrowed) or a string (UTF-8, copied into `scratch`).
-unsafe fn bytes_arg<'a>(env: napi_env, v: napi_value, name: &str, scratch: &'a mut Vec<u8>) -> R<&'a [u8]> {
+pub(crate) unsafe fn bytes_arg<'a>(env: napi_env, v: napi_value, name: &str, scratch: &'a mut Vec<u8>) -> R<&'a [u8]> {
     if unsafe { type_of(env, v)? } != NAPI_STRING {
         return Ok(unsafe { typed(env, v, NAPI_UINT8_ARRAY, name)?.u8s() });
     }
@@ -202,7 +203,7 @@ unsafe fn undefined(env: napi_env) -> R<napi_value> {
 }
 
 /// A fresh typed array of `len` elements whose bytes `fill` writes.
-unsafe fn new_typed(
+pub(crate) unsafe fn new_typed(
     env: napi_env,
     kind: napi_typedarray_type,
     len: usize,
@@ -224,7 +225,7 @@ unsafe fn new_typed(
     Ok(out)
 }
 
-unsafe fn u32_array(env: napi_env, v: &[u32]) -> R<napi_value> {
+pub(crate) unsafe fn u32_array(env: napi_env, v: &[u32]) -> R<napi_value> {
     unsafe {
         new_typed(env, NAPI_UINT32_ARRAY, v.len(), |b| {
             for (dst, x) in b.chunks_exact_mut(4).zip(v) {
@@ -519,6 +520,7 @@ unsafe fn register(env: napi_env, exports: napi_value) -> R<()> {
         c"loweredIdentities" => js_lowered_identities,
         c"xxh64HexMany" => js_xxh64_hex_many,
         c"duplicateSteps" => js_duplicate_steps,
+        c"readFiles" => js_read_files,
     ];
     unsafe {
         for (name, cb) in fns {

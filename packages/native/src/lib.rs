@@ -1,14 +1,17 @@
 //! Cairn's native acceleration: XXH64, toposort, expansion and Merkle fingerprints as pure
-//! functions, exposed to Node through a thin hand-written N-API shim (no dependencies).
+//! functions, and a batch reader of small files that runs on libuv's thread pool, exposed to
+//! Node through a thin hand-written N-API shim (no dependencies).
 
 pub mod duplicates;
 pub mod expand;
+pub mod files;
 pub mod fingerprint;
 pub mod graph;
 // Not in test builds: the test harness is an executable linked for this machine only.
 #[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
 mod glibc_floor;
 mod js;
+mod js_files;
 mod sys;
 pub mod toposort;
 pub mod xxh64;

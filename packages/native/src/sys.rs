@@ -22,6 +22,23 @@ pub type napi_value = *mut napi_value__;
 pub type napi_callback_info = *mut napi_callback_info__;
 pub type napi_callback = unsafe extern "C" fn(env: napi_env, info: napi_callback_info) -> napi_value;
 
+#[repr(C)]
+pub struct napi_async_work__ {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+pub struct napi_deferred__ {
+    _opaque: [u8; 0],
+}
+pub type napi_async_work = *mut napi_async_work__;
+pub type napi_deferred = *mut napi_deferred__;
+/// Frees what JS no longer holds (an external buffer's memory).
+pub type napi_finalize = unsafe extern "C" fn(env: napi_env, data: *mut c_void, hint: *mut c_void);
+/// Runs on a thread of libuv's pool: it must not touch `env`.
+pub type napi_async_execute_callback = unsafe extern "C" fn(env: napi_env, data: *mut c_void);
+/// Runs on the main thread once `execute` returned (or the work was cancelled).
+pub type napi_async_complete_callback = unsafe extern "C" fn(env: napi_env, status: napi_status, data: *mut c_void);
+
 /// `napi_status`; 0 is `napi_ok`.
 pub type napi_status = i32;
 pub const NAPI_OK: napi_status = 0;
@@ -113,4 +130,27 @@ unsafe extern "C" {
     pub fn napi_create_bigint_uint64(env: napi_env, value: u64, result: *mut napi_value) -> napi_status;
     pub fn napi_throw_error(env: napi_env, code: *const c_char, msg: *const c_char) -> napi_status;
     pub fn napi_is_exception_pending(env: napi_env, result: *mut bool) -> napi_status;
+    pub fn napi_create_error(env: napi_env, code: napi_value, msg: napi_value, result: *mut napi_value) -> napi_status;
+    pub fn napi_create_external_arraybuffer(
+        env: napi_env,
+        data: *mut c_void,
+        byte_length: usize,
+        finalize_cb: napi_finalize,
+        finalize_hint: *mut c_void,
+        result: *mut napi_value,
+    ) -> napi_status;
+    pub fn napi_create_promise(env: napi_env, deferred: *mut napi_deferred, promise: *mut napi_value) -> napi_status;
+    pub fn napi_resolve_deferred(env: napi_env, deferred: napi_deferred, resolution: napi_value) -> napi_status;
+    pub fn napi_reject_deferred(env: napi_env, deferred: napi_deferred, rejection: napi_value) -> napi_status;
+    pub fn napi_create_async_work(
+        env: napi_env,
+        async_resource: napi_value,
+        async_resource_name: napi_value,
+        execute: napi_async_execute_callback,
+        complete: napi_async_complete_callback,
+        data: *mut c_void,
+        result: *mut napi_async_work,
+    ) -> napi_status;
+    pub fn napi_queue_async_work(env: napi_env, work: napi_async_work) -> napi_status;
+    pub fn napi_delete_async_work(env: napi_env, work: napi_async_work) -> napi_status;
 }

@@ -1,4 +1,6 @@
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import loader from '../index.js';
 
@@ -116,6 +118,7 @@ describe.runIf(b)('native binding', () => {
       [() => n.fingerprintAll(Uint32Array.of(0, 0), new Uint32Array(), Uint32Array.of(0), new Uint8Array(), Uint32Array.of(0, 0), new Uint8Array()), /^nameOffsets/],
       [() => n.xxh64(123 as unknown as string), /^data must be a Uint8Array/],
       [() => n.xxh64('x', 1 as unknown as bigint), /^seed must be a bigint/],
+      [() => n.readFiles('/tmp', 5 as unknown as string), /^names must be a Uint8Array/],
       [() => n.xxh64Digest(new Uint8Array(4)), /^state must have/],
       [() => n.xxh64HexMany(Uint32Array.of(0, 1), Uint8Array.of(1), new Uint8Array(8), 0), /^out has 8 bytes/],
       [() => n.xxh64HexMany(Uint32Array.of(0), new Uint8Array(), new Uint8Array(8), -1), /^at must be a non-negative integer/],
@@ -134,5 +137,26 @@ describe.runIf(b)('native binding', () => {
     expect(plain(r)).toEqual({ ok: true, order: [0, 1] });
     const bytes = Buffer.from('xxabcxx');
     expect(n.xxh64Hex(bytes.subarray(2, 5))).toBe('44bc2cf5ad770999');
+  });
+
+  it('readFiles: contents in order, errors as errno + phase, names relative to a base or absolute', async () => {
+    const d = mkdtempSync(join(tmpdir(), 'cairn-native-read-'));
+    try {
+      writeFileSync(join(d, 'a'), 'SUCCESS');
+      writeFileSync(join(d, 'ü'), 'é✓');
+      writeFileSync(join(d, 'empty'), '');
+      mkdirSync(join(d, 'dir'));
+      const names = ['a', 'missing', 'ü', 'empty', 'a/below-a-file', 'dir'];
+      const expected = { text: ['SUCCESS', '', 'é✓', '', '', ''], errors: [0, 65536 + 2, 0, 0, 65536 + 20, 131072 + 21] };
+      const texts = (r: { bytes: Uint8Array; ends: Uint32Array; errors: Uint32Array }) =>
+        Array.from(r.ends, (end, i) => Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength).toString('utf8', i === 0 ? 0 : r.ends[i - 1], end));
+      for (const r of [await n.readFiles(d, names.join('\0')), await n.readFiles('', names.map((x) => join(d, x)).join('\0'))]) {
+        expect({ text: texts(r), errors: Array.from(r.errors) }).toEqual(expected);
+      }
+      const none = await n.readFiles(d, '');
+      expect([none.bytes.length, none.ends.length, none.errors.length]).toEqual([0, 0, 0]);
+    } finally {
+      rmSync(d, { recursive: true, force: true });
+    }
   });
 });

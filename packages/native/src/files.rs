@@ -1,0 +1,266 @@
+//! Reads many small files (a warm run's status files and records) into one buffer.
+//!
+//! A warm rerun of 10^5 steps reads two small files per step. On a VM every `open` costs a few
+//! microseconds in the kernel, and the run's main thread can only do one at a time; this
+//! function is what a batch of them runs on a thread of libuv's pool (js.rs queues one per
+//! chunk), so the chunks are read on every core while the main thread waits on one promise.
+
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::path::Path;
+
+/// `errors[i]` of a file that was read.
+pub const READ_OK: u32 = 0;
+/// Added to an errno when `open` failed (a missing file: `PHASE_OPEN | ENOENT`).
+pub const PHASE_OPEN: u32 = 1 << 16;
+/// Added to an errno when `read` failed.
+pub const PHASE_READ: u32 = 2 << 16;
+/// Not read: the batch's buffer would pass 4 GiB (u32 offsets). The caller reads it itself.
+pub const NOT_READ: u32 = u32::MAX;
+
+const ENOENT: u32 = 2;
+const EIO: u32 = 5;
+const ENOTDIR: u32 = 20;
+const EISDIR: u32 = 21;
+const EINVAL: u32 = 22;
+
+/// The files' contents, in order: file `i` is `bytes[ends[i-1]..ends[i]]` (`ends[-1]` = 0) when
+/// `errors[i]` is [`READ_OK`], else it has no bytes and `errors[i]` says why.
+#[derive(Debug, Default)]
+pub struct FileBatch {
+    pub bytes: Vec<u8>,
+    pub ends: Vec<u32>,
+    pub errors: Vec<u32>,
+}
+
+/// The errno of `e` (portable for the kinds a caller tells apart; the OS code elsewhere on Unix).
+fn errno(e: &std::io::Error) -> u32 {
+    match e.kind() {
+        ErrorKind::NotFound => ENOENT,
+        ErrorKind::NotADirectory => ENOTDIR,
+        ErrorKind::IsADirectory => EISDIR,
+        _ if cfg!(unix) => e.raw_os_error().map_or(EIO, |c| c as u32 & 0xffff),
+        _ => EIO,
+    }
+}
+
+/// Opens `name` relative to the directory `base` (`openat`: the kernel walks only the part of
+/// the path below it), or as it is where the platform has no `openat` here.
+#[cfg(any(target_os = "linux", target_os = "macos"))]
+mod open {
+    use std::ffi::{CString, c_char, c_int};
+    use std::fs::File;
+    use std::os::fd::{AsRawFd, FromRawFd};
+
+    unsafe extern "C" {
+        fn openat(dirfd: c_int, path: *const c_char, flags: c_int, ...) -> c_int;
+    }
+    #[cfg(target_os = "linux")]
+    const O_CLOEXEC: c_int = 0o2000000;
+    #[cfg(target_os = "macos")]
+    const O_CLOEXEC: c_int = 0x0100_0000;
+
+    pub fn open_at(base: &File, name: &[u8]) -> std::io::Result<File> {
+        let c = CString::new(name).map_err(|_| std::io::Error::from_raw_os_error(22))?;
+        let fd = unsafe { openat(base.as_raw_fd(), c.as_ptr(), O_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(unsafe { File::from_raw_fd(fd) })
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+mod open {
+    use std::fs::File;
+    pub fn open_at(_base: &File, _name: &[u8]) -> std::io::Result<File> {
+        Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
+    }
+}
+
+#[cfg(unix)]
+fn path_of(bytes: &[u8]) -> Option<&Path> {
+    use std::os::unix::ffi::OsStrExt;
+    Some(Path::new(std::ffi::OsStr::from_bytes(bytes)))
+}
+
+#[cfg(not(unix))]
+fn path_of(bytes: &[u8]) -> Option<&Path> {
+    std::str::from_utf8(bytes).ok().map(Path::new)
+}
+
+/// Appends the whole of `file` to `out` through `chunk` (no `fstat`: a small file takes one
+/// `read`, plus one that finds its end).
+fn read_into(file: &mut File, chunk: &mut [u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+    loop {
+        match file.read(chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => out.extend_from_slice(&chunk[..n]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Reads the file `name + suffix` for every name in `names` (separated by NUL bytes; an empty
+/// slice names none; an empty name names no file), relative to the directory `base` (empty:
+/// the names are paths as they are). A suffix saves the caller building every file's name
+/// (`step-dir` + `/.executor_status`).
+pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8]) -> FileBatch {
+    let mut batch = FileBatch::default();
+    if names.is_empty() {
+        return batch;
+    }
+    let mut chunk = vec![0u8; 64 * 1024];
+    // Without `openat` here, or when `base` cannot be opened, each name is joined to it instead:
+    // the same files, each open then reporting its own error.
+    let dir = if base.is_empty() || !cfg!(any(target_os = "linux", target_os = "macos")) {
+        None
+    } else {
+        path_of(base).and_then(|p| File::open(p).ok())
+    };
+    let mut file = Vec::new();
+    batch.bytes.reserve(names.len() * 64);
+    batch.ends.reserve(names.len() / 16);
+    batch.errors.reserve(names.len() / 16);
+    for name in names.split(|&b| b == 0) {
+        let start = batch.bytes.len();
+        file.clear();
+        if !base.is_empty() && dir.is_none() {
+            file.extend_from_slice(base);
+            file.push(b'/');
+        }
+        file.extend_from_slice(name);
+        file.extend_from_slice(suffix);
+        let opened = if name.is_empty() {
+            Err(PHASE_OPEN | ENOENT)
+        } else if let Some(d) = &dir {
+            open::open_at(d, &file).map_err(|e| PHASE_OPEN | errno(&e))
+        } else {
+            match path_of(&file) {
+                None => Err(PHASE_OPEN | EINVAL),
+                Some(p) => File::open(p).map_err(|e| PHASE_OPEN | errno(&e)),
+            }
+        };
+        let error = match opened {
+            Err(e) => e,
+            Ok(mut f) => match read_into(&mut f, &mut chunk, &mut batch.bytes) {
+                Err(e) => PHASE_READ | errno(&e),
+                Ok(()) if batch.bytes.len() > u32::MAX as usize => NOT_READ,
+                Ok(()) => READ_OK,
+            },
+        };
+        if error != READ_OK {
+            batch.bytes.truncate(start);
+        }
+        batch.ends.push(batch.bytes.len() as u32);
+        batch.errors.push(error);
+    }
+    batch
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn scratch(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("cairn-native-files-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn relative(base: &std::path::Path, paths: &[std::path::PathBuf]) -> Vec<u8> {
+        let names: Vec<String> = paths
+            .iter()
+            .map(|p| p.strip_prefix(base).unwrap().to_str().unwrap().to_string())
+            .collect();
+        names.join("\0").into_bytes()
+    }
+
+    fn join(paths: &[std::path::PathBuf]) -> Vec<u8> {
+        let names: Vec<String> = paths.iter().map(|p| p.to_str().unwrap().to_string()).collect();
+        names.join("\0").into_bytes()
+    }
+
+    #[test]
+    fn reads_files_in_order_with_their_errors() {
+        let d = scratch("order");
+        let big: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
+        fs::write(d.join("a"), "SUCCESS").unwrap();
+        fs::write(d.join("empty"), "").unwrap();
+        fs::write(d.join("big"), &big).unwrap();
+        fs::create_dir(d.join("dir")).unwrap();
+        let paths = [
+            d.join("a"),
+            d.join("missing"),
+            d.join("empty"),
+            d.join("big"),
+            d.join("a/under-a-file"),
+            d.join("dir"),
+        ];
+        let b = read_files(b"", &join(&paths), b"");
+        let base = d.to_str().unwrap().as_bytes();
+        let r = read_files(base, &relative(&d, &paths), b"");
+        assert_eq!(
+            (&r.bytes, &r.ends, &r.errors),
+            (&b.bytes, &b.ends, &b.errors),
+            "relative to a base: the same answers"
+        );
+        assert_eq!(
+            b.errors,
+            vec![
+                READ_OK,
+                PHASE_OPEN | ENOENT,
+                READ_OK,
+                READ_OK,
+                PHASE_OPEN | ENOTDIR,
+                PHASE_READ | EISDIR
+            ]
+        );
+        let mut at = 0usize;
+        let mut contents = Vec::new();
+        for &end in &b.ends {
+            contents.push(b.bytes[at..end as usize].to_vec());
+            at = end as usize;
+        }
+        assert_eq!(contents[0], b"SUCCESS");
+        assert!(contents[1].is_empty() && contents[2].is_empty());
+        assert_eq!(contents[3], big);
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_suffix_is_appended_to_every_name() {
+        let d = scratch("suffix");
+        for n in ["s1", "s2"] {
+            fs::create_dir(d.join(n)).unwrap();
+            fs::write(d.join(n).join(".executor_status"), n).unwrap();
+        }
+        for base in [d.to_str().unwrap().as_bytes(), b""] {
+            let names = if base.is_empty() {
+                format!("{}/s1\0{}/s2\0{}/none", d.display(), d.display(), d.display())
+            } else {
+                "s1\0s2\0none".to_string()
+            };
+            let b = read_files(base, names.as_bytes(), b"/.executor_status");
+            assert_eq!(b.errors, vec![READ_OK, READ_OK, PHASE_OPEN | ENOENT]);
+            assert_eq!(&b.bytes, b"s1s2");
+        }
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn a_missing_base_fails_each_open_as_a_path_would() {
+        let b = read_files(b"/nonexistent-cairn-base", b"a\0b/c", b"");
+        assert_eq!(b.errors, vec![PHASE_OPEN | ENOENT, PHASE_OPEN | ENOENT]);
+    }
+
+    #[test]
+    fn no_names_no_entries_and_an_empty_name_is_missing() {
+        assert!(read_files(b"", b"", b"x").ends.is_empty());
+        let b = read_files(b"", b"\0", b"/x");
+        assert_eq!(b.errors, vec![PHASE_OPEN | ENOENT, PHASE_OPEN | ENOENT]);
+    }
+}
