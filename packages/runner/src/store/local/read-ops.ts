@@ -3,8 +3,12 @@ import { recordHead } from '../record-head.js';
 import { parseRecord } from '../records.js';
 import { parseStatus, type StatusToken } from '../status.js';
 import type { RecordWant, StoredState } from '../store.js';
+import { availableParallelism } from 'node:os';
+import { batchReadsNative, type FileTexts, readInDirs } from './batch-read.js';
 import type { Io } from './io.js';
 import { localPath, recordFile, statusFile } from './layout.js';
+import { RECORD_FILE } from '../records.js';
+import { STATUS_FILE } from '../status.js';
 
 type Op<T> = Generator<unknown, T, unknown>;
 
@@ -32,6 +36,19 @@ function stateFrom(statusText: string | null, recordText: string | null | undefi
   return pr ? { status, record: r.record, problem: pr } : { status, record: r.record };
 }
 
+function unreadable(err: unknown): StoredState {
+  return { status: null, problem: `unreadable (${(err as Error).message})` };
+}
+
+/** {@link stateFrom}, never throwing (as {@link readOne}). */
+function safeState(statusText: string | null, recordText: string | null | undefined, want: RecordWant): StoredState {
+  try {
+    return stateFrom(statusText, recordText, want);
+  } catch (err) {
+    return unreadable(err);
+  }
+}
+
 /** One step's state; never throws (an unreadable file is a `problem`). */
 export function* readOne(io: Io, path: string, withRecord: RecordWant): Op<StoredState> {
   try {
@@ -41,6 +58,69 @@ export function* readOne(io: Io, path: string, withRecord: RecordWant): Op<Store
     const recordText = withRecord !== false ? (statusText !== null ? ((yield io.readText(recordFile(dir))) as string | null) : null) : undefined;
     return stateFrom(statusText, recordText, withRecord);
   } catch (err) {
-    return { status: null, problem: `unreadable (${(err as Error).message})` };
+    return unreadable(err);
+  }
+}
+
+/** Steps per batch of {@link readStatesParallel}: large enough that a hand-off to a thread is cheap beside it. */
+const CHUNK = 4096;
+
+/**
+ * Many steps' states, as {@link readOne} reads each, with the files read on libuv's threads
+ * (batch-read.ts): for one chunk of steps after another, the status files, then the records where
+ * a status exists. One chunk per core is in flight while the main thread decodes the ones read.
+ * Undefined without the native module.
+ */
+export function readStatesParallel(paths: readonly string[], want: (i: number) => RecordWant): Promise<StoredState[]> | undefined {
+  if (!batchReadsNative) return undefined;
+  const out = new Array<StoredState>(paths.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < paths.length) {
+      const from = next;
+      next = Math.min(paths.length, next + CHUNK);
+      await readChunk(paths, from, next, want, out);
+    }
+  };
+  const lanes = Math.min(availableParallelism(), Math.ceil(paths.length / CHUNK));
+  return Promise.all(Array.from({ length: lanes }, lane)).then(() => out);
+}
+
+/** The states of steps `[from, to)` into `out`. */
+async function readChunk(paths: readonly string[], from: number, to: number, want: (i: number) => RecordWant, out: StoredState[]): Promise<void> {
+  const at: number[] = [];
+  const dirs: string[] = [];
+  for (let i = from; i < to; i++) {
+    try {
+      dirs.push(localPath(paths[i] as string));
+      at.push(i);
+    } catch (err) {
+      out[i] = unreadable(err);
+    }
+  }
+  if (dirs.length === 0) return;
+  const texts = await (readInDirs(dirs, STATUS_FILE) as Promise<FileTexts>);
+  const recordAt: number[] = [];
+  const recordStatus: string[] = [];
+  const recordDirs: string[] = [];
+  for (let k = 0; k < at.length; k++) {
+    const i = at[k] as number;
+    const text = texts.at(k);
+    const w = want(i);
+    if (text instanceof Error) out[i] = unreadable(text);
+    else if (w === false) out[i] = safeState(text, undefined, w);
+    else if (text === null) out[i] = safeState(null, null, w);
+    else {
+      recordAt.push(i);
+      recordStatus.push(text);
+      recordDirs.push(dirs[k] as string);
+    }
+  }
+  if (recordDirs.length === 0) return;
+  const records = await (readInDirs(recordDirs, RECORD_FILE) as Promise<FileTexts>);
+  for (let k = 0; k < recordAt.length; k++) {
+    const i = recordAt[k] as number;
+    const r = records.at(k);
+    out[i] = r instanceof Error ? unreadable(r) : safeState(recordStatus[k] as string, r, want(i));
   }
 }

@@ -18,7 +18,8 @@ import { asyncIo, type Io, syncIo } from './io.js';
 import { jobFile, localPath, parentOf, tmpName } from './layout.js';
 import { checkStepDir } from './safe-dirs.js';
 import { breakLease, createLease, readLease, refreshLease, releaseLease } from './lease-ops.js';
-import { readOne } from './read-ops.js';
+import { BATCH_MIN } from './batch-read.js';
+import { readOne, readStatesParallel } from './read-ops.js';
 import { CairnError } from '@cairn/core';
 
 /** Options of {@link LocalStore}. */
@@ -50,6 +51,10 @@ export class LocalStore implements Store {
   readStates(paths: readonly string[], withRecord: readonly RecordWant[] | RecordWant): Maybe<StoredState[]> {
     const io = this.#io;
     const want = (i: number) => recordWantAt(withRecord, i);
+    if (paths.length >= BATCH_MIN) {
+      const states = readStatesParallel(paths, want);
+      if (states !== undefined) return states;
+    }
     const out = new Array<StoredState>(paths.length);
     if (io === syncIo) {
       for (let i = 0; i < paths.length; i++) out[i] = drive(readOne(io, paths[i] as string, want(i))) as StoredState;

@@ -1,0 +1,125 @@
+/**
+ * Reading a large batch of small files at once: the status files and records a warm run checks
+ * for every step it serves.
+ *
+ * Each read costs a few microseconds of `open`/`read`/`close` in the kernel (on a VM, more than
+ * the JS around it), and the main thread can do one at a time. With `@cairn/native` loaded, the
+ * batch is split into chunks that libuv's threads read at once (`readFiles`), one per core, and
+ * the main thread waits on one promise: a warm rerun of 100k steps on tmpfs drops from 1.7 s to
+ * the figure in tools/bench/README.md ("warm rerun"). Without it, the store reads one file after
+ * another on the main thread (io.ts) with the same answers: same text, same missing files, same
+ * error messages (test/local-batch-read.test.ts compares the two).
+ */
+import { getSystemErrorMap } from 'node:util';
+import native from '@cairn/native';
+import { syncIo } from './io.js';
+
+/** A file's text, `null` when it does not exist (ENOENT, ENOTDIR), or the error that reading it raised. */
+export type ReadResult = string | null | Error;
+
+/** Batches smaller than this are read on the main thread: a promise per batch is not worth it. */
+export const BATCH_MIN = 512;
+
+const PHASE_OPEN = 1 << 16;
+const PHASE_READ = 2 << 16;
+/** Not read by the native side (the batch's buffer would pass 4 GiB): read here instead. */
+const NOT_READ = 0xffffffff;
+const ENOENT = 2;
+const ENOTDIR = 20;
+
+/** The `readFiles` of the loaded native module, or undefined (no module, or CAIRN_NATIVE=0). */
+const readFiles = native.binding?.readFiles;
+
+/** True when batches are read on libuv's threads. */
+export const batchReadsNative = readFiles !== undefined;
+
+let errnoNames: Map<number, [string, string]> | undefined;
+
+/** The error Node's fs would have thrown for `errno` in `syscall` (same code, same message). */
+function fsError(errno: number, syscall: 'open' | 'read', file: string): Error {
+  errnoNames ??= getSystemErrorMap();
+  const [code, desc] = errnoNames.get(-errno) ?? [`E${errno}`, `error ${errno}`];
+  const err = new Error(syscall === 'open' ? `${code}: ${desc}, open '${file}'` : `${code}: ${desc}, read`) as NodeJS.ErrnoException;
+  err.errno = -errno;
+  err.code = code;
+  err.syscall = syscall;
+  if (syscall === 'open') err.path = file;
+  return err;
+}
+
+/** Reads each file on the main thread (the fallback, and files the native side left). */
+function readHere(file: string): ReadResult {
+  try {
+    return syncIo.readText(file) as string | null; // syncIo answers synchronously
+  } catch (err) {
+    return err as Error;
+  }
+}
+
+/**
+ * Files read in one batch. A text is made when asked for, so that a warm run's 10^5 records are
+ * not all alive at once (each dies young, as when read one by one: kept, they would be copied
+ * out of the young generation, the run's largest cost after the reads themselves).
+ */
+export interface FileTexts {
+  readonly length: number;
+  /** File `i`'s text (made on every call), `null` when it does not exist, or its read error. */
+  at(i: number): ReadResult;
+}
+
+/** `files` read one after another on the main thread. */
+export function readSequential(files: readonly string[]): FileTexts {
+  const out = new Array<ReadResult>(files.length);
+  for (let i = 0; i < files.length; i++) out[i] = readHere(files[i] as string);
+  return { length: out.length, at: (i) => out[i] as ReadResult };
+}
+
+interface Chunk {
+  readonly dirs: readonly string[];
+  /** `/` + the file's name. */
+  readonly suffix: string;
+  readonly buf: Buffer;
+  readonly ends: Uint32Array;
+  readonly errors: Uint32Array;
+}
+
+function textOf(c: Chunk, i: number): ReadResult {
+  const e = c.errors[i] as number;
+  if (e === 0) return c.buf.toString('utf8', i === 0 ? 0 : (c.ends[i - 1] as number), c.ends[i] as number);
+  const file = (c.dirs[i] as string) + c.suffix;
+  if (e === NOT_READ) return readHere(file);
+  const errno = e & 0xffff;
+  const open = (e & ~0xffff) === PHASE_OPEN;
+  return open && (errno === ENOENT || errno === ENOTDIR) ? null : fsError(errno, open ? 'open' : 'read', file);
+}
+
+/**
+ * The file `name` in each of `dirs`, read on a thread of libuv's pool (several calls at once:
+ * several threads); undefined when the native module is not loaded. The native side opens them
+ * relative to a directory above them all (`openat`: the kernel walks only the rest of each
+ * path). Names holding a NUL byte cannot be passed: such a batch is read here (and fails as fs fails).
+ */
+export function readInDirs(dirs: readonly string[], name: string): Promise<FileTexts> | undefined {
+  if (readFiles === undefined) return undefined;
+  const suffix = `/${name}`;
+  const base = commonDir(dirs);
+  const names = (base === '' ? dirs : dirs.map((d) => d.slice(base.length + 1))).join('\0');
+  let nuls = 0;
+  for (let at = names.indexOf('\0'); at >= 0 && nuls < dirs.length; at = names.indexOf('\0', at + 1)) nuls++;
+  if (nuls !== dirs.length - 1 || name.includes('\0')) return Promise.resolve(readSequential(dirs.map((d) => d + suffix)));
+  return readFiles(base, names, suffix).then((r) => {
+    const c: Chunk = { dirs, suffix, buf: Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength), ends: r.ends, errors: r.errors };
+    return { length: dirs.length, at: (i) => textOf(c, i) };
+  });
+}
+
+/** A directory strictly above every one of `dirs` (`''`: none but the root). */
+function commonDir(dirs: readonly string[]): string {
+  const first = dirs[0] as string;
+  let base = first.slice(0, Math.max(0, first.lastIndexOf('/')));
+  for (let i = 1; i < dirs.length && base !== ''; i++) {
+    const d = dirs[i] as string;
+    while (base !== '' && !(d.length > base.length + 1 && d.charCodeAt(base.length) === 47 && d.startsWith(base))) base = base.slice(0, Math.max(0, base.lastIndexOf('/')));
+  }
+  return base;
+}

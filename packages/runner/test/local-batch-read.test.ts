@@ -1,0 +1,121 @@
+/**
+ * The local store's batch reads (store/local/batch-read.ts): read on libuv's threads by
+ * `@cairn/native`, they give exactly what reading each file on the main thread gives — texts,
+ * missing files, error codes and messages, and the states built from them.
+ */
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import native from '@cairn/native';
+import { drive } from '../src/maybe.js';
+import { BATCH_MIN, batchReadsNative, type FileTexts, readInDirs, readSequential } from '../src/store/local/batch-read.js';
+import { syncIo } from '../src/store/local/io.js';
+import { readOne, readStatesParallel } from '../src/store/local/read-ops.js';
+import { LocalStore } from '../src/store/local/store.js';
+import type { RecordWant, StoredState } from '../src/store/store.js';
+import { tempDirs } from './helpers/graph.js';
+
+const dir = tempDirs();
+
+const record = (name: string, path: string, extra = '') =>
+  `${JSON.stringify({ cairn: 1, name, nameWithHash: `${name}-0123456789abcdef`, outputPath: path, config: { note: extra } }, null, 2)}\n`;
+
+/** Step directories of every kind a reader meets, `copies` times over (so a batch is large). */
+function storeFixture(copies: number): string[] {
+  const root = join(dir(), 'store é ünï');
+  const paths: string[] = [];
+  for (let c = 0; c < copies; c++) {
+    const at = (name: string) => {
+      const p = join(root, `${name}-${c}`);
+      paths.push(p);
+      return p;
+    };
+    let p = at('built');
+    mkdirSync(p, { recursive: true });
+    writeFileSync(join(p, '.executor_status'), 'SUCCESS');
+    writeFileSync(join(p, '.artifact.json'), record(`built-${c}`, p, 'naïve ✓ \u2028'));
+    p = at('big');
+    mkdirSync(p);
+    writeFileSync(join(p, '.executor_status'), 'SUCCESS\n');
+    writeFileSync(join(p, '.artifact.json'), record(`big-${c}`, p, 'x'.repeat(200_000)));
+    p = at('failed');
+    mkdirSync(p);
+    writeFileSync(join(p, '.executor_status'), 'FAILED');
+    p = at('garbage-status');
+    mkdirSync(p);
+    writeFileSync(join(p, '.executor_status'), '\u0000\u00ffnot a status');
+    p = at('no-record');
+    mkdirSync(p);
+    writeFileSync(join(p, '.executor_status'), 'SUCCESS');
+    p = at('empty-record');
+    mkdirSync(p);
+    writeFileSync(join(p, '.executor_status'), 'SUCCESS');
+    writeFileSync(join(p, '.artifact.json'), '');
+    p = at('cut-record');
+    mkdirSync(p);
+    writeFileSync(join(p, '.executor_status'), 'SUCCESS');
+    writeFileSync(join(p, '.artifact.json'), record(`cut-${c}`, p).slice(0, 40));
+    p = at('dir-record');
+    mkdirSync(join(p, '.artifact.json'), { recursive: true });
+    writeFileSync(join(p, '.executor_status'), 'SUCCESS');
+    p = at('status-is-dir');
+    mkdirSync(join(p, '.executor_status'), { recursive: true });
+    p = at('file-not-dir');
+    writeFileSync(p, 'a file where a step directory belongs');
+    at('absent');
+    p = at('linked');
+    symlinkSync(join(root, `built-${c}`), p);
+  }
+  paths.push('s3://bucket/not-local');
+  return paths;
+}
+
+const plain = (t: FileTexts) =>
+  Array.from({ length: t.length }, (_, i) => {
+    const r = t.at(i);
+    return r instanceof Error ? { message: r.message, code: (r as NodeJS.ErrnoException).code } : r;
+  });
+
+describe('batch reads of small files', () => {
+  it.runIf(batchReadsNative)('native: the texts, missing files and errors (code and message) of reading each file with fs', async () => {
+    const steps = storeFixture(2).filter((p) => !p.startsWith('s3:'));
+    const loop = join(dir(), 'loop');
+    mkdirSync(loop);
+    symlinkSync(join(loop, '.executor_status'), join(loop, '.executor_status'));
+    // ENAMETOOLONG and ELOOP fail the open itself (EACCES would too, but not for root); the
+    // relative directory and the ones below unrelated parents leave no common base.
+    const dirs = [...steps, loop, join(dir(), 'n'.repeat(300)), 'relative/missing', join(steps[0] as string, '..', '..', 'elsewhere')];
+    const codes = new Set<string>();
+    for (const name of ['.executor_status', '.artifact.json']) {
+      for (const set of [dirs, steps]) {
+        const seq = readSequential(set.map((d) => `${d}/${name}`));
+        expect(plain((await readInDirs(set, name)) as FileTexts), name).toEqual(plain(seq));
+        for (const x of plain(seq)) if (typeof x === 'object' && x !== null) codes.add((x as { code: string }).code);
+      }
+    }
+    expect(codes).toEqual(new Set(['EISDIR', 'ENAMETOOLONG', 'ELOOP']));
+  });
+
+  it.runIf(batchReadsNative)('a name holding a NUL byte cannot reach the native side: the batch is read as fs reads it', async () => {
+    const dirs = [join(dir(), 'a\0b'), join(dir(), 'plain')];
+    expect(plain((await readInDirs(dirs, 'f')) as FileTexts)).toEqual(plain(readSequential(dirs.map((d) => `${d}/f`))));
+  });
+
+  it.runIf(batchReadsNative)('states: every want, as readOne reads each step', async () => {
+    const paths = storeFixture(3);
+    for (const want of [false, true, 'head'] as RecordWant[]) {
+      const one = paths.map((p) => drive(readOne(syncIo, p, want)) as StoredState);
+      expect(await readStatesParallel(paths, () => want), String(want)).toEqual(one);
+    }
+  });
+
+  it('a LocalStore answers a large batch the same with and without the native module', async () => {
+    const paths = storeFixture(Math.ceil(BATCH_MIN / 12) + 1);
+    expect(paths.length).toBeGreaterThanOrEqual(BATCH_MIN);
+    const wants: RecordWant[] = paths.map((_, i) => (['head', true, false] as const)[i % 3] as RecordWant);
+    const got = await new LocalStore().readStates(paths, wants);
+    const one = paths.map((p, i) => drive(readOne(syncIo, p, wants[i] as RecordWant)) as StoredState);
+    expect(got).toEqual(one);
+    expect(batchReadsNative).toBe(native.binding !== null);
+  });
+});
