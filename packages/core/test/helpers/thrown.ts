@@ -1,12 +1,6 @@
-/** The error a test expects `f` to throw, for asserting on its `code`, `step` and message. */
+/** `thrown` (tools/testenv) typed for core's errors. */
+import { thrown as thrownAs } from '../../../../tools/testenv/thrown.js';
 import type { CairnError } from '../../src/index.js';
 
 /** Calls `f` and returns what it threw; fails the test when it returns normally. */
-export function thrown(f: () => unknown): CairnError {
-  try {
-    f();
-  } catch (err) {
-    return err as CairnError;
-  }
-  throw new Error('expected an error, but the call returned normally');
-}
+export const thrown = (f: () => unknown): CairnError => thrownAs<CairnError>(f);

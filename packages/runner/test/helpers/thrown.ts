@@ -1,15 +1,9 @@
 import type { CairnError } from '@cairn/core';
+import { thrown as thrownAs } from '../../../../tools/testenv/thrown.js';
 import { StepRunError } from '../../src/errors.js';
 
 /** The error `f` throws (fails the test when it returns normally). */
-export function thrown(f: () => unknown): CairnError {
-  try {
-    f();
-  } catch (err) {
-    return err as CairnError;
-  }
-  throw new Error('expected an error, but the call returned normally');
-}
+export const thrown = (f: () => unknown): CairnError => thrownAs<CairnError>(f);
 
 /** The error `p` rejects with (fails the test when it resolves). */
 export async function rejection(p: Promise<unknown>): Promise<CairnError> {
