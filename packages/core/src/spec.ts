@@ -1,126 +1,27 @@
+/**
+ * `StepSpec`: an immutable, lowered step. Its types are in spec-types.ts; a spec built with
+ * `new StepSpec(init)` is checked by spec-init.ts.
+ */
 import { brand, isStepSpec, STEP_SPEC_BRAND } from './brand.js';
 import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
-import { getFnRef, getRemoteOptions } from './fnref.js';
+import { getFnRef } from './fnref.js';
 import { hashOf } from './identity.js';
-import { checkKnownKeys } from './known-keys.js';
-import { checkLocation, flatStepPath, isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
-import { checkResources, checkRetries, checkSpecFields, checkTimeout, deepFreezeCopy, STEP_SPEC_KEYS } from './step-checks.js';
+import { flatStepPath, isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
+import { checkResources, checkRetries, checkTimeout } from './step-checks.js';
 import type { ArtifactKind } from './artifact.js';
-import type { Layout } from './handle.js';
+import { type PlainFields, plainFields } from './spec-init.js';
+import type { HashBatch, LazyHooks, LazySource, LoweredGraph, SpecInternals, StepKind, StepSpecInit } from './spec-types.js';
 import type { FnRef, PathStepFn, Provenance, Resources } from './types.js';
-import { checkExecutorName, isMutableVersion, validateSegment } from './validate.js';
+import { isMutableVersion, validateSegment } from './validate.js';
 
-/** How a step's function is called: with its output path (`path`) or with resolved inputs (`apply`). */
-export type StepKind = 'path' | 'apply';
-
-/** Constructor options of {@link StepSpec}. */
-export interface StepSpecInit {
-  /** Step name: one path segment (no `/`, `..`, URL scheme or control characters). */
-  name: string;
-  /** The function to run; receives the output path (for `kind: 'path'`). */
-  fn?: PathStepFn | undefined;
-  /** Everything that defines the step's identity besides name and dependencies. Must be canonically encodable. @default {} */
-  hashAttrs?: Readonly<Record<string, unknown>> | undefined;
-  /** Upstream steps. Order does not matter for identity. @default [] */
-  deps?: readonly StepSpec[] | undefined;
-  /** Declared resources; never part of identity. */
-  resources?: Resources | undefined;
-  /** Executor name (`inline`, `threads`, `process`, `ssh`, `slurm`, …); default decided by the runner. */
-  executor?: string | undefined;
-  /** Output location: relative paths are joined to the store prefix, absolute ones used as-is. @default `nameWithHash` */
-  overrideOutputPath?: string | undefined;
-  /** The step writes its own artifact record (lazy steps do). @default false */
-  writesRecord?: boolean | undefined;
-  /** The canonical text that was fingerprinted, for drift diagnostics; never hashed. */
-  fingerprintPayload?: string | undefined;
-  /** Module + export of the function; defaults to the `defineStep` mark of `fn`. */
-  ref?: FnRef | undefined;
-  /** @internal Lowering fills these for `apply` steps. */
-  kind?: StepKind | undefined;
-  /** @internal The inputs template of an `apply` step (dependencies as slots, `OUT` as the sentinel). */
-  inputs?: unknown;
-  /** Artifact version (lazy steps); a version ending in `dev` is mutable. */
-  version?: string | undefined;
-  /** Config fingerprint (lazy steps). */
-  fingerprint?: string | undefined;
-  /** A pinned fingerprint: a drifted record is an error instead of a warning. */
-  expectedFingerprint?: string | undefined;
-  /** Retries after a failure (attempts live under the step, never in its identity). @default 0 */
-  retries?: number | undefined;
-  /** Per-attempt timeout in milliseconds. */
-  timeoutMs?: number | undefined;
-  /** Provenance of the lowering that produced this spec. */
-  provenance?: Provenance | undefined;
-  /** @internal Lowering: the handle this `apply` spec is lowered from; nothing else is read besides `lowering` and `index`. */
-  source?: LazySource | undefined;
-  /** @internal Lowering: the packed graph this spec is node `index` of. */
-  lowering?: LoweredGraph | undefined;
-  /** @internal Lowering: this spec's node index. */
-  index?: number | undefined;
-}
-
-/**
- * @internal What lowering hands a lazy (`apply`) spec: the source handle, from which the
- * rarely read fields are derived on first use instead of being built for every step.
- */
-export interface LazySource {
-  readonly name: string;
-  readonly fn: unknown;
-  readonly version: string;
-  readonly pin: string | undefined;
-  /** Undefined: the lowering's ({@link LoweredGraph.layout}). */
-  readonly layout: Layout | undefined;
-  readonly runtime: Readonly<Record<string, unknown>> | undefined;
-  readonly resources: Resources | undefined;
-  readonly executor: string | undefined;
-  readonly expectedFingerprint: string | undefined;
-  readonly retries: number | undefined;
-  readonly timeoutMs: number | undefined;
-  readonly artifact: ArtifactKind<unknown> | undefined;
-  readonly adoptedSource: string | undefined;
-}
-
-/** @internal How a lazy spec derives its fields (installed by lowering, which owns the handle logic). */
-export interface LazyHooks {
-  /** The inputs template (checks the inputs still match the lowered fingerprint). */
-  inputs(spec: StepSpec, source: LazySource): unknown;
-  /** The fingerprinted canonical text. */
-  payload(spec: StepSpec, source: LazySource): string;
-  /** The in-process function. */
-  fn(spec: StepSpec, source: LazySource): PathStepFn;
-}
+export type { HashBatch, LazyHooks, LazySource, LoweredGraph, SpecInternals, StepKind, StepSpecInit } from './spec-types.js';
 
 let lazyHooks: LazyHooks | undefined;
 
 /** @internal Installs {@link LazyHooks} (once, by the lowering module). */
 export function setLazyHooks(hooks: LazyHooks): void {
   lazyHooks = hooks;
-}
-
-/** @internal Step hashes computed in one batch: 16 ASCII hex digits per spec, decoded when first read. */
-export interface HashBatch {
-  hashes: Uint8Array;
-}
-
-/**
- * @internal The packed result of one `lower()` call, shared by every spec it made: node `i`
- * is made from `sources[i]`; dependencies are CSR arrays; fingerprints and step hashes are
- * 16 ASCII hex digits per node. Spec objects, strings and arrays are derived on first read.
- */
-export interface LoweredGraph extends HashBatch {
-  readonly sources: readonly LazySource[];
-  /** Node `i`'s spec once made ({@link specOf}); `undefined` before. */
-  readonly specs: (StepSpec | undefined)[];
-  /** Node `i` depends on `edges[offsets[i] .. offsets[i+1])`, in the handle's first-seen order. */
-  offsets: Uint32Array;
-  edges: Uint32Array;
-  /** These four are filled once the whole lowering is numbered and hashed (before `lower()` returns). */
-  fingerprints: Uint8Array;
-  hashes: Uint8Array;
-  readonly provenance: Provenance | undefined;
-  /** Where unpinned steps without a layout of their own live. */
-  readonly layout: Layout;
 }
 
 /**
@@ -138,30 +39,6 @@ export function specOf(g: LoweredGraph, i: number): StepSpec {
   return g.specs[i] ?? (g.specs[i] = new StepSpec({ name: '', source: g.sources[i], lowering: g, index: i }));
 }
 
-/** The fields of a spec built with `new StepSpec(init)`. */
-interface PlainFields {
-  readonly name: string;
-  readonly resources: Resources | undefined;
-  readonly executor: string | undefined;
-  readonly writesRecord: boolean;
-  readonly ref: FnRef | undefined;
-  readonly kind: StepKind;
-  readonly version: string | undefined;
-  readonly fingerprint: string | undefined;
-  readonly expectedFingerprint: string | undefined;
-  readonly mutable: boolean;
-  readonly retries: number;
-  readonly timeoutMs: number | undefined;
-  readonly provenance: Provenance | undefined;
-  readonly fn: PathStepFn | undefined;
-  readonly hashAttrs: Readonly<Record<string, unknown>>;
-  readonly inputs: unknown;
-  readonly payload: string | undefined;
-  readonly override: string | undefined;
-  /** Canonical hashAttrs; dropped once the hash is known (recomputed on demand). */
-  attrsCanon: string | undefined;
-}
-
 /** What a lowered spec derives on first use (and its validated resources). */
 interface LazyCache {
   resources?: Resources | undefined;
@@ -169,43 +46,6 @@ interface LazyCache {
   hashAttrs?: Readonly<Record<string, unknown>>;
   inputs?: unknown;
   payload?: string;
-}
-
-/**
- * @internal Operations on a spec's private scratch for Cairn's own modules (identity, graph
- * walks, the runner): not part of StepSpec's public type. Reached through `@cairn/core/internal`.
- */
-export interface SpecInternals {
-  /** Canonical encoding of `hashAttrs` (what identity hashes). */
-  attrsCanonical(spec: StepSpec): string;
-  /** Sets the hash to entry `i` of a batch (decoded when first read). */
-  setHashes(spec: StepSpec, batch: HashBatch, i: number): void;
-  /** Sets the hash computed one by one. */
-  setHash(spec: StepSpec, hash: string): void;
-  /**
-   * The note `owner` left on the spec, or undefined (none, or another owner's since). One owner
-   * at a time: an owner must be able to find its value another way when it is gone (a runner
-   * looks the node up by output path), and clears its notes when done.
-   */
-  tag(spec: StepSpec, owner: object): unknown;
-  /** Leaves `value` for `owner` (replacing any other owner's note). */
-  setTag(spec: StepSpec, owner: object, value: unknown): void;
-  /** Removes `owner`'s note, if it is still there. */
-  clearTag(spec: StepSpec, owner: object): void;
-  /** Traversal state in walk `epoch` (0 = untouched). */
-  visitState(spec: StepSpec, epoch: number): number;
-  /** Sets traversal state for walk `epoch`. */
-  setVisit(spec: StepSpec, epoch: number, state: number): void;
-  /** Node index for walk `epoch`, or -1. */
-  slot(spec: StepSpec, epoch: number): number;
-  /** Assigns node index `slot` in walk `epoch`. */
-  setSlot(spec: StepSpec, epoch: number, slot: number): void;
-  /** The hash if already computed. */
-  peekHash(spec: StepSpec): string | undefined;
-  /** Whether the hash is known (without making its string). */
-  hasHash(spec: StepSpec): boolean;
-  /** Writes the 16 hex digits of the (known) hash into `out` at `at`. */
-  writeHash(spec: StepSpec, out: Uint8Array, at: number): void;
 }
 
 /**
@@ -289,52 +129,9 @@ export class StepSpec {
       Object.freeze(this);
       return;
     }
-    const name = validateSegment('name', init.name);
-    checkKnownKeys(init, STEP_SPEC_KEYS, `new StepSpec() for step "${name}"`, { step: name });
-    checkSpecFields(name, init as unknown as Record<string, unknown>);
-    const deps = init.deps === undefined ? [] : init.deps;
-    if (!Array.isArray(deps)) throw new CairnError('CAIRN_BAD_DEPENDENCY', `Step "${name}": deps must be an array of StepSpec.`, { step: name });
-    for (let i = 0; i < deps.length; i++) {
-      if (!isStepSpec(deps[i])) {
-        throw new CairnError(
-          'CAIRN_BAD_DEPENDENCY',
-          `Step "${name}": deps[${i}] is not a StepSpec (got ${deps[i] === null ? 'null' : typeof deps[i]}); pass the upstream StepSpec itself, not its path or name.`,
-          { step: name },
-        );
-      }
-    }
-    if (init.fn !== undefined && typeof init.fn !== 'function') {
-      throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": fn must be a function.`, { step: name });
-    }
-    const attrs = init.hashAttrs ?? {};
-    const attrsCanon = canonicalize(attrs, { path: 'hashAttrs', step: name });
-    const remoteOpts = getRemoteOptions(init.fn);
-    const override = init.overrideOutputPath === undefined ? undefined : checkLocation('overrideOutputPath', init.overrideOutputPath, name);
-    if (init.executor !== undefined) checkExecutorName(init.executor, `Step "${name}": executor`, 'CAIRN_INVALID_SPEC', name);
-    const executor = init.executor ?? remoteOpts?.executor;
-    const version = init.version === undefined ? undefined : validateSegment('version', init.version, name);
-    this.#deps = Object.freeze([...deps]);
-    this.#p = {
-      name,
-      resources: checkResources(name, init.resources === undefined ? remoteOpts?.resources : init.resources),
-      executor,
-      writesRecord: init.writesRecord ?? false,
-      ref: init.ref ?? getFnRef(init.fn),
-      kind: init.kind ?? 'path',
-      version,
-      fingerprint: init.fingerprint,
-      expectedFingerprint: init.expectedFingerprint,
-      mutable: version !== undefined && isMutableVersion(version),
-      retries: checkRetries(name, init.retries),
-      timeoutMs: checkTimeout(name, init.timeoutMs),
-      provenance: init.provenance,
-      fn: init.fn,
-      hashAttrs: deepFreezeCopy(attrs),
-      inputs: init.inputs,
-      payload: init.fingerprintPayload,
-      override,
-      attrsCanon,
-    };
+    const plain = plainFields(init);
+    this.#deps = plain.deps;
+    this.#p = plain.fields;
     Object.freeze(this);
   }
 
