@@ -3,12 +3,12 @@
  * for every step it serves.
  *
  * Each read costs a few microseconds of `open`/`read`/`close` in the kernel (on a VM, more than
- * the JS around it), and the main thread can do one at a time. With `@cairn/native` loaded, the
- * batch is split into chunks that libuv's threads read at once (`readFiles`), one per core, and
- * the main thread waits on one promise: a warm rerun of 100k steps on tmpfs drops from 1.7 s to
- * the figure in tools/bench/README.md ("warm rerun"). Without it, the store reads one file after
- * another on the main thread (io.ts) with the same answers: same text, same missing files, same
- * error messages (test/local-batch-read.test.ts compares the two).
+ * the JS around it), and the main thread can do one at a time. With `@cairn/native` loaded, a
+ * batch is read on a thread of libuv's pool (`readFiles`) while the main thread goes on;
+ * read-ops.ts keeps one batch in flight per core and decodes each as it lands (bench row "warm
+ * rerun", tools/bench/README.md). Without it, the store reads one file after another on the main
+ * thread (io.ts), with the same answers: same texts, same missing files, same error codes and
+ * messages (test/local-batch-read.test.ts compares the two).
  */
 import { getSystemErrorMap } from 'node:util';
 import native from '@cairn/native';
