@@ -4,20 +4,18 @@
  * every module shares is one `Fleet`.
  */
 import { CairnError } from '@cairn/core';
-import { decodeResult, rebuildError, type Executor, type ExecutorCapabilities, type ExecutorHost, type JobHandle, type JobRequest, type JobStatus } from '@cairn/runner/executor';
+import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '@cairn/runner/executor';
+import { adopt } from './adopt.js';
 import { cancel } from './cancel.js';
 import { Fleet } from './fleet.js';
 import { sshWorkerBundle } from './host-worker.js';
 import { ready } from './hosts.js';
 import { entryBundle, jobDirName } from './launch.js';
+import { readLogs } from './logs.js';
 import { checkSshOptions, type SshExecutorOptions } from './options.js';
-import { demandOf, type Demand } from './placement.js';
-import { shScript } from './quote.js';
-import { CAT_LOGS_SCRIPT, FOLLOW_SCRIPT, type RemoteJobState } from './remote-script.js';
-import { promisify } from './sftp.js';
-import type { HostState, Job, SshJobInfo } from './state.js';
-import { finish } from './finish.js';
-import { statusOf, tick } from './status.js';
+import { demandOf } from './placement.js';
+import type { HostState, SshJobInfo } from './state.js';
+import { poll, tick } from './status.js';
 import { chooseRunsIn } from './worker-policy.js';
 
 /**
@@ -116,141 +114,22 @@ class SshExecutor implements Executor {
     return j.handle;
   }
 
-  async poll(handles: readonly JobHandle[]): Promise<Map<string, JobStatus>> {
-    const out = new Map<string, JobStatus>();
-    const byHost = new Map<HostState, JobHandle[]>();
-    for (const hd of handles) {
-      const tracked = this.#f.jobs.get(hd.jobId);
-      if (tracked && (tracked.phase === 'queued' || tracked.phase === 'launching')) {
-        out.set(hd.jobId, { state: 'queued' });
-        continue;
-      }
-      const h = this.#f.hostOf(hd);
-      if (!h || !(hd.info as Partial<SshJobInfo>).jobDir) {
-        out.set(hd.jobId, { state: 'lost', infrastructure: true, reason: 'unknown host or job dir' });
-        continue;
-      }
-      byHost.set(h, [...(byHost.get(h) ?? []), hd]);
-    }
-    await Promise.all(
-      [...byHost].map(async ([h, list]) => {
-        let states: RemoteJobState[];
-        try {
-          states = await statusOf(
-            this.#f,
-            h,
-            list.map((hd) => (hd.info as unknown as SshJobInfo).jobDir as string),
-          );
-        } catch (err) {
-          for (const hd of list) out.set(hd.jobId, { state: 'running', reason: `host unreachable: ${(err as Error).message}` });
-          return;
-        }
-        await Promise.all(
-          list.map(async (hd, i) => {
-            const s = states[i] as RemoteJobState;
-            if (s.kind === 'running') out.set(hd.jobId, { state: 'running' });
-            else if (s.kind !== 'exited') out.set(hd.jobId, { state: 'lost', infrastructure: true, reason: 'job vanished' });
-            else {
-              const info = hd.info as unknown as SshJobInfo;
-              const bytes = await promisify(await h.conn.sftp())
-                .readFile(`${info.jobDir}/result.msgpack`)
-                .catch(() => null);
-              const r = bytes ? decodeResult(bytes) : null;
-              if (s.code === 0 && r?.ok) out.set(hd.jobId, { state: 'succeeded', result: r.result, exitCode: 0 });
-              else out.set(hd.jobId, { state: 'failed', exitCode: s.code, error: r && !r.ok ? rebuildError(r.error, info.step) : undefined, reason: `exit code ${s.code}` });
-            }
-          }),
-        );
-      }),
-    );
-    return out;
+  poll(handles: readonly JobHandle[]): Promise<Map<string, JobStatus>> {
+    return poll(this.#f, handles);
   }
 
   cancel(handles: readonly JobHandle[]): Promise<void> {
     return cancel(this.#f, handles);
   }
 
-  // ---- logs and adoption --------------------------------------------------------------
-
   async *logs(handle: JobHandle, options: { follow: boolean; signal?: AbortSignal }): AsyncIterable<string> {
     await this.#ensureStarted();
-    const info = handle.info as unknown as SshJobInfo;
-    const h = this.#f.hostOf(handle);
-    if (!h || !info.jobDir) return;
-    const files = [`${info.jobDir}/stdout.log`, `${info.jobDir}/stderr.log`];
-    if (!options.follow) {
-      const r = await h.conn.exec(shScript(CAT_LOGS_SCRIPT, files));
-      for (const line of r.stdout.toString('utf8').split('\n')) if (line !== '') yield line;
-      return;
-    }
-    const { channel, release } = await h.conn.stream(shScript(FOLLOW_SCRIPT, [String(info.pid ?? 0), ...files, `${info.jobDir}/exit`]));
-    channel.stderr.resume();
-    const onAbort = () => channel.close();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    let rest = '';
-    try {
-      for await (const chunk of channel as AsyncIterable<Buffer>) {
-        rest += chunk.toString('utf8');
-        const lines = rest.split('\n');
-        rest = lines.pop() ?? '';
-        for (const l of lines) yield l;
-        if (options.signal?.aborted) break;
-      }
-      if (rest !== '') yield rest;
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort);
-      channel.close();
-      release();
-    }
+    yield* readLogs(this.#f, handle, options);
   }
 
   async adopt(handle: JobHandle): Promise<JobHandle | null> {
     await this.#ensureStarted();
-    const info = { ...(handle.info as unknown as SshJobInfo) };
-    if (this.#f.jobs.has(handle.jobId)) return (this.#f.jobs.get(handle.jobId) as Job).handle;
-    let h = this.#f.hostOf(handle);
-    if (!h || !info.jobDir) {
-      // Submitted while queued: it may have started on any host since.
-      for (const cand of this.#f.hosts) {
-        if (cand.workDir === '') continue; // not reached (and checked) yet
-        const dir = `${cand.workDir}/jobs/${info.jobDirName}`;
-        const s = await statusOf(this.#f, cand, [dir]).catch(() => null);
-        if (s && s[0]?.kind !== 'missing') {
-          h = cand;
-          info.host = cand.options.name;
-          info.jobDir = dir;
-          break;
-        }
-      }
-      if (!h || !info.jobDir) return null;
-    }
-    const [state] = await statusOf(this.#f, h, [info.jobDir]);
-    if (!state || state.kind === 'missing' || state.kind === 'gone') return null;
-    const sftp = promisify(await h.conn.sftp());
-    if (!info.pid) {
-      const pid = await sftp
-        .readFile(`${info.jobDir}/pid`)
-        .then((b) => Number.parseInt(b.toString('utf8'), 10))
-        .catch(() => 0);
-      info.pid = pid || undefined;
-    }
-    if (!info.runsIn) {
-      // Recorded before launch (or by an older version): the worker leaves a marker in the job dir.
-      const workerDir = await sftp.readFile(`${info.jobDir}/worker`).then((b) => b.toString('utf8').trim(), () => undefined);
-      info.runsIn = workerDir ? 'worker' : 'detached';
-      if (workerDir) info.workerDir = workerDir;
-    }
-    const demand: Demand = { cpus: info.cpus ?? 1, memoryGb: info.memoryGb ?? 0, gpus: info.gpuIndices?.length ?? 0 };
-    h.slots.reserve(demand, info.gpuIndices ?? []);
-    // No worker link: polled, since its completion may have been pushed to the runner that is gone.
-    const j = this.#f.newJob(handle.jobId, info, demand, { phase: 'running', host: h, request: undefined, stepBundle: undefined, runsIn: info.runsIn });
-    this.#f.jobs.set(j.id, j);
-    if (state.kind === 'exited') void finish(this.#f, j, h, state.code);
-    setImmediate(() => {
-      j.handedOut = true;
-      this.#f.flush(j);
-    });
-    return j.handle;
+    return adopt(this.#f, handle);
   }
 
   async stop(): Promise<void> {

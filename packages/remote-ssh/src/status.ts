@@ -2,15 +2,18 @@
  * What the executor learns of running jobs: the tick (every `pollIntervalMs`, ONE batched status
  * exec per host for its running jobs; worker steps, whose completions arrive on their channel,
  * only now and then), what each answer means for a job (exited: collect it; gone or missing:
- * lost, or cancelled), and a host that does not answer for `hostTimeoutMs` (lost, hosts.ts).
+ * lost, or cancelled), a host that does not answer for `hostTimeoutMs` (lost, hosts.ts), and
+ * `poll`, which asks the hosts about any handles, tracked or not.
  */
 import { CairnError } from '@cairn/core';
+import { decodeResult, rebuildError, type JobHandle, type JobStatus } from '@cairn/runner/executor';
 import { finish } from './finish.js';
 import type { Fleet } from './fleet.js';
 import { loseHost } from './hosts.js';
 import { shScript } from './quote.js';
 import { parseStatus, STATUS_SCRIPT, type RemoteJobState } from './remote-script.js';
-import type { HostState, Job } from './state.js';
+import { promisify } from './sftp.js';
+import type { HostState, Job, SshJobInfo } from './state.js';
 
 /** One round of status checks (the executor's interval), then placement of what is still queued. */
 export function tick(f: Fleet): void {
@@ -73,6 +76,57 @@ export async function check(f: Fleet, h: HostState, jobs: Job[]): Promise<void> 
   } finally {
     h.checking = false;
   }
+}
+
+/** `Executor.poll`: the state of each handle, batched per host; also for handles this executor does not track. */
+export async function poll(f: Fleet, handles: readonly JobHandle[]): Promise<Map<string, JobStatus>> {
+  const out = new Map<string, JobStatus>();
+  const byHost = new Map<HostState, JobHandle[]>();
+  for (const hd of handles) {
+    const tracked = f.jobs.get(hd.jobId);
+    if (tracked && (tracked.phase === 'queued' || tracked.phase === 'launching')) {
+      out.set(hd.jobId, { state: 'queued' });
+      continue;
+    }
+    const h = f.hostOf(hd);
+    if (!h || !(hd.info as Partial<SshJobInfo>).jobDir) {
+      out.set(hd.jobId, { state: 'lost', infrastructure: true, reason: 'unknown host or job dir' });
+      continue;
+    }
+    byHost.set(h, [...(byHost.get(h) ?? []), hd]);
+  }
+  await Promise.all(
+    [...byHost].map(async ([h, list]) => {
+      let states: RemoteJobState[];
+      try {
+        states = await statusOf(
+          f,
+          h,
+          list.map((hd) => (hd.info as unknown as SshJobInfo).jobDir as string),
+        );
+      } catch (err) {
+        for (const hd of list) out.set(hd.jobId, { state: 'running', reason: `host unreachable: ${(err as Error).message}` });
+        return;
+      }
+      await Promise.all(
+        list.map(async (hd, i) => {
+          const s = states[i] as RemoteJobState;
+          if (s.kind === 'running') out.set(hd.jobId, { state: 'running' });
+          else if (s.kind !== 'exited') out.set(hd.jobId, { state: 'lost', infrastructure: true, reason: 'job vanished' });
+          else {
+            const info = hd.info as unknown as SshJobInfo;
+            const bytes = await promisify(await h.conn.sftp())
+              .readFile(`${info.jobDir}/result.msgpack`)
+              .catch(() => null);
+            const r = bytes ? decodeResult(bytes) : null;
+            if (s.code === 0 && r?.ok) out.set(hd.jobId, { state: 'succeeded', result: r.result, exitCode: 0 });
+            else out.set(hd.jobId, { state: 'failed', exitCode: s.code, error: r && !r.ok ? rebuildError(r.error, info.step) : undefined, reason: `exit code ${s.code}` });
+          }
+        }),
+      );
+    }),
+  );
+  return out;
 }
 
 /** A worker step whose worker ended before it: says which step, which worker, and where its log is. */
