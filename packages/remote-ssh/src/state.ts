@@ -1,6 +1,9 @@
 /**
- * What the SSH executor knows of each job and each host (types only): the state its parts
- * share and change, out of executor.ts so that its parts can move to modules of their own.
+ * What the SSH executor knows of each job and each host (types only): the mutable state its
+ * modules share through one `Fleet` (fleet.ts). A job's `phase` says which module has it:
+ * `queued` (admission.ts), `launching` (launch.ts), `running` (status.ts, cancel.ts,
+ * host-worker.ts), `finishing` (finish.ts), `done` (ended, once, by `Fleet.end`). A host's
+ * `downSince` and `orphans` are kept by hosts.ts and status.ts, its `link` by host-worker.ts.
  */
 import type { JobHandle, JobRequest, JobStatus } from '@cairn/runner/executor';
 import type { HostConnection } from './connection.js';
@@ -39,20 +42,31 @@ export interface SshJobInfo {
   gpuIndices: number[];
 }
 
+/** Where a job is in its life on this executor (see the header). */
 export type Phase = 'queued' | 'launching' | 'running' | 'finishing' | 'done';
 
+/** One job this executor tracks, from submit (or adopt) until it ends. */
 export interface Job {
+  /** The job id (the runner's job key). */
   readonly id: string;
+  /** What `submit`/`adopt` hand back; its `info` is `info` below. */
   readonly handle: JobHandle;
   readonly info: SshJobInfo;
+  /** What it takes of its host's slots while placed. */
   readonly demand: Demand;
   phase: Phase;
+  /** The host it is placed on (undefined while queued). */
   host: HostState | undefined;
+  /** The runner's request (undefined for an adopted job: it is never launched again). */
   request: JobRequest | undefined;
+  /** The step's bundle, made at submit (undefined for an adopted job). */
   stepBundle: CodeBundle | undefined;
+  /** Hosts whose launch of it failed: not tried again for this submission. */
   triedHosts: Set<string>;
   cancelRequested: boolean;
+  /** True once `submit`/`adopt` returned the handle: statuses are reported from then on. */
   handedOut: boolean;
+  /** Statuses held until the handle is handed out. */
   pending: JobStatus[];
   /** Where it runs (decided at submit). */
   runsIn: RunsIn;
@@ -77,6 +91,7 @@ export interface Orphan {
   readonly runsIn: RunsIn;
 }
 
+/** One host this executor places jobs on. */
 export interface HostState {
   readonly options: SshHostOptions;
   readonly conn: HostConnection;
@@ -85,9 +100,11 @@ export interface HostState {
   workDir: string;
   /** The work dir check in flight or done (reset when it failed for a passing reason). */
   preparing: Promise<void> | undefined;
+  /** Node on the host (`nodePath` option, default `node`). */
   readonly nodePath: string;
   /** First failed contact since the last success. */
   downSince: number | undefined;
+  /** A status check of this host is in flight (one at a time). */
   checking: boolean;
   /** Jobs declared lost here: killed when the host comes back. */
   orphans: Orphan[];
@@ -95,7 +112,8 @@ export interface HostState {
   cleanup: string[];
   /** The channel to this host's persistent worker (opened on first use). */
   link: WorkerLink | undefined;
-  /** When this host's worker steps were last checked by a status exec (see `#tick`). */
+  /** When this host's worker steps were last checked by a status exec (see `tick` in status.ts). */
   workerCheckedAt: number;
+  /** The worker channel being opened (one attempt at a time). */
   linking: Promise<WorkerLink> | undefined;
 }
