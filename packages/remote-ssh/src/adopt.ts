@@ -5,11 +5,12 @@
  * and polled (its completion may have been pushed to the runner that is gone).
  */
 import type { JobHandle } from '@cairn/runner/executor';
+import type { SshJobInfo } from './executor.js';
 import { finish } from './finish.js';
 import type { Fleet } from './fleet.js';
 import type { Demand } from './placement.js';
 import { promisify } from './sftp.js';
-import type { Job, SshJobInfo } from './state.js';
+import type { Job } from './state.js';
 import { statusOf } from './status.js';
 
 /** `Executor.adopt` (after start): the job's handle, or null when it is gone from its host. */

@@ -21,10 +21,11 @@ import { CairnError } from '@cairn/core';
 import type { ExecutorHost, JobHandle, JobStatus } from '@cairn/runner/executor';
 import { pump } from './admission.js';
 import { Bundler, CodeUploader } from './deploy.js';
+import type { SshJobInfo } from './executor.js';
 import { openHost } from './hosts.js';
 import type { SshExecutorOptions } from './options.js';
 import type { Demand } from './placement.js';
-import type { HostState, Job, SshJobInfo } from './state.js';
+import type { HostState, Job } from './state.js';
 import { checkWorkerMode, type WorkerMode } from './worker-policy.js';
 
 /** The executor's options with their defaults applied. */

@@ -3,10 +3,10 @@
  * until the job's exit file appears or the caller aborts (one streamed exec, split into lines).
  */
 import type { JobHandle } from '@cairn/runner/executor';
+import type { SshJobInfo } from './executor.js';
 import type { Fleet } from './fleet.js';
 import { shScript } from './quote.js';
 import { CAT_LOGS_SCRIPT, FOLLOW_SCRIPT } from './remote-script.js';
-import type { SshJobInfo } from './state.js';
 
 /** `Executor.logs` (after start): stdout and stderr lines of the job's remote log files. */
 export async function* readLogs(f: Fleet, handle: JobHandle, options: { follow: boolean; signal?: AbortSignal }): AsyncIterable<string> {

@@ -1,6 +1,7 @@
 /**
  * What the SSH executor knows of each job and each host (types only): the mutable state its
- * modules share through one `Fleet` (fleet.ts). A job's `phase` says which module has it:
+ * modules share through one `Fleet` (fleet.ts); what a job's handle records (`SshJobInfo`) is
+ * part of the executor's contract, in executor.ts. A job's `phase` says which module has it:
  * `queued` (admission.ts), `launching` (launch.ts), `running` (status.ts, cancel.ts,
  * host-worker.ts), `finishing` (finish.ts), `done` (ended, once, by `Fleet.end`). A host's
  * `downSince` and `orphans` are kept by hosts.ts and status.ts, its `link` by host-worker.ts.
@@ -8,39 +9,12 @@
 import type { JobHandle, JobRequest, JobStatus } from '@cairn/runner/executor';
 import type { HostConnection } from './connection.js';
 import type { CodeBundle } from './deploy.js';
+import type { SshJobInfo } from './executor.js';
 import type { SshHostOptions } from './options.js';
 import type { Demand, HostSlots } from './placement.js';
 import type { OutputListing } from './runtime/protocol.js';
 import type { WorkerLink } from './worker-link.js';
 import type { RunsIn } from './worker-policy.js';
-
-/** What a job handle records (`JobHandle.info`), so a restarted runner can adopt the job. */
-export interface SshJobInfo {
-  /** Host name (absent while queued). */
-  host?: string;
-  /** Remote job directory. */
-  jobDir?: string;
-  /** Wrapper pid = process group of the job; for a worker step, the worker's pid. */
-  pid?: number;
-  /** Where the step runs (absent in records of older versions: `detached`). */
-  runsIn?: RunsIn;
-  /** For a worker step: the worker's directory on the host (its `worker.log` is there). */
-  workerDir?: string;
-  /** Job dir name under `<workDir>/jobs/` (known from submission on). */
-  jobDirName: string;
-  /** Step name. */
-  step: string;
-  /** Local output path (where outputs are staged back when not sharedFs). */
-  outputPath: string;
-  /** Remote output path. */
-  remoteOutputPath?: string;
-  /** Local log files. */
-  logPaths: { stdout: string; stderr: string };
-  /** Reserved resources. */
-  cpus: number;
-  memoryGb: number;
-  gpuIndices: number[];
-}
 
 /** Where a job is in its life on this executor (see the header). */
 export type Phase = 'queued' | 'launching' | 'running' | 'finishing' | 'done';

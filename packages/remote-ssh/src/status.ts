@@ -7,13 +7,14 @@
  */
 import { CairnError } from '@cairn/core';
 import { decodeResult, rebuildError, type JobHandle, type JobStatus } from '@cairn/runner/executor';
+import type { SshJobInfo } from './executor.js';
 import { finish } from './finish.js';
 import type { Fleet } from './fleet.js';
 import { loseHost } from './hosts.js';
 import { shScript } from './quote.js';
 import { parseStatus, STATUS_SCRIPT, type RemoteJobState } from './remote-script.js';
 import { promisify } from './sftp.js';
-import type { HostState, Job, SshJobInfo } from './state.js';
+import type { HostState, Job } from './state.js';
 
 /** One round of status checks (the executor's interval), then placement of what is still queued. */
 export function tick(f: Fleet): void {
