@@ -131,3 +131,12 @@ export class CodeUploader {
     return target;
   }
 }
+
+/** A bundle still did not match its hash after it was uploaded again: refused, never run. */
+export function codeMismatch(conn: HostConnection, workDir: string, what: string, detail: string): CairnError {
+  return new CairnError(
+    'CAIRN_REMOTE',
+    `SSH host "${conn.target.name}": the code for ${what.startsWith('the ') ? what : `step "${what}"`} still does not match its SHA-256 after it was uploaded again (${detail.trim()}); it was not run. Something on the host is replacing files in ${workDir}: check who can write there.`,
+    { retryable: true },
+  );
+}

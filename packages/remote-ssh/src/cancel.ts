@@ -1,0 +1,108 @@
+/**
+ * Cancelling jobs, batched per host: a queued job ends at once; a detached job's process group
+ * gets TERM, then KILL after `cancelGraceMs`; a worker step is cancelled through its worker,
+ * which is itself killed when it has not recorded the end in time. A job that is launching kills
+ * itself once started (launch.ts). Either way the job ends when its host says it has.
+ */
+import type { JobHandle } from '@cairn/runner/executor';
+import type { Fleet } from './fleet.js';
+import { shScript } from './quote.js';
+import { ALIVE_SCRIPT, SIGNAL_SCRIPT, WORKER_CANCEL_SCRIPT } from './remote-script.js';
+import type { HostState, Job } from './state.js';
+import { check } from './status.js';
+import type { WorkerLink } from './worker-link.js';
+
+/** After a worker step's cancel grace, how long its worker has to record the end before it is killed. */
+const WORKER_CANCEL_SLACK_MS = 5000;
+
+/** `Executor.cancel`: marks the jobs cancelled and stops those already running. */
+export async function cancel(f: Fleet, handles: readonly JobHandle[]): Promise<void> {
+  const toKill: Job[] = [];
+  for (const hd of handles) {
+    const j = f.jobs.get(hd.jobId);
+    if (!j) continue;
+    j.cancelRequested = true;
+    if (j.phase === 'queued') f.end(j, { state: 'cancelled' });
+    else if (j.phase === 'running') toKill.push(j);
+    // 'launching' kills itself once started; 'finishing' already ended.
+  }
+  await kill(f, toKill);
+}
+
+/** Stops jobs, batched per host: detached jobs by process group, worker steps through their worker. */
+export async function kill(f: Fleet, jobs: Job[]): Promise<void> {
+  const detached = new Map<HostState, Job[]>();
+  const inWorker = new Map<HostState, Job[]>();
+  for (const j of jobs) {
+    const to = j.runsIn === 'worker' ? inWorker : detached;
+    if (j.host && j.info.pid) to.set(j.host, [...(to.get(j.host) ?? []), j]);
+  }
+  await Promise.all([...[...detached].map(([h, list]) => killDetached(f, h, list)), ...[...inWorker].map(([h, list]) => killInWorker(f, h, list))]);
+}
+
+/** TERM to each job's process group (one exec per host), then KILL after the grace; reports once gone. */
+async function killDetached(f: Fleet, h: HostState, list: Job[]): Promise<void> {
+  const pgids = list.map((j) => String(j.info.pid));
+  try {
+    let alive = await signal(f, h, SIGNAL_SCRIPT, ['TERM', ...pgids]);
+    const deadline = Date.now() + f.opts.cancelGraceMs;
+    while (alive.length > 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+      alive = await signal(f, h, ALIVE_SCRIPT, alive);
+    }
+    if (alive.length > 0) await signal(f, h, SIGNAL_SCRIPT, ['KILL', ...alive]);
+  } catch (err) {
+    f.logger.warn(`[${f.name}] cancel on SSH host "${h.options.name}": ${(err as Error).message}`);
+    return;
+  }
+  if (!h.checking) await check(f, h, list);
+}
+
+/**
+ * Cancels worker steps: a `cancel` message on the worker channel or, for adopted steps, one
+ * exec that writes each job's `cancel` file and signals its worker. The worker aborts the step's
+ * `ctx.signal` and TERMs its subprocesses, then after the grace stops the
+ * step's thread and KILLs what is left, and records exit 143. The job ends when that is seen
+ * (pushed on the worker channel, or by the status check). A worker that has not done so
+ * `WORKER_CANCEL_SLACK_MS` after the grace is broken: its process group is killed (its other
+ * steps become lost and are retried), so cancel stays reliable.
+ */
+async function killInWorker(f: Fleet, h: HostState, list: Job[]): Promise<void> {
+  const grace = f.opts.cancelGraceMs;
+  // On the channel that sent the step when it is up (ordered after the `run`), else by exec.
+  const byLink = new Map<WorkerLink, string[]>();
+  const byExec: string[] = [];
+  for (const j of list) {
+    if (j.link?.up) byLink.set(j.link, [...(byLink.get(j.link) ?? []), j.info.jobDir as string]);
+    else byExec.push(j.info.jobDir as string);
+  }
+  for (const [link, dirs] of byLink) if (!link.send({ t: 'cancel', dirs, graceMs: grace })) byExec.push(...dirs);
+  try {
+    if (byExec.length > 0) {
+      const r = await h.conn.exec(shScript(WORKER_CANCEL_SCRIPT, [String(grace), ...byExec]), { timeoutMs: f.opts.hostTimeoutMs });
+      if (r.code !== 0) throw new Error(`exit ${r.code}: ${r.stderr.trim()}`);
+    }
+  } catch (err) {
+    f.logger.warn(`[${f.name}] cancel on SSH host "${h.options.name}": ${(err as Error).message}`);
+    return;
+  }
+  const ended = (j: Job) => new Promise<void>((resolve) => (j.phase === 'done' ? resolve() : j.onEnd.push(resolve)));
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, grace + WORKER_CANCEL_SLACK_MS);
+  });
+  await Promise.race([Promise.all(list.map(ended)), late]);
+  clearTimeout(timer);
+  const stuck = list.filter((j) => j.phase !== 'done');
+  if (stuck.length === 0) return;
+  const pids = [...new Set(stuck.map((j) => String(j.info.pid)))];
+  f.logger.warn(`[${f.name}] the persistent worker on SSH host "${h.options.name}" (pid ${pids.join(', ')}) did not stop ${stuck.map((j) => `"${j.info.step}"`).join(', ')} within ${grace + WORKER_CANCEL_SLACK_MS} ms: killing the worker; its other steps are retried.`);
+  await h.conn.exec(shScript(SIGNAL_SCRIPT, ['KILL', ...pids]), { timeoutMs: f.opts.hostTimeoutMs }).catch(() => {});
+  if (!h.checking) await check(f, h, stuck);
+}
+
+/** Runs a signal or liveness script; returns the pids it printed (those still alive). */
+async function signal(f: Fleet, h: HostState, script: string, args: string[]): Promise<string[]> {
+  const r = await h.conn.exec(shScript(script, args), { timeoutMs: f.opts.hostTimeoutMs });
+  return r.stdout.toString('utf8').split('\n').filter((l) => /^\d+$/.test(l));
+}

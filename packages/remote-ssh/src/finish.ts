@@ -1,0 +1,91 @@
+/**
+ * Collecting a job that ended on its host: its logs (appended to the local log files), its result
+ * and, unless `sharedFs`, its outputs staged back, in parallel; then the job ends as succeeded,
+ * cancelled, or failed with the step's own error or one naming the exit code and the last of
+ * its stderr. A worker's `done` message carries logs, result and output listing (`Inline`).
+ */
+import { existsSync } from 'node:fs';
+import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { CairnError } from '@cairn/core';
+import { decodeResult, rebuildError } from '@cairn/runner/executor';
+import type { Fleet } from './fleet.js';
+import { removeLater } from './hosts.js';
+import { shScript } from './quote.js';
+import { TAIL_SCRIPT } from './remote-script.js';
+import { promisify } from './sftp.js';
+import { downloadDir } from './staging.js';
+import type { HostState, Inline, Job } from './state.js';
+
+const LOG_TAIL_BYTES = 4000;
+
+/** Collects an ended job: logs, result, staged outputs. `inline` is what a worker's `done` carried. */
+export async function finish(f: Fleet, j: Job, h: HostState, code: number, inline?: Inline): Promise<void> {
+  j.phase = 'finishing';
+  const jobDir = j.info.jobDir as string;
+  try {
+    const staging = code === 0 && !f.opts.sharedFs && j.info.remoteOutputPath !== undefined;
+    const readResult = async () => promisify(await h.conn.sftp()).readFile(`${jobDir}/result.msgpack`).catch(() => null);
+    // Logs, result and outputs in parallel: one round trip's latency, not three.
+    const [, bytes, staged] = await Promise.all([
+      inline?.stdout && inline.stderr ? appendLogs(j, inline.stdout, inline.stderr) : copyLogs(j, h),
+      inline ? inline.result : readResult(),
+      staging ? downloadDir(h.conn, j.info.remoteOutputPath as string, j.info.outputPath, inline?.out).then(() => true) : Promise.resolve(false),
+    ]);
+    const result = bytes ? decodeResult(bytes) : null;
+    if (code === 0 && result?.ok) {
+      if (staged) removeLater(h, [`${jobDir}/out`, `${jobDir}/deps`]);
+      f.end(j, { state: 'succeeded', result: result.result, exitCode: 0 });
+      return;
+    }
+    if (j.cancelRequested) {
+      f.end(j, { state: 'cancelled', exitCode: code });
+      return;
+    }
+    const tail = await stderrTail(j, h);
+    const where = `on SSH host "${h.options.name}" (${jobDir})`;
+    let error: Error;
+    if (result && !result.ok) {
+      error = rebuildError(result.error, j.info.step);
+      Object.assign(error, { exitCode: code, logTail: tail, host: h.options.name });
+    } else {
+      error = new CairnError('CAIRN_REMOTE', `Step "${j.info.step}" exited with code ${code} ${where} without a result.${tail ? ` Last stderr:\n${tail}` : ''}`, { step: j.info.step });
+      Object.assign(error, { exitCode: code, logTail: tail, host: h.options.name });
+    }
+    f.end(j, { state: 'failed', error, exitCode: code, reason: `exit code ${code}` });
+  } catch (err) {
+    if (j.phase !== 'finishing') return;
+    f.end(j, { state: 'lost', infrastructure: true, reason: `collecting the result failed: ${(err as Error).message}`, error: err });
+  }
+}
+
+/** The last `LOG_TAIL_BYTES` of the job's stderr: from the local copy, else from the host. */
+async function stderrTail(j: Job, h: HostState): Promise<string> {
+  try {
+    const local = await readFile(j.info.logPaths.stderr, 'utf8');
+    return local.slice(-LOG_TAIL_BYTES);
+  } catch {
+    const r = await h.conn.exec(shScript(TAIL_SCRIPT, [String(LOG_TAIL_BYTES), `${j.info.jobDir}/stderr.log`])).catch(() => null);
+    return r?.stdout.toString('utf8') ?? '';
+  }
+}
+
+/** Copies the remote logs to the job's local log files. */
+async function copyLogs(j: Job, h: HostState): Promise<void> {
+  const sftp = promisify(await h.conn.sftp());
+  const read = (k: 'stdout' | 'stderr') => sftp.readFile(`${j.info.jobDir}/${k}.log`).catch(() => Buffer.alloc(0));
+  const [stdout, stderr] = await Promise.all([read('stdout'), read('stderr')]);
+  await appendLogs(j, stdout, stderr);
+}
+
+/** Appends a job's log contents to its local log files (creating them when empty). */
+async function appendLogs(j: Job, stdout: Buffer, stderr: Buffer): Promise<void> {
+  await Promise.all(
+    ([['stdout', stdout], ['stderr', stderr]] as const).map(async ([k, data]) => {
+      const local = j.info.logPaths[k];
+      await mkdir(dirname(local), { recursive: true });
+      if (data.length > 0) await appendFile(local, data);
+      else if (!existsSync(local)) await writeFile(local, '');
+    }),
+  );
+}
