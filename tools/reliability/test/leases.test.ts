@@ -63,7 +63,9 @@ describe('leases and fenced commits', () => {
     const lease = localLayout.leaseFile(slowPath(t.dir));
     const tokenA = JSON.parse(readFileSync(lease, 'utf8')).token as string;
     await sleep(timing.staleMs + 400);
-    const b = leaseRunner(timing);
+    // B's step is longer: its lease must still be there when A, resumed, has given up (on a
+    // loaded machine A's exit can take seconds; with equal steps B could finish first).
+    const b = leaseRunner({ ...timing, stepMs: 8000 });
     await until(() => b.output().includes('STARTED'), 20_000, 'runner B to take over');
     expect(b.output()).toMatch(/taking over the stale lease/);
     const tokenB = JSON.parse(readFileSync(lease, 'utf8')).token as string;
