@@ -86,7 +86,13 @@ export function errorOf(node: Node, r: AttemptResult): unknown {
 export function runAttempt(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, accepted?: (handle: JobHandle) => void): Maybe<AttemptResult> {
   const key = adopted !== null ? adopted.record.executor : node.executor;
   const started = host.ensureStarted(key);
-  if (isPromise(started)) return started.then(() => begin(host, node, staged, attempt, adopted, key, accepted));
+  if (isPromise(started)) return beginAfter(started, host, node, staged, attempt, adopted, key, accepted);
+  return begin(host, node, staged, attempt, adopted, key, accepted);
+}
+
+/** {@link begin} once the executor has started (its own function: a closure in runAttempt would make every call allocate what it captures). */
+async function beginAfter(started: Promise<void>, host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, accepted: ((h: JobHandle) => void) | undefined): Promise<AttemptResult> {
+  await started;
   return begin(host, node, staged, attempt, adopted, key, accepted);
 }
 
@@ -113,7 +119,7 @@ function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: nu
     // A step that cancelled the run while it ran (the only abort that can reach it on this stack) was stopped.
     if (!isPromise(status)) return resultOf(job.aborted ? ABORTED : status, job, undefined, key, start, false);
     extOf(node).job = job;
-    return untilAborted(status, job).then((s) => resultOf(s, job, undefined, key, start, false));
+    return resultLater(status, job, key, start);
   }
   extOf(node).job = job;
   return submitAndWait(host, node, executor, key, job, start, adopted, accepted);
@@ -121,6 +127,11 @@ function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: nu
 
 function resultOf(status: JobStatus, job: Job, handle: JobHandle | undefined, executor: string, start: number, adopted: boolean): AttemptResult {
   return { status, handle, executor, start, end: Date.now(), stopped: job.aborted ? job.reason : undefined, adopted, job };
+}
+
+/** The result of a `runSync` that returned a promise (a function of its own: a closure in begin would make every call allocate what it captures). */
+async function resultLater(status: Promise<JobStatus>, job: Job, key: string, start: number): Promise<AttemptResult> {
+  return resultOf(await untilAborted(status, job), job, undefined, key, start, false);
 }
 
 /** The step's status, or cancelled at once when the job is aborted first. */

@@ -21,7 +21,7 @@ import { confirmDeps } from './confirm-deps.js';
 import { type Adopted, adopt, type AttemptResult, endOf, errorOf, handleOf, runAttempt } from './attempts.js';
 import { commitStep, firstTryRecord, fullRecord, recordValue, saveArtifact } from './commit.js';
 import type { Acquired } from './leases.js';
-import { FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER } from './node.js';
+import { extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER } from './node.js';
 import { decide } from './retry-policy.js';
 import type { Run } from './run.js';
 
@@ -114,20 +114,14 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
     let attempts: AttemptRecord[] | null = adopted !== null ? [...adopted.record.attempts] : null;
     let infra = 0;
     // After a takeover a dead runner's job record may be there: it goes before the commit, adopted or not.
-    let jobFile: Promise<unknown> | undefined = (node.flags & TOOK_OVER) !== 0 ? Promise.resolve() : undefined;
+    if ((node.flags & TOOK_OVER) !== 0) extOf(node).jobFile = Promise.resolve();
     for (let attempt = firstAttempt; ; attempt++) {
       if (adopted !== null) staged = adopted.record.staged as StagedAttempt;
       else {
         v = run.store.stage(node.path, run.holder, attempt, staged);
         staged = (isPromise(v) ? yield v : v) as StagedAttempt;
       }
-      const here = staged;
-      const accepted = run.registry.get(node.executor).capabilities.resumable
-        ? (handle: JobHandle) => {
-            const record: JobRecord = { cairn: 1, executor: node.executor, job: handle, attempt, start: Date.now(), firstStart, attempts: attempts ?? [], host: thisHost(), runId: run.config.runId, staged: here };
-            jobFile = Promise.resolve(run.store.writeJob(node.path, record)).catch((err: unknown) => run.logger.warn(`Step ${node.name}: recording job ${handle.jobId} failed: ${String(err)}`));
-          }
-        : undefined;
+      const accepted = run.registry.get(node.executor).capabilities.resumable ? jobRecorder(run, node, attempt, firstStart, attempts ?? [], staged) : undefined;
       v = runAttempt(run, node, staged, attempt, adopted, accepted);
       const r = (isPromise(v) ? yield v : v) as AttemptResult;
       adopted = null;
@@ -141,7 +135,7 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       }
       if (decision === 'succeed' && attempts === null && attempt === 1 && !r.adopted && r.executor === node.executor) {
         recordValue(node, r.status.result, staged);
-        if (jobFile !== undefined) yield* removeJobFile(run, node, jobFile);
+        if (node.ext !== null && node.ext.jobFile !== null) yield* removeJobFile(run, node, node.ext.jobFile);
         v = commitStep(run, node, 'SUCCESS', firstTryRecord(node, r.start, r.end), staged);
         if (isPromise(v)) yield v;
         run.ended(node, 'succeeded', undefined);
@@ -171,7 +165,7 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
         run.ended(node, 'failed', error);
         return;
       }
-      if (jobFile !== undefined) yield* removeJobFile(run, node, jobFile);
+      if (node.ext !== null && node.ext.jobFile !== null) yield* removeJobFile(run, node, node.ext.jobFile);
       const status = decision === 'succeed' ? 'SUCCESS' : decision === 'cancel' ? 'CANCELLED' : 'FAILED';
       const value = decision === 'succeed' ? recordValue(node, r.status.result, staged) : undefined;
       v = commitStep(run, node, status, fullRecord(node, status, attempts, handleOf(r), error, value, firstStart, r.end), staged);
@@ -182,6 +176,18 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
   } catch (err) {
     yield* failUnderLease(run, node, staged, err);
   }
+}
+
+/**
+ * What a resumable executor's accepted job leaves: its job record, so that a runner taking the
+ * lease over can adopt the job (a function of its own: a closure in the lifecycle would make
+ * every step's lifecycle allocate the variables it captures).
+ */
+function jobRecorder(run: Run, node: Node, attempt: number, firstStart: number, attempts: readonly AttemptRecord[], staged: StagedAttempt): (handle: JobHandle) => void {
+  return (handle) => {
+    const record: JobRecord = { cairn: 1, executor: node.executor, job: handle, attempt, start: Date.now(), firstStart, attempts, host: thisHost(), runId: run.config.runId, staged };
+    extOf(node).jobFile = Promise.resolve(run.store.writeJob(node.path, record)).catch((err: unknown) => run.logger.warn(`Step ${node.name}: recording job ${handle.jobId} failed: ${String(err)}`));
+  };
 }
 
 /** Waits for the job record's write and removes it: a job record never outlives its step's commit. */

@@ -70,6 +70,8 @@ export interface NodeExt {
   refreshing: Promise<unknown> | null;
   /** How a {@link DRIFTED} step's recorded recipe differs from its spec. */
   drift: Drift | null;
+  /** The writing of the step's job record (or, after a takeover, the dead runner's record): it is removed before the commit. */
+  jobFile: Promise<unknown> | null;
 }
 
 /** A new node; `build` makes its record (commit.ts installs it). */
@@ -96,7 +98,7 @@ export function newNode(spec: StepSpec, path: string, stamp: RunStamp, build: (t
 
 /** The node's {@link NodeExt}, made now if it has none. */
 export function extOf(node: Node): NodeExt {
-  return (node.ext ??= { demand: null, job: null, beatAt: 0, refreshing: null, drift: null });
+  return (node.ext ??= { demand: null, job: null, beatAt: 0, refreshing: null, drift: null, jobFile: null });
 }
 
 /** The pool demand of `node`, if any. */
