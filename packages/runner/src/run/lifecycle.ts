@@ -21,7 +21,7 @@ import { confirmDeps } from './confirm-deps.js';
 import { type Adopted, adopt, type AttemptResult, endOf, errorOf, handleOf, runAttempt } from './attempts.js';
 import { commitStep, firstTryRecord, fullRecord, recordValue, saveArtifact } from './commit.js';
 import type { Acquired } from './leases.js';
-import { extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER } from './node.js';
+import { ADOPTED, ADOPTED_DEP, extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER, UNCONFIRMED_DEP } from './node.js';
 import { decide } from './retry-policy.js';
 import type { Run } from './run.js';
 
@@ -76,7 +76,7 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
   }
   // An adopted source (its own, or a dependency's) that is missing fails the step before it
   // starts, writing nothing (not FAILED: once the data is there, the next run goes ahead).
-  let v: unknown = checkAdoptedSources(run.store, run.prefix, node.spec);
+  let v: unknown = (node.flags & (ADOPTED | ADOPTED_DEP)) !== 0 ? checkAdoptedSources(run.store, run.prefix, node.spec) : undefined;
   if (v !== undefined) {
     try {
       yield v as Promise<void>;
@@ -100,8 +100,11 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       run.ended(node, 'cancelled', run.cancelReason);
       return;
     }
-    v = confirmDeps(run, node);
-    if (isPromise(v)) yield v;
+    // Only a dependency served from the store has a result to read (most steps have none).
+    if ((node.flags & UNCONFIRMED_DEP) !== 0) {
+      v = confirmDeps(run, node);
+      if (isPromise(v)) yield v;
+    }
     let adopted: Adopted | null = null;
     if ((node.flags & TOOK_OVER) !== 0) {
       adopted = (yield adopt(run, node)) as Adopted | null;
