@@ -81,9 +81,9 @@ export function errorOf(node: Node, r: AttemptResult): unknown {
 
 /**
  * Runs attempt `attempt` of `node` in `staged` (or waits on `adopted`). `accepted` is told the
- * handle once a resumable executor accepted the job.
+ * handle (and the attempt's start) once a resumable executor accepted the job.
  */
-export function runAttempt(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, accepted?: (handle: JobHandle) => void): Maybe<AttemptResult> {
+export function runAttempt(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, accepted?: (handle: JobHandle, start: number) => void): Maybe<AttemptResult> {
   const key = adopted !== null ? adopted.record.executor : node.executor;
   const started = host.ensureStarted(key);
   if (isPromise(started)) return beginAfter(started, host, node, staged, attempt, adopted, key, accepted);
@@ -91,7 +91,7 @@ export function runAttempt(host: AttemptHost, node: Node, staged: StagedAttempt,
 }
 
 /** {@link begin} once the executor has started (its own function: a closure in runAttempt would make every call allocate what it captures). */
-async function beginAfter(started: Promise<void>, host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, accepted: ((h: JobHandle) => void) | undefined): Promise<AttemptResult> {
+async function beginAfter(started: Promise<void>, host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, accepted: ((h: JobHandle, start: number) => void) | undefined): Promise<AttemptResult> {
   await started;
   return begin(host, node, staged, attempt, adopted, key, accepted);
 }
@@ -101,7 +101,7 @@ function callRunSync(executor: Executor, job: Job): Maybe<JobStatus> {
   return (executor.runSync as NonNullable<Executor['runSync']>)(job);
 }
 
-function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, accepted: ((h: JobHandle) => void) | undefined): Maybe<AttemptResult> {
+function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, accepted: ((h: JobHandle, start: number) => void) | undefined): Maybe<AttemptResult> {
   const executor = adopted !== null ? adopted.executor : host.registry.get(key);
   const job = new Job(host, node, staged, attempt);
   if (host.cancelled) job.abort(host.cancelReason);
@@ -152,7 +152,7 @@ function untilAborted(status: Promise<JobStatus>, job: Job): Promise<JobStatus> 
  * Submits the job (or waits on the adopted one) and resolves on its terminal report, or at once
  * when the job is aborted. Reports are routed by the registry key, not `executor.name`.
  */
-function submitAndWait(host: AttemptHost, node: Node, executor: Executor, key: string, job: Job, start: number, adopted: Adopted | null, accepted: ((h: JobHandle) => void) | undefined): Promise<AttemptResult> {
+function submitAndWait(host: AttemptHost, node: Node, executor: Executor, key: string, job: Job, start: number, adopted: Adopted | null, accepted: ((h: JobHandle, start: number) => void) | undefined): Promise<AttemptResult> {
   const { registry, logger } = host;
   const signal = job.signal;
   const spec = node.spec;
@@ -195,7 +195,7 @@ function submitAndWait(host: AttemptHost, node: Node, executor: Executor, key: s
           void cancel(h);
           return;
         }
-        if (adopted === null) accepted?.(h);
+        if (adopted === null) accepted?.(h, start);
         registry.expect(key, h.jobId, finish);
       },
       (error: unknown) => finish({ state: 'failed', error }),

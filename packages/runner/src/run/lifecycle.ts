@@ -112,7 +112,8 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       if (isPromise(v)) yield v;
     }
     const firstAttempt = adopted !== null ? adopted.record.attempt : 1;
-    const firstStart = adopted !== null ? adopted.record.firstStart : Date.now();
+    // The start of the step's first attempt (known once it has started: no clock read of its own).
+    let firstStart = adopted !== null ? adopted.record.firstStart : 0;
     // Null while this run has made one attempt that has not ended: the common case needs no list.
     let attempts: AttemptRecord[] | null = adopted !== null ? [...adopted.record.attempts] : null;
     let infra = 0;
@@ -127,6 +128,7 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       const accepted = run.registry.get(node.executor).capabilities.resumable ? jobRecorder(run, node, attempt, firstStart, attempts ?? [], staged) : undefined;
       v = runAttempt(run, node, staged, attempt, adopted, accepted);
       const r = (isPromise(v) ? yield v : v) as AttemptResult;
+      if (firstStart === 0) firstStart = r.start;
       adopted = null;
       if (node.ext !== null) node.ext.job = null;
       const end = endOf(r);
@@ -186,9 +188,9 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
  * lease over can adopt the job (a function of its own: a closure in the lifecycle would make
  * every step's lifecycle allocate the variables it captures).
  */
-function jobRecorder(run: Run, node: Node, attempt: number, firstStart: number, attempts: readonly AttemptRecord[], staged: StagedAttempt): (handle: JobHandle) => void {
-  return (handle) => {
-    const record: JobRecord = { cairn: 1, executor: node.executor, job: handle, attempt, start: Date.now(), firstStart, attempts, host: thisHost(), runId: run.config.runId, staged };
+function jobRecorder(run: Run, node: Node, attempt: number, firstStart: number, attempts: readonly AttemptRecord[], staged: StagedAttempt): (handle: JobHandle, start: number) => void {
+  return (handle, start) => {
+    const record: JobRecord = { cairn: 1, executor: node.executor, job: handle, attempt, start: Date.now(), firstStart: firstStart !== 0 ? firstStart : start, attempts, host: thisHost(), runId: run.config.runId, staged };
     extOf(node).jobFile = Promise.resolve(run.store.writeJob(node.path, record)).catch((err: unknown) => run.logger.warn(`Step ${node.name}: recording job ${handle.jobId} failed: ${String(err)}`));
   };
 }
