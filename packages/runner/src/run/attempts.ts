@@ -80,20 +80,21 @@ export function errorOf(node: Node, r: AttemptResult): unknown {
 }
 
 /**
- * Runs attempt `attempt` of `node` in `staged` (or waits on `adopted`). `accepted` is told the
- * handle (and the attempt's start) once a resumable executor accepted the job.
+ * Runs attempt `attempt` of `node` in `staged` (or waits on `adopted`), starting at `clock`
+ * (epoch ms; 0: now). `accepted` is told the handle (and the attempt's start) once a resumable
+ * executor accepted the job.
  */
-export function runAttempt(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, accepted?: (handle: JobHandle, start: number) => void): Maybe<AttemptResult> {
+export function runAttempt(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, clock: number, accepted?: (handle: JobHandle, start: number) => void): Maybe<AttemptResult> {
   const key = adopted !== null ? adopted.record.executor : node.executor;
   const started = host.ensureStarted(key);
   if (isPromise(started)) return beginAfter(started, host, node, staged, attempt, adopted, key, accepted);
-  return begin(host, node, staged, attempt, adopted, key, accepted);
+  return begin(host, node, staged, attempt, adopted, key, clock, accepted);
 }
 
 /** {@link begin} once the executor has started (its own function: a closure in runAttempt would make every call allocate what it captures). */
 async function beginAfter(started: Promise<void>, host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, accepted: ((h: JobHandle, start: number) => void) | undefined): Promise<AttemptResult> {
   await started;
-  return begin(host, node, staged, attempt, adopted, key, accepted);
+  return begin(host, node, staged, attempt, adopted, key, 0, accepted);
 }
 
 /** `runSync` called as a method of `executor` (for AsyncLocalStorage.run, without a closure). */
@@ -101,11 +102,11 @@ function callRunSync(executor: Executor, job: Job): Maybe<JobStatus> {
   return (executor.runSync as NonNullable<Executor['runSync']>)(job);
 }
 
-function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, accepted: ((h: JobHandle, start: number) => void) | undefined): Maybe<AttemptResult> {
+function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, clock: number, accepted: ((h: JobHandle, start: number) => void) | undefined): Maybe<AttemptResult> {
   const executor = adopted !== null ? adopted.executor : host.registry.get(key);
   const job = new Job(host, node, staged, attempt);
   if (host.cancelled) job.abort(host.cancelReason);
-  const start = adopted !== null ? adopted.record.start : Date.now();
+  const start = adopted !== null ? adopted.record.start : clock !== 0 ? clock : Date.now();
   host.running(node, attempt, staged);
   if (executor.runSync !== undefined && executor.capabilities.inProcess && adopted === null && node.spec.timeoutMs === undefined && !job.aborted) {
     // In the client's async context, so values the caller keeps in AsyncLocalStorage reach the step.

@@ -48,10 +48,10 @@ export class LeaseKeeper {
     this.#host = host;
   }
 
-  /** Tries to take `node`'s lease; re-reads its state under the lease. */
-  acquire(node: Node): Maybe<Acquired> {
+  /** Tries to take `node`'s lease, stamped `now` (epoch ms); re-reads its state under the lease. */
+  acquire(node: Node, now: number): Maybe<Acquired> {
     const { store, holder } = this.#host;
-    holder.timestamp = Date.now() / 1000;
+    holder.timestamp = now / 1000;
     const created = store.createLease(node.path, holder);
     if (created === true) return this.#underLease(node);
     if (created === false) return drive(this.#contended(node));

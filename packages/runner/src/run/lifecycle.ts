@@ -85,8 +85,14 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       return;
     }
   }
-  v = run.leases.acquire(node);
-  if (isPromise(v)) v = yield v;
+  // One clock read stamps the lease and, when the lifecycle does not wait before it, starts the
+  // first attempt (as the old scheduler did; 0 once it waited: the attempt reads the clock then).
+  let clock = Date.now();
+  v = run.leases.acquire(node, clock);
+  if (isPromise(v)) {
+    v = yield v;
+    clock = 0;
+  }
   if (v !== 'acquired') {
     run.notAcquired(node, v as Exclude<Acquired, 'acquired'>);
     return;
@@ -103,10 +109,14 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
     // Only a dependency served from the store has a result to read (most steps have none).
     if ((node.flags & UNCONFIRMED_DEP) !== 0) {
       v = confirmDeps(run, node);
-      if (isPromise(v)) yield v;
+      if (isPromise(v)) {
+        yield v;
+        clock = 0;
+      }
     }
     let adopted: Adopted | null = null;
     if ((node.flags & TOOK_OVER) !== 0) {
+      clock = 0;
       adopted = (yield adopt(run, node)) as Adopted | null;
       v = run.store.sweep(node.path, adopted?.record.staged);
       if (isPromise(v)) yield v;
@@ -123,10 +133,15 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       if (adopted !== null) staged = adopted.record.staged as StagedAttempt;
       else {
         v = run.store.stage(node.path, run.holder, attempt, staged);
-        staged = (isPromise(v) ? yield v : v) as StagedAttempt;
+        if (isPromise(v)) {
+          v = yield v;
+          clock = 0;
+        }
+        staged = v as StagedAttempt;
       }
       const accepted = run.registry.get(node.executor).capabilities.resumable ? jobRecorder(run, node, attempt, firstStart, attempts ?? [], staged) : undefined;
-      v = runAttempt(run, node, staged, attempt, adopted, accepted);
+      v = runAttempt(run, node, staged, attempt, adopted, clock, accepted);
+      clock = 0;
       const r = (isPromise(v) ? yield v : v) as AttemptResult;
       if (firstStart === 0) firstStart = r.start;
       adopted = null;
