@@ -60,6 +60,8 @@ export class Admission {
   #gate = 0;
   /** Wakes the puller waiting for room in the ready queue. */
   #room: (() => void) | undefined;
+  /** {@link #passes}, bound once: an arrow in `pump` would make every call (most only flag another pass) allocate a context for `this`. */
+  readonly #passesBound = (): void => this.#passes();
 
   constructor(host: AdmissionHost, maxConcurrent: number, pools: Readonly<Record<string, number>>) {
     this.#host = host;
@@ -140,7 +142,7 @@ export class Admission {
     this.#sliceStart = performance.now();
     this.#count = 0;
     try {
-      if (this.#head < this.#tail || this.#blocked.length > 0) this.#host.inContext(() => this.#passes());
+      if (this.#head < this.#tail || this.#blocked.length > 0) this.#host.inContext(this.#passesBound);
     } finally {
       this.#pumping = false;
     }

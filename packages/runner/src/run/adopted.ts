@@ -54,10 +54,12 @@ export function checkAdoptedSources(store: Store, prefix: string, spec: StepSpec
   const deps = spec.deps;
   for (let i = 0; i < deps.length; i++) if ((deps[i] as StepSpec).adoptedSource !== undefined) (adopted ??= []).push(deps[i] as StepSpec);
   if (adopted === undefined) return undefined;
-  const found = adopted;
-  return (async () => {
-    for (const a of found) {
-      if (!(await exists(store, prefix, a.name, a.adoptedSource as string))) throw adoptMissing(a, a === spec ? undefined : spec.name);
-    }
-  })();
+  return checkSources(store, prefix, spec, adopted);
+}
+
+/** The checks of {@link checkAdoptedSources} (a function of its own: a closure there would make every call allocate what it captures). */
+async function checkSources(store: Store, prefix: string, spec: StepSpec, adopted: readonly StepSpec[]): Promise<void> {
+  for (const a of adopted) {
+    if (!(await exists(store, prefix, a.name, a.adoptedSource as string))) throw adoptMissing(a, a === spec ? undefined : spec.name);
+  }
 }

@@ -80,14 +80,21 @@ export function errorOf(node: Node, r: AttemptResult): unknown {
 }
 
 /**
- * Runs attempt `attempt` of `node` in `staged` (or waits on `adopted`). `accepted` is told the
- * handle once a resumable executor accepted the job.
+ * Runs attempt `attempt` of `node` in `staged` (or waits on `adopted`), starting at `clock`
+ * (epoch ms; 0: now). `accepted` is told the handle (and the attempt's start) once a resumable
+ * executor accepted the job.
  */
-export function runAttempt(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, accepted?: (handle: JobHandle) => void): Maybe<AttemptResult> {
+export function runAttempt(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, clock: number, accepted?: (handle: JobHandle, start: number) => void): Maybe<AttemptResult> {
   const key = adopted !== null ? adopted.record.executor : node.executor;
   const started = host.ensureStarted(key);
-  if (isPromise(started)) return started.then(() => begin(host, node, staged, attempt, adopted, key, accepted));
-  return begin(host, node, staged, attempt, adopted, key, accepted);
+  if (isPromise(started)) return beginAfter(started, host, node, staged, attempt, adopted, key, accepted);
+  return begin(host, node, staged, attempt, adopted, key, clock, accepted);
+}
+
+/** {@link begin} once the executor has started (its own function: a closure in runAttempt would make every call allocate what it captures). */
+async function beginAfter(started: Promise<void>, host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, accepted: ((h: JobHandle, start: number) => void) | undefined): Promise<AttemptResult> {
+  await started;
+  return begin(host, node, staged, attempt, adopted, key, 0, accepted);
 }
 
 /** `runSync` called as a method of `executor` (for AsyncLocalStorage.run, without a closure). */
@@ -95,11 +102,11 @@ function callRunSync(executor: Executor, job: Job): Maybe<JobStatus> {
   return (executor.runSync as NonNullable<Executor['runSync']>)(job);
 }
 
-function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, accepted: ((h: JobHandle) => void) | undefined): Maybe<AttemptResult> {
+function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: number, adopted: Adopted | null, key: string, clock: number, accepted: ((h: JobHandle, start: number) => void) | undefined): Maybe<AttemptResult> {
   const executor = adopted !== null ? adopted.executor : host.registry.get(key);
   const job = new Job(host, node, staged, attempt);
   if (host.cancelled) job.abort(host.cancelReason);
-  const start = adopted !== null ? adopted.record.start : Date.now();
+  const start = adopted !== null ? adopted.record.start : clock !== 0 ? clock : Date.now();
   host.running(node, attempt, staged);
   if (executor.runSync !== undefined && executor.capabilities.inProcess && adopted === null && node.spec.timeoutMs === undefined && !job.aborted) {
     // In the client's async context, so values the caller keeps in AsyncLocalStorage reach the step.
@@ -113,7 +120,7 @@ function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: nu
     // A step that cancelled the run while it ran (the only abort that can reach it on this stack) was stopped.
     if (!isPromise(status)) return resultOf(job.aborted ? ABORTED : status, job, undefined, key, start, false);
     extOf(node).job = job;
-    return untilAborted(status, job).then((s) => resultOf(s, job, undefined, key, start, false));
+    return resultLater(status, job, key, start);
   }
   extOf(node).job = job;
   return submitAndWait(host, node, executor, key, job, start, adopted, accepted);
@@ -121,6 +128,11 @@ function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: nu
 
 function resultOf(status: JobStatus, job: Job, handle: JobHandle | undefined, executor: string, start: number, adopted: boolean): AttemptResult {
   return { status, handle, executor, start, end: Date.now(), stopped: job.aborted ? job.reason : undefined, adopted, job };
+}
+
+/** The result of a `runSync` that returned a promise (a function of its own: a closure in begin would make every call allocate what it captures). */
+async function resultLater(status: Promise<JobStatus>, job: Job, key: string, start: number): Promise<AttemptResult> {
+  return resultOf(await untilAborted(status, job), job, undefined, key, start, false);
 }
 
 /** The step's status, or cancelled at once when the job is aborted first. */
@@ -141,7 +153,7 @@ function untilAborted(status: Promise<JobStatus>, job: Job): Promise<JobStatus> 
  * Submits the job (or waits on the adopted one) and resolves on its terminal report, or at once
  * when the job is aborted. Reports are routed by the registry key, not `executor.name`.
  */
-function submitAndWait(host: AttemptHost, node: Node, executor: Executor, key: string, job: Job, start: number, adopted: Adopted | null, accepted: ((h: JobHandle) => void) | undefined): Promise<AttemptResult> {
+function submitAndWait(host: AttemptHost, node: Node, executor: Executor, key: string, job: Job, start: number, adopted: Adopted | null, accepted: ((h: JobHandle, start: number) => void) | undefined): Promise<AttemptResult> {
   const { registry, logger } = host;
   const signal = job.signal;
   const spec = node.spec;
@@ -184,7 +196,7 @@ function submitAndWait(host: AttemptHost, node: Node, executor: Executor, key: s
           void cancel(h);
           return;
         }
-        if (adopted === null) accepted?.(h);
+        if (adopted === null) accepted?.(h, start);
         registry.expect(key, h.jobId, finish);
       },
       (error: unknown) => finish({ state: 'failed', error }),

@@ -31,8 +31,9 @@ export interface CommitHost {
 export function recordValue(node: Node, result: unknown, staged: StagedAttempt): unknown {
   // A value its kind saved into the output is not recorded (it need not be JSON).
   if (node.spec.artifact?.save !== undefined) result = undefined;
-  // Not a warning: a value that is dropped would load differently once cached.
-  checkRecordable(node.name, result);
+  // Not a warning: a value that is dropped would load differently once cached. (Nothing to
+  // check in no value, the common case: the check allocates its walk's state on every call.)
+  if (result !== undefined) checkRecordable(node.name, result);
   let value = jsonSafe(result);
   if (value === NOT_JSON) throw new CairnError('CAIRN_UNRECORDABLE_RESULT', `Step "${node.name}": its return value has no JSON form; return plain JSON.`, { step: node.name });
   else if (value !== undefined && staged.dir !== node.path && typeof value !== 'number' && typeof value !== 'boolean') value = rebase(value, staged.dir, node.path);
@@ -81,15 +82,26 @@ export function fullRecord(node: Node, status: StatusToken, attempts: readonly A
 export function commitStep(host: CommitHost, node: Node, status: StatusToken, record: DeferredRecord, staged: StagedAttempt | undefined): Maybe<void> {
   // A refresh in flight would write the lease back after the release.
   const refreshing = host.leases.quiesce(node);
-  if (refreshing !== undefined) return refreshing.then(() => publish(host, node, status, record, staged));
+  if (refreshing !== undefined) return publishAfter(refreshing, host, node, status, record, staged);
+  return publish(host, node, status, record, staged);
+}
+
+async function publishAfter(refreshing: Promise<unknown>, host: CommitHost, node: Node, status: StatusToken, record: DeferredRecord, staged: StagedAttempt | undefined): Promise<void> {
+  await refreshing;
   return publish(host, node, status, record, staged);
 }
 
 function publish(host: CommitHost, node: Node, status: StatusToken, record: DeferredRecord, staged: StagedAttempt | undefined): Maybe<void> {
   const done = host.store.commit(node.path, host.holder, { status, record, staged, release: true });
-  if (isPromise(done)) return done.then(() => host.leases.forget(node));
+  if (isPromise(done)) return published(host, node, done);
   host.leases.forget(node);
   return undefined;
+}
+
+/** The lease is gone with the commit (a function of its own: a closure in publish would make every call allocate what it captures). */
+async function published(host: CommitHost, node: Node, done: Promise<void>): Promise<void> {
+  await done;
+  host.leases.forget(node);
 }
 
 /** Writes DEP_FAILED for `node` under a lease of its own, unless another runner built it meanwhile. */

@@ -19,12 +19,19 @@ export function confirmDeps(run: Run, node: Node): Maybe<void> {
     if ((d.flags & HAS_RESULT) === 0) (unknown ??= []).push(d);
   }
   if (unknown === undefined) return undefined;
-  const list = unknown;
-  const states = run.store.readStates(
-    list.map((d) => d.path),
-    true,
-  );
-  return isPromise(states) ? states.then((s) => confirmed(node, list, s)) : confirmed(node, list, states);
+  const states = run.store.readStates(pathsOf(unknown), true);
+  return isPromise(states) ? confirmedLater(node, unknown, states) : confirmed(node, unknown, states);
+}
+
+// Helpers, not closures: a closure in confirmDeps would make every call allocate what it captures.
+function pathsOf(deps: readonly Node[]): string[] {
+  const paths = new Array<string>(deps.length);
+  for (let i = 0; i < deps.length; i++) paths[i] = (deps[i] as Node).path;
+  return paths;
+}
+
+async function confirmedLater(node: Node, deps: readonly Node[], states: Promise<StoredState[]>): Promise<void> {
+  confirmed(node, deps, await states);
 }
 
 function confirmed(node: Node, deps: readonly Node[], states: readonly StoredState[]): void {

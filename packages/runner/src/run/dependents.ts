@@ -7,7 +7,7 @@
  */
 import { CairnError } from '@cairn/core';
 import { isOkState, type FinalStepState, type StepState } from '../states.js';
-import { type Node, SETTLED } from './node.js';
+import { HAS_RESULT, type Node, SETTLED, UNCONFIRMED_DEP } from './node.js';
 
 /** What a settle or event says besides the state. */
 export interface SettleExtra {
@@ -102,6 +102,8 @@ export class Dependents {
     if (e < 0) return;
     node.firstEdge = node.lastEdge = -1;
     const ok = isOkState(state);
+    // Served from the store (cached, built elsewhere): its dependents read its result before they run.
+    const unconfirmed = ok && (node.flags & HAS_RESULT) === 0;
     const to = this.#to;
     const next = this.#next;
     do {
@@ -111,6 +113,7 @@ export class Dependents {
       to[e] = undefined;
       next[e] = this.#free;
       this.#free = e;
+      if (unconfirmed) d.flags |= UNCONFIRMED_DEP;
       this.#notify(d, node, ok);
       e = after;
     } while (e >= 0);

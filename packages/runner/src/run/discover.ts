@@ -13,7 +13,7 @@ import { classify } from './classify.js';
 import { NO_EXTRA } from './dependents.js';
 import { driftOf } from './drift.js';
 import { driftVerdict } from './drift-policy.js';
-import { BUILT, DRIFTED, extOf, FORCED, newNode, type Node, SETTLED } from './node.js';
+import { ADOPTED, ADOPTED_DEP, BUILT, DRIFTED, extOf, FORCED, HAS_RESULT, newNode, type Node, SETTLED, UNCONFIRMED_DEP } from './node.js';
 import { buildNodeRecord } from './record.js';
 import type { Run } from './run.js';
 import { type Selection, selects } from './selection.js';
@@ -313,8 +313,10 @@ function wire(run: Run, node: Node): void {
   for (let i = 0; i < deps.length; i++) {
     const d = run.nodeOf(deps[i] as StepSpec) as Node;
     if (d === node) continue;
+    if ((d.flags & ADOPTED) !== 0) node.flags |= ADOPTED_DEP;
     if ((d.flags & SETTLED) !== 0) {
       if (d.state !== 'succeeded' && d.state !== 'cached' && d.state !== 'skipped') failedDep ??= d;
+      else if ((d.flags & HAS_RESULT) === 0) node.flags |= UNCONFIRMED_DEP;
     } else run.dependents.link(d, node);
   }
   if (failedDep !== undefined) {

@@ -48,14 +48,20 @@ export class LeaseKeeper {
     this.#host = host;
   }
 
-  /** Tries to take `node`'s lease; re-reads its state under the lease. */
-  acquire(node: Node): Maybe<Acquired> {
+  /** Tries to take `node`'s lease, stamped `now` (epoch ms); re-reads its state under the lease. */
+  acquire(node: Node, now: number): Maybe<Acquired> {
     const { store, holder } = this.#host;
-    holder.timestamp = Date.now() / 1000;
+    holder.timestamp = now / 1000;
     const created = store.createLease(node.path, holder);
     if (created === true) return this.#underLease(node);
     if (created === false) return drive(this.#contended(node));
-    return created.then((ok) => (ok ? this.#underLease(node) : drive(this.#contended(node))));
+    return this.#created(node, created);
+  }
+
+  // Promise continuations are methods of their own: a closure in acquire or #underLease would
+  // make every call allocate the variables it captures, promise or not.
+  async #created(node: Node, created: Promise<boolean>): Promise<Acquired> {
+    return (await created) ? this.#underLease(node) : drive(this.#contended(node));
   }
 
   #underLease(node: Node): Maybe<Acquired> {
@@ -64,7 +70,11 @@ export class LeaseKeeper {
     // (a mutable or forced step is rebuilt anyway, unless another runner was seen on it in this run).
     if ((node.spec.mutable || (node.flags & FORCED) !== 0) && (node.flags & SAW_FOREIGN_LEASE) === 0) return 'acquired';
     const st = this.#host.store.readStates([node.path], true);
-    return isPromise(st) ? st.then((s) => this.#verdict(node, s)) : this.#verdict(node, st);
+    return isPromise(st) ? this.#verdictOf(node, st) : this.#verdict(node, st);
+  }
+
+  async #verdictOf(node: Node, states: Promise<StoredState[]>): Promise<Acquired> {
+    return this.#verdict(node, await states);
   }
 
   #verdict(node: Node, states: StoredState[]): Maybe<Acquired> {

@@ -21,7 +21,7 @@ import { confirmDeps } from './confirm-deps.js';
 import { type Adopted, adopt, type AttemptResult, endOf, errorOf, handleOf, runAttempt } from './attempts.js';
 import { commitStep, firstTryRecord, fullRecord, recordValue, saveArtifact } from './commit.js';
 import type { Acquired } from './leases.js';
-import { FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER } from './node.js';
+import { ADOPTED, ADOPTED_DEP, extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER, UNCONFIRMED_DEP } from './node.js';
 import { decide } from './retry-policy.js';
 import type { Run } from './run.js';
 
@@ -76,7 +76,7 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
   }
   // An adopted source (its own, or a dependency's) that is missing fails the step before it
   // starts, writing nothing (not FAILED: once the data is there, the next run goes ahead).
-  let v: unknown = checkAdoptedSources(run.store, run.prefix, node.spec);
+  let v: unknown = (node.flags & (ADOPTED | ADOPTED_DEP)) !== 0 ? checkAdoptedSources(run.store, run.prefix, node.spec) : undefined;
   if (v !== undefined) {
     try {
       yield v as Promise<void>;
@@ -85,8 +85,14 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       return;
     }
   }
-  v = run.leases.acquire(node);
-  if (isPromise(v)) v = yield v;
+  // One clock read stamps the lease and, when the lifecycle does not wait before it, starts the
+  // first attempt (as the old scheduler did; 0 once it waited: the attempt reads the clock then).
+  let clock = Date.now();
+  v = run.leases.acquire(node, clock);
+  if (isPromise(v)) {
+    v = yield v;
+    clock = 0;
+  }
   if (v !== 'acquired') {
     run.notAcquired(node, v as Exclude<Acquired, 'acquired'>);
     return;
@@ -100,36 +106,44 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       run.ended(node, 'cancelled', run.cancelReason);
       return;
     }
-    v = confirmDeps(run, node);
-    if (isPromise(v)) yield v;
+    // Only a dependency served from the store has a result to read (most steps have none).
+    if ((node.flags & UNCONFIRMED_DEP) !== 0) {
+      v = confirmDeps(run, node);
+      if (isPromise(v)) {
+        yield v;
+        clock = 0;
+      }
+    }
     let adopted: Adopted | null = null;
     if ((node.flags & TOOK_OVER) !== 0) {
+      clock = 0;
       adopted = (yield adopt(run, node)) as Adopted | null;
       v = run.store.sweep(node.path, adopted?.record.staged);
       if (isPromise(v)) yield v;
     }
     const firstAttempt = adopted !== null ? adopted.record.attempt : 1;
-    const firstStart = adopted !== null ? adopted.record.firstStart : Date.now();
+    // The start of the step's first attempt (known once it has started: no clock read of its own).
+    let firstStart = adopted !== null ? adopted.record.firstStart : 0;
     // Null while this run has made one attempt that has not ended: the common case needs no list.
     let attempts: AttemptRecord[] | null = adopted !== null ? [...adopted.record.attempts] : null;
     let infra = 0;
     // After a takeover a dead runner's job record may be there: it goes before the commit, adopted or not.
-    let jobFile: Promise<unknown> | undefined = (node.flags & TOOK_OVER) !== 0 ? Promise.resolve() : undefined;
+    if ((node.flags & TOOK_OVER) !== 0) extOf(node).jobFile = Promise.resolve();
     for (let attempt = firstAttempt; ; attempt++) {
       if (adopted !== null) staged = adopted.record.staged as StagedAttempt;
       else {
         v = run.store.stage(node.path, run.holder, attempt, staged);
-        staged = (isPromise(v) ? yield v : v) as StagedAttempt;
+        if (isPromise(v)) {
+          v = yield v;
+          clock = 0;
+        }
+        staged = v as StagedAttempt;
       }
-      const here = staged;
-      const accepted = run.registry.get(node.executor).capabilities.resumable
-        ? (handle: JobHandle) => {
-            const record: JobRecord = { cairn: 1, executor: node.executor, job: handle, attempt, start: Date.now(), firstStart, attempts: attempts ?? [], host: thisHost(), runId: run.config.runId, staged: here };
-            jobFile = Promise.resolve(run.store.writeJob(node.path, record)).catch((err: unknown) => run.logger.warn(`Step ${node.name}: recording job ${handle.jobId} failed: ${String(err)}`));
-          }
-        : undefined;
-      v = runAttempt(run, node, staged, attempt, adopted, accepted);
+      const accepted = run.registry.get(node.executor).capabilities.resumable ? jobRecorder(run, node, attempt, firstStart, attempts ?? [], staged) : undefined;
+      v = runAttempt(run, node, staged, attempt, adopted, clock, accepted);
+      clock = 0;
       const r = (isPromise(v) ? yield v : v) as AttemptResult;
+      if (firstStart === 0) firstStart = r.start;
       adopted = null;
       if (node.ext !== null) node.ext.job = null;
       const end = endOf(r);
@@ -141,7 +155,7 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
       }
       if (decision === 'succeed' && attempts === null && attempt === 1 && !r.adopted && r.executor === node.executor) {
         recordValue(node, r.status.result, staged);
-        if (jobFile !== undefined) yield* removeJobFile(run, node, jobFile);
+        if (node.ext !== null && node.ext.jobFile !== null) yield* removeJobFile(run, node, node.ext.jobFile);
         v = commitStep(run, node, 'SUCCESS', firstTryRecord(node, r.start, r.end), staged);
         if (isPromise(v)) yield v;
         run.ended(node, 'succeeded', undefined);
@@ -171,7 +185,7 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
         run.ended(node, 'failed', error);
         return;
       }
-      if (jobFile !== undefined) yield* removeJobFile(run, node, jobFile);
+      if (node.ext !== null && node.ext.jobFile !== null) yield* removeJobFile(run, node, node.ext.jobFile);
       const status = decision === 'succeed' ? 'SUCCESS' : decision === 'cancel' ? 'CANCELLED' : 'FAILED';
       const value = decision === 'succeed' ? recordValue(node, r.status.result, staged) : undefined;
       v = commitStep(run, node, status, fullRecord(node, status, attempts, handleOf(r), error, value, firstStart, r.end), staged);
@@ -182,6 +196,18 @@ function* lifecycle(run: Run, node: Node): Lifecycle {
   } catch (err) {
     yield* failUnderLease(run, node, staged, err);
   }
+}
+
+/**
+ * What a resumable executor's accepted job leaves: its job record, so that a runner taking the
+ * lease over can adopt the job (a function of its own: a closure in the lifecycle would make
+ * every step's lifecycle allocate the variables it captures).
+ */
+function jobRecorder(run: Run, node: Node, attempt: number, firstStart: number, attempts: readonly AttemptRecord[], staged: StagedAttempt): (handle: JobHandle, start: number) => void {
+  return (handle, start) => {
+    const record: JobRecord = { cairn: 1, executor: node.executor, job: handle, attempt, start: Date.now(), firstStart: firstStart !== 0 ? firstStart : start, attempts, host: thisHost(), runId: run.config.runId, staged };
+    extOf(node).jobFile = Promise.resolve(run.store.writeJob(node.path, record)).catch((err: unknown) => run.logger.warn(`Step ${node.name}: recording job ${handle.jobId} failed: ${String(err)}`));
+  };
 }
 
 /** Waits for the job record's write and removes it: a job record never outlives its step's commit. */

@@ -31,6 +31,9 @@ export const BEATING = 256; // its lease is refreshed by the heartbeat (its life
 export const WAITING_LEASE = 512; // waits on another runner's lease (re-checked by the lease timer)
 export const FORCED = 1024; // rebuilt whatever is stored (`rebuild`, or downstream of a rebuilt step)
 export const DRIFTED = 2048; // built at a fixed path from another recipe than now (`ext.drift` says how)
+export const ADOPTED = 4096; // an adopted artifact (`adopt()`): its source must exist before it is recorded
+export const ADOPTED_DEP = 8192; // a dependency is an adopted artifact (set by wire): its source must exist before this step starts
+export const UNCONFIRMED_DEP = 16384; // a dependency ended without a known result (served from the store; set by wire and dependents): confirm-deps.ts reads it
 
 /** A node. Built by {@link newNode}: one object literal (V8 allocates long-lived literals straight into the old generation). */
 export interface Node extends DeferredRecord {
@@ -70,6 +73,8 @@ export interface NodeExt {
   refreshing: Promise<unknown> | null;
   /** How a {@link DRIFTED} step's recorded recipe differs from its spec. */
   drift: Drift | null;
+  /** The writing of the step's job record (or, after a takeover, the dead runner's record): it is removed before the commit. */
+  jobFile: Promise<unknown> | null;
 }
 
 /** A new node; `build` makes its record (commit.ts installs it). */
@@ -80,7 +85,7 @@ export function newNode(spec: StepSpec, path: string, stamp: RunStamp, build: (t
     name: spec.name,
     stamp,
     state: 'pending',
-    flags: 0,
+    flags: spec.adoptedSource !== undefined ? ADOPTED : 0,
     waiting: 0,
     firstEdge: -1,
     lastEdge: -1,
@@ -96,7 +101,7 @@ export function newNode(spec: StepSpec, path: string, stamp: RunStamp, build: (t
 
 /** The node's {@link NodeExt}, made now if it has none. */
 export function extOf(node: Node): NodeExt {
-  return (node.ext ??= { demand: null, job: null, beatAt: 0, refreshing: null, drift: null });
+  return (node.ext ??= { demand: null, job: null, beatAt: 0, refreshing: null, drift: null, jobFile: null });
 }
 
 /** The pool demand of `node`, if any. */
