@@ -62,8 +62,10 @@ export function* readOne(io: Io, path: string, withRecord: RecordWant): Op<Store
   }
 }
 
-/** Steps per batch of {@link readStatesParallel}: large enough that a hand-off to a thread is cheap beside it. */
-const CHUNK = 4096;
+/** Steps per batch of {@link readStatesParallel}: at least this many (a hand-off to a thread is cheap beside them)... */
+const CHUNK_MIN = 256;
+/** ...and at most this many, so that the main thread decodes one while the threads read the next. */
+const CHUNK_MAX = 4096;
 
 /**
  * Many steps' states, as {@link readOne} reads each, with the files read on libuv's threads
@@ -74,15 +76,18 @@ const CHUNK = 4096;
 export function readStatesParallel(paths: readonly string[], want: (i: number) => RecordWant): Promise<StoredState[]> | undefined {
   if (!batchReadsNative) return undefined;
   const out = new Array<StoredState>(paths.length);
+  const cores = availableParallelism();
+  // A discovery batch (1,024 steps) is split across the cores too.
+  const chunk = Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, Math.ceil(paths.length / (2 * cores))));
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < paths.length) {
       const from = next;
-      next = Math.min(paths.length, next + CHUNK);
+      next = Math.min(paths.length, next + chunk);
       await readChunk(paths, from, next, want, out);
     }
   };
-  const lanes = Math.min(availableParallelism(), Math.ceil(paths.length / CHUNK));
+  const lanes = Math.min(cores, Math.ceil(paths.length / chunk));
   return Promise.all(Array.from({ length: lanes }, lane)).then(() => out);
 }
 
