@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { StepSpec } from '@cairn/core';
-import type { RecordWant, StoredState } from '../src/index.js';
+import type { RecordWant, StoredState } from '../src/store/store.js';
 import { StepRunner } from '../src/index.js';
 import { AsyncMemoryStore } from './helpers/async-store.js';
 import { memoryLogger } from './helpers/graph.js';
