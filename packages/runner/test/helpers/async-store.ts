@@ -1,11 +1,12 @@
 import type { CommitRequest, StagedAttempt, StoredState } from '../../src/index.js';
+import type { RecordWant } from '../../src/store/store.js';
 import { MemoryStore } from '../../src/index.js';
 import type { LeaseHolder, LeaseInfo } from '../../src/store/leases.js';
 import type { JobRecord } from '../../src/store/records.js';
 
 /** A MemoryStore whose every operation answers with a promise, as a network store's would. */
 export class AsyncMemoryStore extends MemoryStore {
-  override readStates(paths: readonly string[], withRecord: readonly boolean[] | boolean): Promise<StoredState[]> {
+  override readStates(paths: readonly string[], withRecord: readonly RecordWant[] | RecordWant): Promise<StoredState[]> {
     return Promise.resolve(super.readStates(paths, withRecord));
   }
   override createLease(path: string, holder: LeaseHolder): Promise<boolean> {
