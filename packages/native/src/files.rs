@@ -89,12 +89,17 @@ fn path_of(bytes: &[u8]) -> Option<&Path> {
     std::str::from_utf8(bytes).ok().map(Path::new)
 }
 
-/// Appends the whole of `file` to `out` through `chunk` (no `fstat`: a small file takes one
-/// `read`, plus one that finds its end).
+/// Appends the whole of `file` to `out` through `chunk`. No `fstat`, and a small file takes one
+/// `read`: a read that fills less than the chunk is taken as the end of a regular file, as the
+/// store's JS reader takes it (one syscall in four per file fewer: bench row warm-100k).
 fn read_into(file: &mut File, chunk: &mut [u8], out: &mut Vec<u8>) -> std::io::Result<()> {
     loop {
         match file.read(chunk) {
             Ok(0) => return Ok(()),
+            Ok(n) if n < chunk.len() => {
+                out.extend_from_slice(&chunk[..n]);
+                return Ok(());
+            }
             Ok(n) => out.extend_from_slice(&chunk[..n]),
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
