@@ -1,14 +1,12 @@
 /** Reading steps' states from the local store: the status file, and the record when asked. */
-import { recordHead } from '../record-head.js';
-import { parseRecord } from '../records.js';
-import { parseStatus, type StatusToken } from '../status.js';
-import type { RecordWant, StoredState } from '../store.js';
 import { availableParallelism } from 'node:os';
+import { recordHead } from '../record-head.js';
+import { parseRecord, RECORD_FILE } from '../records.js';
+import { parseStatus, STATUS_FILE, type StatusToken } from '../status.js';
+import type { RecordWant, StoredState } from '../store.js';
 import { batchReadsNative, type FileTexts, readInDirs } from './batch-read.js';
 import type { Io } from './io.js';
 import { localPath, recordFile, statusFile } from './layout.js';
-import { RECORD_FILE } from '../records.js';
-import { STATUS_FILE } from '../status.js';
 
 type Op<T> = Generator<unknown, T, unknown>;
 
@@ -36,6 +34,16 @@ function stateFrom(statusText: string | null, recordText: string | null | undefi
   return pr ? { status, record: r.record, problem: pr } : { status, record: r.record };
 }
 
+/** Whether a step's record is read: when asked for, and only where a status exists (no status, nothing built). */
+function needsRecord(statusText: string | null, want: RecordWant): statusText is string {
+  return want !== false && statusText !== null;
+}
+
+/** The record text a state is built with when its record is not read: not asked for, or absent. */
+function unreadRecord(want: RecordWant): null | undefined {
+  return want === false ? undefined : null;
+}
+
 function unreadable(err: unknown): StoredState {
   return { status: null, problem: `unreadable (${(err as Error).message})` };
 }
@@ -54,8 +62,7 @@ export function* readOne(io: Io, path: string, withRecord: RecordWant): Op<Store
   try {
     const dir = localPath(path);
     const statusText = (yield io.readText(statusFile(dir))) as string | null;
-    // A record is read only where a status exists: no status, nothing built.
-    const recordText = withRecord !== false ? (statusText !== null ? ((yield io.readText(recordFile(dir))) as string | null) : null) : undefined;
+    const recordText = needsRecord(statusText, withRecord) ? ((yield io.readText(recordFile(dir))) as string | null) : unreadRecord(withRecord);
     return stateFrom(statusText, recordText, withRecord);
   } catch (err) {
     return unreadable(err);
@@ -113,8 +120,7 @@ async function readChunk(paths: readonly string[], from: number, to: number, wan
     const text = texts.at(k);
     const w = want(i);
     if (text instanceof Error) out[i] = unreadable(text);
-    else if (w === false) out[i] = safeState(text, undefined, w);
-    else if (text === null) out[i] = safeState(null, null, w);
+    else if (!needsRecord(text, w)) out[i] = safeState(text, unreadRecord(w), w);
     else {
       recordAt.push(i);
       recordStatus.push(text);
