@@ -35,25 +35,22 @@ export async function pull(run: Run, steps: Iterable<StepInput> | AsyncIterable<
     // store's reads and the CPU overlap (bench row warm-100k). Not when rebuilding: a step is
     // forced by its dependencies' marks, made chunk by chunk in order.
     const overlap = run.config.rebuild === undefined;
-    let previous: Promise<void> | undefined;
+    /** The chunk whose read is still out while the next one is expanded. */
+    let inFlight: Promise<void> | undefined;
     try {
       for (let i = 0; i < list.length && !run.stopPulling; i += CHUNK) {
         const room = run.admission.room();
         if (room !== undefined) await room;
-        const earlier = previous;
-        previous = add(run, list.slice(i, i + CHUNK));
-        if (earlier !== undefined) await earlier;
-        if (!overlap && previous !== undefined) {
-          const added = previous;
-          previous = undefined;
-          await added;
-        }
+        const added = add(run, list.slice(i, i + CHUNK));
+        const wait = overlap ? inFlight : added;
+        inFlight = overlap ? added : undefined;
+        if (wait !== undefined) await wait;
         await yieldToLoop();
       }
-      if (previous !== undefined) await previous;
+      if (inFlight !== undefined) await inFlight;
     } catch (err) {
       // The first failure is the run's; a later one of the chunk still in flight is not news.
-      previous?.catch(() => undefined);
+      inFlight?.catch(() => undefined);
       throw err;
     }
     return;
