@@ -3,14 +3,14 @@
  * event-driven completion, leases, retries, timeouts, cancellation and pluggable executors.
  */
 import { randomBytes } from 'node:crypto';
-import { type ArtifactStep, CairnError, isArtifactStep, isStepSpec, type Layout, lower, resolvePrefix, type VersionRule } from '@cairn/core';
+import { type ArtifactStep, CairnError, type Layout, resolvePrefix, type VersionRule } from '@cairn/core';
 import type { ExecutorClient, LoadedArtifact } from './context.js';
 import { RUNNER_DEFAULTS } from './defaults.js';
 import type { RunnerEvent, RunnerListener } from './events.js';
 import { checkRunOptions, checkStepRunnerOptions } from './options.js';
 import { makePlan, type Plan } from './plan.js';
 import { ExecutorRegistry, type ExecutorsOption } from './registry.js';
-import type { StepInput } from './run/discover.js';
+import { lowerInputs, type StepInput } from './lower-inputs.js';
 import { loadArtifacts, type LoadedOf } from './load.js';
 import { Run, type RunConfig, type RunnerLogger, type Selection } from './run/run.js';
 import type { RunSummary } from './run/summary.js';
@@ -116,16 +116,17 @@ const defaultLogger: RunnerLogger = {
 };
 
 /** The {@link Selection} of a run option (checked by options.ts): specs and handles by output path, strings by name, `name@version` or `nameWithHash`. */
-function selectionOf(option: readonly StepSelector[] | 'all' | boolean | undefined, prefix: string, layout: Layout | undefined): Selection | undefined {
+function selectionOf(what: string, option: readonly StepSelector[] | 'all' | boolean | undefined, prefix: string, layout: Layout | undefined): Selection | undefined {
   if (option === undefined || option === false) return undefined;
   if (option === 'all' || option === true) return 'all';
-  const paths = new Set<string>();
   const names = new Set<string>();
+  const steps: StepInput[] = [];
   for (const r of option) {
     if (typeof r === 'string') names.add(r);
-    else if (isStepSpec(r)) paths.add(r.outputPath(prefix));
-    else if (isArtifactStep(r)) paths.add(lower(r as ArtifactStep<unknown>, { layout }).outputPath(prefix));
+    else steps.push(r);
   }
+  const paths = new Set<string>();
+  for (const spec of lowerInputs(steps, { layout }, what)) paths.add(spec.outputPath(prefix));
   return { paths, names };
 }
 
@@ -253,8 +254,8 @@ export class StepRunner {
       logger,
       leases: leaseTiming(o.leases),
       client: this.#client,
-      rebuild: selectionOf(options.rebuild, prefix, o.layout),
-      acceptDrift: selectionOf(options.acceptDrift, prefix, o.layout),
+      rebuild: selectionOf('rebuild', options.rebuild, prefix, o.layout),
+      acceptDrift: selectionOf('acceptDrift', options.acceptDrift, prefix, o.layout),
       onDrift: o.onDrift ?? RUNNER_DEFAULTS.onDrift,
       lowerOptions: { layout: o.layout ?? RUNNER_DEFAULTS.layout },
       versions: o.versions ?? RUNNER_DEFAULTS.versions,
@@ -267,11 +268,7 @@ export class StepRunner {
    * step's artifact kind (a step without one: the value it returned, from its record).
    */
   async load<const T extends readonly StepInput[]>(steps: T, options: RunOptions = {}): Promise<{ [K in keyof T]: LoadedOf<T[K]> }> {
-    const specs = steps.map((s) => {
-      if (isStepSpec(s)) return s;
-      if (isArtifactStep(s)) return lower(s as ArtifactStep<unknown>, { layout: this.#options.layout });
-      throw new CairnError('CAIRN_BAD_DEPENDENCY', `run(): argument is not a step (got ${s === null ? 'null' : typeof s}); pass handles returned by apply().`);
-    });
+    const specs = lowerInputs(steps, { layout: this.#options.layout }, 'load()');
     const summary = await this.run(specs, options);
     return (await loadArtifacts(this.#storeAt(summary.prefix), specs, summary)) as { [K in keyof T]: LoadedOf<T[K]> };
   }

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync, writeFileSync, rmSync } from 'node:
 import { join } from 'node:path';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describe, expect, it } from 'vitest';
-import { apply, CairnError, StepSpec, hasCode } from '@cairn/core';
+import { apply, CairnError, lower, StepSpec, hasCode } from '@cairn/core';
 import { currentClient, MemoryStore, StepRunError, StepRunner, type RunnerEvent } from '../src/index.js';
 import { chain, Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 import { scriptedExecutor } from './helpers/scripted-executor.js';
@@ -398,8 +398,13 @@ describe('routing errors name what is wrong', () => {
     const a = apply({ name: 'a', version: 'v1', fn: () => 'a', inputs: {} });
     const b = apply({ name: 'b', version: 'v1', fn: () => 'b', inputs: {}, pin: 'a/v1' });
     const r = new StepRunner({ prefix: '/p', store: new MemoryStore(), layout: 'versioned' });
-    const err = await r.load([a, b]).catch((e: unknown) => e);
+    // Lowered by the caller, one call each: only the run sees both.
+    const err = await r.load([lower(a, { layout: 'versioned' }), lower(b, { layout: 'versioned' })]).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'CAIRN_DUPLICATE_STEP' });
     expect((err as Error).message).toMatch(/"a-[0-9a-f]{16}" and "b-[0-9a-f]{16}"/);
+    // Given as handles, they are lowered in one call, which refuses them by name@version.
+    const both = await r.load([a, b]).catch((e: unknown) => e);
+    expect(both).toMatchObject({ code: 'CAIRN_DUPLICATE_STEP' });
+    expect((both as Error).message).toMatch(/Steps "b@v1" and "a@v1" resolve to one output path/);
   });
 });

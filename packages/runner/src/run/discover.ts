@@ -7,6 +7,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { type ArtifactStep, CairnError, checkVersionRule, computeIdentities, formatFnRef, isArtifactStep, isStepSpec, lower, resolveFnRef, type StepSpec } from '@cairn/core';
 import { specInternals as S } from '@cairn/core/internal';
+import { lowerInputs, notAStep, type StepInput } from '../lower-inputs.js';
 import { isPromise } from '../maybe.js';
 import type { RecordWant, StoredState } from '../store/store.js';
 import { classify } from './classify.js';
@@ -18,8 +19,7 @@ import { buildNodeRecord } from './record.js';
 import type { Run } from './run.js';
 import { type Selection, selects } from './selection.js';
 
-/** A step as the caller may pass it. */
-export type StepInput = StepSpec | ArtifactStep<unknown>;
+export type { StepInput };
 
 /** Items of an array taken per expansion (one identity pass and one batched state read each). */
 const CHUNK = 1024;
@@ -27,7 +27,9 @@ const CHUNK = 1024;
 /** Pulls `steps` into `run` until they are exhausted or the run stops pulling. */
 export async function pull(run: Run, steps: Iterable<StepInput> | AsyncIterable<StepInput>): Promise<void> {
   if (Array.isArray(steps)) {
-    const list = steps as readonly StepInput[];
+    // The handles of an array are lowered in one call, before any chunk: per chunk, every
+    // chunk would lower the upstream it shares with the others again (lower-inputs.ts).
+    const list = lowerInputs(steps as readonly unknown[], run.config.lowerOptions, 'run()');
     // At least one step per item: size the tables once instead of doubling them ~log2(n) times.
     run.nodes.reserve(run.nodes.size + list.length);
     run.store.reserve?.(list.length);
@@ -102,7 +104,7 @@ function rootsOf(run: Run, items: readonly StepInput[]): readonly StepSpec[] {
       }
       handles.push(item);
     } else {
-      throw new CairnError('CAIRN_BAD_DEPENDENCY', `run(): got ${item === null ? 'null' : typeof item} where a step was expected; pass StepSpecs or handles returned by apply().`);
+      throw notAStep('run()', item);
     }
   }
   const plain = specs ?? (items as readonly StepSpec[]);
