@@ -22,8 +22,11 @@ const K = 1000;
 /** Name → [case, variant, params]: the rows the runner-core issue keeps. */
 const JOBS = {
   'scheduler-100k': ['runner', 'memory', { shape: 'layered', n: 100 * K, runs: 3 }],
+  // The first run of a fresh process, as every `cairn run` is: no warm-up, one sample per round.
+  'scheduler-100k-first': ['runner', 'memory', { shape: 'layered', n: 100 * K, warmup: 0, runs: 1 }],
   'scheduler-100k-prehashed': ['runner', 'memory', { shape: 'layered', n: 100 * K, prehash: true, runs: 3 }],
   'chain-10k': ['runner', 'memory', { shape: 'chain', n: 10 * K, targets: 'sinks', runs: 5 }],
+  'chain-10k-first': ['runner', 'memory', { shape: 'chain', n: 10 * K, targets: 'sinks', warmup: 0, runs: 1 }],
   'cold-paired-3k': ['runner', 'cold-paired', { shape: 'layered', n: 3 * K, runs: 3 }],
   'warm-100k': ['runner', 'warm-disk', { shape: 'layered', n: 100 * K, runs: 3 }],
   'warm-100k-sinks': ['runner', 'warm-disk', { shape: 'layered', n: 100 * K, targets: 'sinks', runs: 3 }],

@@ -106,7 +106,11 @@ export interface RunOptions {
   readonly acceptDrift?: readonly StepSelector[] | boolean;
 }
 
-/** Anything `run()` accepts: a list, a generator, an async generator. */
+/**
+ * Anything `run()` accepts: a list, a generator, an async generator. An array's handles are
+ * lowered in one call; an iterable's one by one, each walking its upstream again, so pass handles
+ * that share upstream as an array (see the README's "Eager pulling").
+ */
 export type Steps = Iterable<StepInput> | AsyncIterable<StepInput>;
 
 const defaultLogger: RunnerLogger = {
