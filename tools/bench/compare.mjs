@@ -28,6 +28,8 @@ const JOBS = {
   'chain-10k': ['runner', 'memory', { shape: 'chain', n: 10 * K, targets: 'sinks', runs: 5 }],
   'chain-10k-first': ['runner', 'memory', { shape: 'chain', n: 10 * K, targets: 'sinks', warmup: 0, runs: 1 }],
   'cold-paired-3k': ['runner', 'cold-paired', { shape: 'layered', n: 3 * K, runs: 3 }],
+  // 100k steps cold, no floor: with --tmp /dev/shm, the runner's CPU per step where the disk costs least.
+  'cold-100k': ['runner', 'cold-disk', { shape: 'layered', n: 100 * K, runs: 1 }],
   'warm-100k': ['runner', 'warm-disk', { shape: 'layered', n: 100 * K, runs: 3 }],
   'warm-100k-sinks': ['runner', 'warm-disk', { shape: 'layered', n: 100 * K, targets: 'sinks', runs: 3 }],
 };

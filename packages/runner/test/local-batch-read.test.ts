@@ -103,4 +103,28 @@ describe('batch reads of small files', () => {
     expect(got).toEqual(one);
     expect(batchReadsNative).toBe(native.binding !== null);
   });
+  it('probeText (for files usually absent) answers exactly as readText: texts, misses, error codes and messages', () => {
+    const steps = storeFixture(1).filter((p) => !p.startsWith('s3:'));
+    const loop = join(dir(), 'probe-loop');
+    mkdirSync(loop);
+    symlinkSync(join(loop, '.executor_status'), join(loop, '.executor_status'));
+    const answer = (read: (f: string) => unknown, f: string) => {
+      try {
+        return read(f);
+      } catch (err) {
+        return { message: (err as Error).message, code: (err as NodeJS.ErrnoException).code };
+      }
+    };
+    const codes = new Set<string>();
+    for (const d of [...steps, loop, join(dir(), 'n'.repeat(300))]) {
+      for (const name of ['.executor_status', '.artifact.json', '.executor_status.lock']) {
+        const f = `${d}/${name}`;
+        const want = answer((x) => syncIo.readText(x), f);
+        expect(answer((x) => syncIo.probeText(x), f), f).toEqual(want);
+        if (typeof want === 'object' && want !== null) codes.add((want as { code: string }).code);
+      }
+    }
+    // The fixture reaches every kind of answer: a text, a miss (ENOENT, ENOTDIR) and real errors.
+    expect([...codes].sort()).toEqual(['EISDIR', 'ELOOP', 'ENAMETOOLONG']);
+  });
 });

@@ -19,6 +19,8 @@ export interface Stat {
 export interface Io {
   /** The file's text; null when it does not exist. */
   readText(file: string): Maybe<string | null>;
+  /** {@link readText} for a file that is usually absent (a cold step's status, Marin's lock). */
+  probeText(file: string): Maybe<string | null>;
   /** Creates or truncates `file` with `text`. */
   writeText(file: string, text: string): Maybe<void>;
   /** rename(2). */
@@ -73,6 +75,17 @@ export const syncIo: Io = {
     } finally {
       fs.closeSync(fd);
     }
+  },
+  probeText(file) {
+    // A miss costs a stat that answers undefined, 3 µs here, instead of a thrown ENOENT, 8-9 µs:
+    // a cold step probes two absent files (bench row cold-100k). Any other failure is left to
+    // the read, which throws it as readText does.
+    try {
+      if (fs.statSync(file, { throwIfNoEntry: false }) === undefined) return null;
+    } catch (err) {
+      if (isMissing(err)) return null;
+    }
+    return syncIo.readText(file);
   },
   writeText: (file, text) => fs.writeFileSync(file, text),
   rename: (from, to) => fs.renameSync(from, to),
@@ -138,6 +151,9 @@ export const asyncIo: Io = {
       if (isMissing(err)) return null;
       throw err;
     }
+  },
+  probeText(file) {
+    return asyncIo.readText(file);
   },
   writeText: (file, text) => fsp.writeFile(file, text),
   rename: (from, to) => fsp.rename(from, to),

@@ -50,15 +50,15 @@ export function* createLease(io: Io, dir: string, holder: LeaseHolder): Op<boole
   }
   if (!won) return false;
   // A Marin runner holds the step: give ours up; the read that follows finds its lock.
-  if ((yield* readText(io, marinLockFile(dir))) === null) return true;
+  if ((yield* readText(io, marinLockFile(dir), true)) === null) return true;
   yield* unlinkLease(io, dir);
   return false;
 }
 
-/** A file's text, or null when it does not exist. */
-function* readText(io: Io, file: string): Op<string | null> {
+/** A file's text, or null when it does not exist (`rare`: it usually does not). */
+function* readText(io: Io, file: string, rare = false): Op<string | null> {
   try {
-    return (yield io.readText(file)) as string | null;
+    return (yield rare ? io.probeText(file) : io.readText(file)) as string | null;
   } catch (err) {
     if (isMissing(err)) return null;
     throw storeError('read the lease', file, err);

@@ -61,7 +61,7 @@ function safeState(statusText: string | null, recordText: string | null | undefi
 export function* readOne(io: Io, path: string, withRecord: RecordWant): Op<StoredState> {
   try {
     const dir = localPath(path);
-    const statusText = (yield io.readText(statusFile(dir))) as string | null;
+    const statusText = (yield io.probeText(statusFile(dir))) as string | null;
     const recordText = needsRecord(statusText, withRecord) ? ((yield io.readText(recordFile(dir))) as string | null) : unreadRecord(withRecord);
     return stateFrom(statusText, recordText, withRecord);
   } catch (err) {
