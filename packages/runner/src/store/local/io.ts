@@ -19,7 +19,7 @@ export interface Stat {
 export interface Io {
   /** The file's text; null when it does not exist. */
   readText(file: string): Maybe<string | null>;
-  /** {@link readText} for a file that is usually absent (a cold step's status, Marin's lock). */
+  /** {@link readText} for a file that is probably absent (Marin's lock; a status after a miss: read-ops.ts). */
   probeText(file: string): Maybe<string | null>;
   /** Creates or truncates `file` with `text`. */
   writeText(file: string, text: string): Maybe<void>;
@@ -77,9 +77,9 @@ export const syncIo: Io = {
     }
   },
   probeText(file) {
-    // A miss costs a stat that answers undefined, 3 µs here, instead of a thrown ENOENT, 8-9 µs:
-    // a cold step probes two absent files (bench row cold-100k). Any other failure is left to
-    // the read, which throws it as readText does.
+    // A miss costs a stat that answers undefined, 3 µs here, instead of a thrown ENOENT, 8-9 µs
+    // (a cold step probes two absent files: bench row cold-100k); a hit costs the stat more. Any
+    // other failure is left to the read, which throws it as readText does.
     try {
       if (fs.statSync(file, { throwIfNoEntry: false }) === undefined) return null;
     } catch (err) {
