@@ -5,9 +5,9 @@
  * validating executors and function references, and wiring the new steps to their dependencies.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { type ArtifactStep, CairnError, checkVersionRule, computeIdentities, formatFnRef, isArtifactStep, isStepSpec, lower, resolveFnRef, type StepSpec } from '@cairn/core';
+import { CairnError, checkVersionRule, computeIdentities, formatFnRef, resolveFnRef, type StepSpec } from '@cairn/core';
 import { specInternals as S } from '@cairn/core/internal';
-import { lowerInputs, notAStep, type StepInput } from '../lower-inputs.js';
+import { lowerInputs, type StepInput } from '../lower-inputs.js';
 import { isPromise } from '../maybe.js';
 import type { RecordWant, StoredState } from '../store/store.js';
 import { classify } from './classify.js';
@@ -89,35 +89,12 @@ export async function pull(run: Run, steps: Iterable<StepInput> | AsyncIterable<
 function rootsOf(run: Run, items: readonly StepInput[]): readonly StepSpec[] {
   // One lowering and one identity pass per batch: provenance is captured once and fresh graphs
   // are hashed in a single backend call. Most chunks are all fresh specs: no array is filtered.
-  let handles: ArtifactStep<unknown>[] | undefined;
-  let specs: StepSpec[] | undefined;
-  let known = false;
-  for (let i = 0; i < items.length; i++) {
-    const item = items[i];
-    if (isStepSpec(item)) {
-      if (specs !== undefined) specs.push(item);
-      if (S.tag(item, run) !== undefined) known = true;
-    } else if (isArtifactStep(item)) {
-      if (handles === undefined) {
-        handles = [];
-        specs = items.slice(0, i) as StepSpec[];
-      }
-      handles.push(item);
-    } else {
-      throw notAStep('run()', item);
-    }
+  const specs = lowerInputs(items, run.config.lowerOptions, 'run()');
+  if (specs.length > 0) computeIdentities(specs);
+  for (let i = 0; i < specs.length; i++) {
+    if (S.tag(specs[i] as StepSpec, run) !== undefined) return specs.filter((s) => S.tag(s, run) === undefined);
   }
-  const plain = specs ?? (items as readonly StepSpec[]);
-  if (plain.length > 0) computeIdentities(plain);
-  if (handles === undefined && !known) return plain;
-  const lowered = handles !== undefined ? lower(handles, run.config.lowerOptions) : [];
-  const list: StepSpec[] = [];
-  let h = 0;
-  for (const item of items) {
-    const root = isStepSpec(item) ? item : (lowered[h++] as StepSpec);
-    if (S.tag(root, run) === undefined) list.push(root);
-  }
-  return list;
+  return specs;
 }
 
 /**
