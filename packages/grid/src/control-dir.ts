@@ -11,7 +11,8 @@
  * group or others (created 0700 when missing); anything else is `CAIRN_UNSAFE_DIR`.
  */
 import { rmSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, stat } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, lstat, mkdir, mkdtemp, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
@@ -36,10 +37,11 @@ function unsafeReason(st: Awaited<ReturnType<typeof lstat>>, uid: number | undef
 const unsafe = (path: string, why: string, fix: string): CairnError =>
   new CairnError('CAIRN_UNSAFE_DIR', `Refusing ${path} for the ssh multiplexing socket: it ${why}, so another user could answer the runner's commands (and read their environment). ${fix}`);
 
-/** A base for `mkdtemp`: another user must not be able to rename or replace what we create in it. */
+/** A base for `mkdtemp`: we can write it, and another user cannot rename or replace what we create in it. */
 async function usableBase(path: string, uid: number | undefined): Promise<boolean> {
   const st = await stat(path).catch(() => undefined);
   if (!st?.isDirectory()) return false;
+  if (!(await access(path, constants.W_OK).then(() => true, () => false))) return false;
   if (uid === undefined) return true;
   if (st.uid !== uid && st.uid !== 0) return false;
   // Writable by others: only with the sticky bit (as /tmp), which keeps them off our entries.
@@ -66,7 +68,7 @@ export async function controlDir(configured?: string): Promise<ControlDir> {
   const runtime = process.env.XDG_RUNTIME_DIR;
   const base = runtime && (await usableBase(runtime, uid)) ? runtime : tmpdir();
   if (!(await usableBase(base, uid))) {
-    throw unsafe(base, 'can be written by other users without the sticky bit', 'Point TMPDIR (or XDG_RUNTIME_DIR) at a directory only you can write, or set controlDir.');
+    throw unsafe(base, 'is not a directory this user can write, or others can write it without the sticky bit', 'Point TMPDIR (or XDG_RUNTIME_DIR) at a directory of your own, or set controlDir.');
   }
   // mkdtemp makes the directory 0700 under a random name: nothing there to plant in advance.
   const path = await mkdtemp(join(base, 'cairn-ssh-'));

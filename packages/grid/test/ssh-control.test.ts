@@ -95,7 +95,7 @@ describe.skipIf(skip)('the login-node transport keeps its ssh multiplexer privat
 
   test('a fake multiplexer at the old guessable path never sees a command, its environment, or answers for it', async () => {
     // The path the runner of this process used to take: ssh expands %C (host, port, user) itself.
-    const expanded = execFileSync('ssh', ['-G', '-p', String(sshd.port), '-l', sshd.user, '-o', `ControlPath=${join(tmpdir(), `cairn-ssh-${process.pid}-%C`)}`, sshd.host], { encoding: 'utf8' });
+    const expanded = execFileSync('ssh', ['-G', '-p', String(sshd.port), '-l', sshd.user, '-o', `ControlPath=${join(tmpdir(), `cairn-ssh-${process.pid}-%C`)}`, sshd.host], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
     const oldPath = /^controlpath (.+)$/m.exec(expanded)?.[1] as string;
     expect(oldPath).toContain(`cairn-ssh-${process.pid}-`);
     const seen = await plantFakeMux(oldPath);
