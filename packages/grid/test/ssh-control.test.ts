@@ -101,6 +101,7 @@ describe.skipIf(skip)('the login-node transport keeps its ssh multiplexer privat
     const seen = await plantFakeMux(oldPath);
 
     const runner = sshCommandRunner(options());
+    let dir: string | undefined;
     try {
       const r = await runner.run(['sh', '-c', 'printf "%s:%s" "$(id -un)" "$SLURM_JWT"']);
       expect(r).toMatchObject({ code: 0, stdout: `${sshd.user}:secret-jwt-of-the-victim` });
@@ -109,17 +110,20 @@ describe.skipIf(skip)('the login-node transport keeps its ssh multiplexer privat
       expect(seen()).not.toContain('CONNECTED');
       expect(seen()).not.toContain('secret-jwt');
       // The runner's own socket directory: private to this user.
-      const dir = runner.controlDir as string;
-      expect(dir).toBeDefined();
-      const st = lstatSync(dir);
+      const own = runner.controlDir;
+      if (own === undefined) throw new Error('no control directory after a command');
+      dir = own;
+      const st = lstatSync(own);
       expect(st.isDirectory() && !st.isSymbolicLink()).toBe(true);
       expect(st.uid).toBe(process.getuid?.());
       expect(st.mode & 0o777).toBe(0o700);
-      expect(() => runAs(attacker, 'ls "$1"', [dir])).toThrow(/Permission denied/);
+      expect(() => runAs(attacker, 'ls "$1"', [own])).toThrow(/Permission denied/);
     } finally {
       await runner.close();
     }
-    expect(existsSync(runner.controlDir ?? join(playground, 'gone'))).toBe(false);
+    // close() removes the directory.
+    expect(runner.controlDir).toBeUndefined();
+    expect(existsSync(dir as string)).toBe(false);
   });
 
   test('a control directory planted by another user, made a symlink, or open to others is refused with CAIRN_UNSAFE_DIR', async () => {
