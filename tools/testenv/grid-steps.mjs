@@ -72,3 +72,17 @@ export async function concat(outputPath, ctx) {
   await writeFile(join(outputPath, 'data.txt'), `${text}\n`);
   return text;
 }
+
+/**
+ * Prints `tick <i> <epoch ms> <job id>` every 200 ms, 40 times (8 s), then returns the count (the
+ * live-logs tests). The job id is the array's in a packed task, as `squeue -o %A` and `qstat` list it.
+ */
+export async function ticker(outputPath, ctx) {
+  const n = 40;
+  const job = process.env.SLURM_ARRAY_JOB_ID ?? jobId();
+  for (let i = 1; i <= n; i++) {
+    console.log(`tick ${i} ${Date.now()} ${job}`);
+    await sleep(200, undefined, { signal: ctx.signal });
+  }
+  return n;
+}

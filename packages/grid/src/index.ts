@@ -18,7 +18,7 @@ export { localCommandRunner, runChecked } from './command.js';
 export { createLimiter } from './limit.js';
 export type { CommandResult, CommandRunner, LocalCommandRunnerOptions } from './command.js';
 export { remoteCommand, sshCommandRunner } from './ssh-command.js';
-export type { SshCommandRunnerOptions } from './ssh-command.js';
+export type { SshCommandRunner, SshCommandRunnerOptions } from './ssh-command.js';
 
 // The status decision, for adapters' state-table tests.
 export { decide, isTerminalClass, WARN_SIGNAL } from './decide.js';

@@ -5,9 +5,9 @@
  * argument is quoted for the remote shell, never joined into an unquoted string.
  */
 import { execFile } from 'node:child_process';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { positiveInt, type CommandResult, type CommandRunner } from './command.js';
+import { controlDir, removeControlDir, type ControlDir } from './control-dir.js';
 import { createLimiter } from './limit.js';
 import { shQuote } from './quote.js';
 
@@ -25,8 +25,20 @@ export interface SshCommandRunnerOptions {
   readonly knownHostsFile?: string;
   /** Environment set on the remote side for every command (`env K=V …`), e.g. `{ SLURM_CONF }`. */
   readonly env?: Readonly<Record<string, string>>;
-  /** Keep one connection open and run every command through it (`ControlMaster`), closed by `close()`. @default true */
+  /**
+   * Keep one connection open and run every command through it (`ControlMaster`), closed by
+   * `close()`. Its socket lives in a private directory ({@link SshCommandRunnerOptions.controlDir}).
+   * @default true
+   */
   readonly multiplex?: boolean;
+  /**
+   * Directory for the multiplexing socket: it must be this user's own real directory (not a
+   * symlink) with no access for group or others, and is created 0700 when missing; anything else
+   * is refused with `CAIRN_UNSAFE_DIR` (another user able to place the socket could answer every
+   * command and read its environment). Keep its path short: a socket path holds at most 107 bytes.
+   * @default a fresh 0700 directory (`mkdtemp`) under `$XDG_RUNTIME_DIR` or the system temp directory, removed by `close()`
+   */
+  readonly controlDir?: string;
   /** Extra `-o` options, e.g. `{ ConnectTimeout: '10' }`. */
   readonly sshOptions?: Readonly<Record<string, string>>;
   /** Kills a command that runs longer than this. @default 60000 */
@@ -46,17 +58,33 @@ export function remoteCommand(argv: readonly string[], env: Readonly<Record<stri
   return [...(vars.length > 0 ? ['env', ...vars] : []), ...argv.map(shQuote)].join(' ');
 }
 
+/** An ssh {@link CommandRunner} for a login node. */
+export interface SshCommandRunner extends CommandRunner {
+  /** The directory holding the multiplexing socket once the first command ran; `undefined` before, after `close()`, or without `multiplex`. */
+  readonly controlDir: string | undefined;
+  /** Ends the shared connection and removes the socket's temporary directory. */
+  close(): Promise<void>;
+}
+
 /** Runs commands on a login node over ssh. `close()` ends the shared connection. */
-export function sshCommandRunner(options: SshCommandRunnerOptions): CommandRunner & { close(): Promise<void> } {
+export function sshCommandRunner(options: SshCommandRunnerOptions): SshCommandRunner {
   const ssh = options.sshPath ?? 'ssh';
   const limit = createLimiter(positiveInt('sshCommandRunner: maxInFlight', options.maxInFlight, 10));
-  const control = join(tmpdir(), `cairn-ssh-${process.pid}-%C`);
-  const base = (): string[] => {
+  const multiplex = options.multiplex ?? true;
+  // Made on first use (a runner that never runs a command leaves nothing behind); see control-dir.ts.
+  let control: Promise<ControlDir> | undefined;
+  let ready: ControlDir | undefined;
+  const controlReady = (): Promise<ControlDir | undefined> => {
+    if (!multiplex) return Promise.resolve(undefined);
+    control ??= controlDir(options.controlDir).then((d) => (ready = d));
+    return control;
+  };
+  const base = (dir: ControlDir | undefined): string[] => {
     const args = ['-o', 'BatchMode=yes', '-T'];
     if (options.port !== undefined) args.push('-p', String(options.port));
     if (options.identityFile) args.push('-i', options.identityFile, '-o', 'IdentitiesOnly=yes');
     if (options.knownHostsFile) args.push('-o', `UserKnownHostsFile=${options.knownHostsFile}`, '-o', 'StrictHostKeyChecking=yes');
-    if (options.multiplex ?? true) args.push('-o', 'ControlMaster=auto', '-o', `ControlPath=${control}`, '-o', 'ControlPersist=60');
+    if (dir) args.push('-o', 'ControlMaster=auto', '-o', `ControlPath=${join(dir.path, '%C')}`, '-o', 'ControlPersist=60');
     for (const [k, v] of Object.entries(options.sshOptions ?? {})) args.push('-o', `${k}=${v}`);
     if (options.user) args.push('-l', options.user);
     return args;
@@ -75,14 +103,23 @@ export function sshCommandRunner(options: SshCommandRunnerOptions): CommandRunne
       child.stdin?.end(input);
     });
   return {
-    run(argv, runOptions = {}) {
-      if (argv.length === 0) return Promise.reject(new TypeError('CommandRunner.run: argv is empty'));
+    get controlDir() {
+      return ready?.path;
+    },
+    async run(argv, runOptions = {}) {
+      if (argv.length === 0) throw new TypeError('CommandRunner.run: argv is empty');
       const command = remoteCommand(argv, { ...options.env, ...runOptions.env });
-      return limit(() => exec([...base(), options.host, '--', command], runOptions.input));
+      const dir = await controlReady();
+      return limit(() => exec([...base(dir), options.host, '--', command], runOptions.input));
     },
     async close() {
-      if (!(options.multiplex ?? true)) return;
-      await exec([...base(), '-O', 'exit', options.host]).catch(() => undefined);
+      const pending = control;
+      control = undefined;
+      ready = undefined;
+      const dir = await pending?.catch(() => undefined);
+      if (!dir) return;
+      await exec([...base(dir), '-O', 'exit', options.host]).catch(() => undefined);
+      removeControlDir(dir);
     },
   };
 }

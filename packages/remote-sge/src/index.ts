@@ -10,4 +10,4 @@ export type { SgeStats } from './scheduler.js';
 export { formatDuration, formatMemory, qsubArgs } from './qsub.js';
 export { SGE_FAILED_CODES, SGE_STATE_LETTERS } from './states.js';
 export { localCommandRunner, sshCommandRunner } from '@cairn/grid';
-export type { CommandResult, CommandRunner, PackOptions } from '@cairn/grid';
+export type { CommandResult, CommandRunner, PackOptions, SshCommandRunner, SshCommandRunnerOptions } from '@cairn/grid';

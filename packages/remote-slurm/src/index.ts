@@ -6,7 +6,7 @@
 export { createSlurmExecutor, slurmExecutorFactory } from './executor.js';
 export type { SlurmExecutor } from './executor.js';
 export { localCommandRunner, sshCommandRunner } from './command.js';
-export type { CommandResult, CommandRunner, LocalCommandRunnerOptions, SshCommandRunnerOptions } from './command.js';
+export type { CommandResult, CommandRunner, LocalCommandRunnerOptions, SshCommandRunner, SshCommandRunnerOptions } from './command.js';
 export type { SlurmExecutorOptions, SlurmPollOptions, SlurmRestOptions } from './options.js';
 export type { PackOptions } from '@cairn/grid';
 export type { SlurmStats } from './transport.js';

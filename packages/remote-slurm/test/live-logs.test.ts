@@ -1,0 +1,43 @@
+/**
+ * Live logs of a running Slurm step (see slurm.test.ts for requirements): the job's wrapper sends
+ * the step's stdout and stderr straight to the attempt's log files on the shared filesystem, the
+ * files `cairn logs -f` and the progress view follow, so lines are there while the job runs.
+ */
+import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { checkLiveLogs } from '../../../tools/testenv/grid-live-logs.js';
+import { missingSlurmBinaries, startSlurm, type SlurmCluster } from '../../../tools/testenv/slurm.js';
+import { createSlurmExecutor } from '../src/index.js';
+import { tempRoot, workerEntry } from './helpers.js';
+
+const run = promisify(execFile);
+const skip = missingSlurmBinaries().length > 0 && !process.env.CI;
+
+describe.skipIf(skip)('live logs of a Slurm step', () => {
+  let cluster: SlurmCluster;
+  const root = tempRoot();
+  beforeAll(async () => {
+    cluster = await startSlurm({ rest: false });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  const running = async () => (await run('squeue', ['-h', '-t', 'RUNNING', '-o', '%A'], { env: { ...process.env, ...cluster.env } })).stdout.split('\n').filter(Boolean);
+
+  test('a step printing every 200 ms is readable line by line while squeue lists its job RUNNING', async () => {
+    const seen = await checkLiveLogs({ prefix: join(root, 'single'), executor: createSlurmExecutor({ env: cluster.env, workerEntry: workerEntry() }), runningJobs: running });
+    console.info(`slurm live logs: print-to-read delays ${seen.lagsMs.join(', ')} ms`);
+  }, 120_000);
+
+  test('so is a step packed into an array task with another', async () => {
+    const executor = createSlurmExecutor({ env: cluster.env, workerEntry: workerEntry(), pack: { stepsPerTask: 2, tasksPerArray: 1, maxWaitMs: 2000 } });
+    const seen = await checkLiveLogs({ prefix: join(root, 'packed'), executor, runningJobs: running, steps: 2 });
+    expect(executor.stats.sbatchCalls).toBe(1);
+    console.info(`slurm live logs (packed): print-to-read delays ${seen.lagsMs.join(', ')} ms`);
+  }, 120_000);
+});
