@@ -15,6 +15,11 @@
  * a lease just created is given up again when a Marin lock is found beside it, and a read with
  * no Cairn lease returns the Marin lock, so the runner waits on it and takes it over when stale
  * (its timestamp is epoch seconds, refreshed every 30 s by Marin).
+ *
+ * A lease's age is measured on the store's clock, not the reader's: a probe file is written beside
+ * the lease and its mtime (set by whoever keeps the filesystem: the kernel, an NFS server) is the
+ * store's "now", compared with the lease file's mtime. Each refresh rewrites the file, so its mtime
+ * is the time of the holder's last refresh on that same clock.
  */
 import { CairnError } from '@cairn/core';
 import { type LeaseHolder, type LeaseInfo, parseHolder } from '../leases.js';
@@ -66,18 +71,45 @@ function* readText(io: Io, file: string, rare = false): Op<string | null> {
 }
 
 export function* readLease(io: Io, dir: string): Op<LeaseInfo | null> {
-  return (yield* readLeaseAt(io, leaseFile(dir))) ?? (yield* readLeaseAt(io, marinLockFile(dir)));
+  const file = leaseFile(dir);
+  return (yield* readLeaseAt(io, file, file)) ?? (yield* readLeaseAt(io, marinLockFile(dir), file));
 }
 
-function* readLeaseAt(io: Io, file: string): Op<LeaseInfo | null> {
+function* readLeaseAt(io: Io, file: string, clockBeside: string): Op<LeaseInfo | null> {
+  let raw: string | null;
+  let st: { mtimeMs: number } | null;
   try {
-    const raw = (yield io.readText(file)) as string | null;
+    raw = (yield io.readText(file)) as string | null;
     if (raw === null) return null;
-    const st = (yield io.lstat(file)) as { mtimeMs: number } | null;
-    return { holder: parseHolder(raw), raw, mtimeMs: st?.mtimeMs ?? Date.now(), location: file };
+    st = (yield io.lstat(file)) as { mtimeMs: number } | null;
   } catch (err) {
     if (isMissing(err)) return null;
     throw storeError('read the lease', file, err);
+  }
+  const info: LeaseInfo = { holder: parseHolder(raw), raw, mtimeMs: st?.mtimeMs ?? Date.now(), location: file };
+  if (st === null) return info;
+  const now = yield* storeNow(io, clockBeside);
+  return now === undefined ? info : { ...info, ageMs: Math.max(0, now - st.mtimeMs) };
+}
+
+/**
+ * The store's clock: the mtime of a probe file written (and removed) beside `file`. Undefined
+ * when it cannot be written (a read-only mount: nobody holds leases there to be judged).
+ */
+function* storeNow(io: Io, file: string): Op<number | undefined> {
+  const probe = tmpName(`${file}.clock`);
+  try {
+    yield io.writeText(probe, '');
+    const st = (yield io.lstat(probe)) as { mtimeMs: number } | null;
+    return st?.mtimeMs;
+  } catch {
+    return undefined;
+  } finally {
+    try {
+      yield io.unlink(probe);
+    } catch {
+      // Nothing was written.
+    }
   }
 }
 
