@@ -113,7 +113,9 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
       if (!pool || !host) throw new CairnError('CAIRN_EXECUTOR', 'The "threads" executor was not started; call start(host) before submit().');
       const h = host;
       const report = h.report.bind(h);
-      await ensureLogDirs(job.logPaths);
+      // On this stack, with no await before it: see the process executor's submit.
+      if (job.signal.aborted) throw cancelError(job.signal.reason, job.task.name);
+      ensureLogDirs(job.logPaths);
       const { port1, port2 } = new MessageChannel();
       const spawned = new Int32Array(new SharedArrayBuffer(4));
       const childMark = newChildMark();

@@ -60,14 +60,22 @@ function* fence(io: Io, path: string, holder: LeaseHolder, onLost: (() => unknow
   throw leaseLost(path, token);
 }
 
-/** Writes `text` to `file` inside a staged directory, recreating the directory once if the step removed it. */
+/**
+ * Writes `text` to `file` inside a staged directory, recreating the directory once if the step
+ * removed it: only the directory itself, never the ones above it (which must still be the
+ * store's: a parent swapped meanwhile is refused before this, see LocalStore.commit).
+ */
 function* writeStaged(io: Io, dir: string, file: string, text: string, what: string): Op<void> {
   try {
-    yield io.writeText(file, text);
+    try {
+      yield io.writeText(file, text);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+      yield io.mkdir(dir, false);
+      yield io.writeText(file, text);
+    }
   } catch (err) {
-    if (!isMissing(err)) throw storeError(`write ${what} to`, file, err);
-    yield io.mkdir(dir, true);
-    yield io.writeText(file, text);
+    throw storeError(`write ${what} to`, file, err);
   }
 }
 
@@ -107,8 +115,15 @@ export function* commit(io: Io, path: string, holder: LeaseHolder, request: Comm
   const staged = request.staged;
   const text = recordText(request);
   if (staged !== undefined && staged.dir !== path) {
-    if (text !== undefined) yield* writeStaged(io, staged.dir, recordFile(staged.dir), text, 'the record');
-    yield* writeStaged(io, staged.dir, statusFile(staged.dir), request.status, 'the status');
+    try {
+      if (text !== undefined) yield* writeStaged(io, staged.dir, recordFile(staged.dir), text, 'the record');
+      yield* writeStaged(io, staged.dir, statusFile(staged.dir), request.status, 'the status');
+    } catch (err) {
+      // Unpublishable (a full disk, most often): the attempt's files must not keep holding the
+      // space. A FAILED commit that follows writes its record and status into a fresh directory.
+      yield io.rmrf(staged.dir);
+      throw err;
+    }
     yield* fence(io, path, holder, () => io.rmrf(staged.dir));
     yield* publish(io, staged.dir, path, holder.runId);
   } else {

@@ -29,17 +29,34 @@ import { leaseFile, marinLockFile, parentOf, tmpName } from './layout.js';
 
 type Op<T> = Generator<unknown, T, unknown>;
 
-/** Writes `text` to a new temporary file beside `file` (creating the parent directory once if missing); returns its name. */
+/**
+ * Writes `text` to a new temporary file beside `file` (creating the parent directory once if
+ * missing); returns its name. A write that fails (a full disk) removes the file it created.
+ */
 function* writeTemp(io: Io, file: string, text: string): Op<string> {
   const tmp = tmpName(file);
   try {
-    yield io.writeText(tmp, text);
+    try {
+      yield io.writeText(tmp, text);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+      yield io.mkdir(parentOf(file), true);
+      yield io.writeText(tmp, text);
+    }
   } catch (err) {
-    if (!isMissing(err)) throw storeError('write the lease', tmp, err);
-    yield io.mkdir(parentOf(file), true);
-    yield io.writeText(tmp, text);
+    yield* unlinkQuietly(io, tmp);
+    throw storeError('write the lease', tmp, err);
   }
   return tmp;
+}
+
+/** Removes a temporary file, whatever happens (it may not exist). */
+function* unlinkQuietly(io: Io, file: string): Op<void> {
+  try {
+    yield io.unlink(file);
+  } catch {
+    // Already gone, or the directory is unreadable: nothing more can be done.
+  }
 }
 
 export function* createLease(io: Io, dir: string, holder: LeaseHolder): Op<boolean> {
@@ -51,7 +68,7 @@ export function* createLease(io: Io, dir: string, holder: LeaseHolder): Op<boole
   } catch (err) {
     throw storeError('create the lease', file, err);
   } finally {
-    yield io.unlink(tmp);
+    yield* unlinkQuietly(io, tmp);
   }
   if (!won) return false;
   // A Marin runner holds the step: give ours up; the read that follows finds its lock.
@@ -105,11 +122,7 @@ function* storeNow(io: Io, file: string): Op<number | undefined> {
   } catch {
     return undefined;
   } finally {
-    try {
-      yield io.unlink(probe);
-    } catch {
-      // Nothing was written.
-    }
+    yield* unlinkQuietly(io, probe);
   }
 }
 
@@ -132,7 +145,7 @@ export function* refreshLease(io: Io, dir: string, holder: LeaseHolder): Op<bool
   try {
     yield io.rename(tmp, file);
   } catch (err) {
-    yield io.unlink(tmp);
+    yield* unlinkQuietly(io, tmp);
     throw storeError('refresh the lease', file, err);
   }
   return true;
@@ -148,15 +161,17 @@ export function* breakLease(io: Io, dir: string, observed: LeaseInfo): Op<boolea
     if (isMissing(err)) return false;
     throw storeError('take over the lease', file, err);
   }
-  const raw = (yield io.readText(aside)) as string | null;
-  if (raw !== observed.raw) {
-    // Not the lease we judged stale: put it back (link never replaces one made meanwhile).
-    yield io.link(aside, file);
-    yield io.unlink(aside);
-    return false;
+  try {
+    const raw = (yield io.readText(aside)) as string | null;
+    if (raw !== observed.raw) {
+      // Not the lease we judged stale: put it back (link never replaces one made meanwhile).
+      yield io.link(aside, file);
+      return false;
+    }
+    return true;
+  } finally {
+    yield* unlinkQuietly(io, aside);
   }
-  yield io.unlink(aside);
-  return true;
 }
 
 export function* releaseLease(io: Io, dir: string, holder: LeaseHolder): Op<void> {
