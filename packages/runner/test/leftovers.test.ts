@@ -4,12 +4,13 @@
  * processes, a real full disk (a 1 MiB tmpfs), real symbolic links.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hasCode, StepSpec } from '@cairn/core';
 import { StepRunError, StepRunner } from '../src/index.js';
+import { leaseFile } from '../src/store/local/layout.js';
 import { Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 import { hang } from './fixtures/leftover-steps.mjs';
 
@@ -106,6 +107,22 @@ describe('leftovers', () => {
     const failed = await settled(new StepRunner({ prefix, logger: memoryLogger() }).run(g.pick('small'), { handleSigint: false }));
     expect(failed).toBeInstanceOf(StepRunError);
     expect(g.calls).toEqual([]);
+    expect(leftovers(prefix)).toEqual([]);
+  }, 60_000);
+
+  it("the runner taking a dead runner's lease over removes the temporary lease files it left", async () => {
+    const prefix = dir();
+    const g = new Graph().step('a');
+    const path = g.get('a').outputPath(prefix);
+    mkdirSync(prefix, { recursive: true });
+    const old = Date.now() / 1000 - 3600;
+    const lease = leaseFile(path);
+    writeFileSync(lease, JSON.stringify({ worker_id: 'elsewhere-1-dead', timestamp: old, host: 'elsewhere', pid: 1, processStartTime: null, runId: 'dead', token: 'dead.1' }));
+    // What a runner killed between writing a lease's temporary file and publishing it leaves.
+    for (const tmp of [`${lease}.tmp-4242-1`, `${lease}.stale.tmp-4242-2`]) writeFileSync(tmp, '{}');
+    for (const f of readdirSync(prefix)) utimesSync(join(prefix, f), old, old);
+    const summary = await new StepRunner({ prefix, logger: memoryLogger() }).run(g.pick('a'), { handleSigint: false });
+    expect(summary.counts).toEqual({ succeeded: 1 });
     expect(leftovers(prefix)).toEqual([]);
   }, 60_000);
 

@@ -144,7 +144,13 @@ export function* abandon(io: Io, staged: StagedAttempt): Op<void> {
   if (staged.dir !== staged.path) yield io.rmrf(staged.dir);
 }
 
-/** Removes dead attempts' directories and aside outputs beside `path`, except `keep`. */
+/** A temporary file of a lease or job record (layout.ts `tmpName`): `lease.tmp-…`, `lease.stale.tmp-…`, `lease.clock.tmp-…`, `job.json.tmp-…`. */
+const TEMP_FILE = /^(lease|job\.json)(\.[a-z]+)?\.tmp-\d+-\d+$/;
+
+/** A temporary file this old was left by a runner that died between writing and renaming it (each lives for microseconds). */
+const TEMP_LEFT_MS = 10_000;
+
+/** Removes dead attempts' directories, aside outputs and left temporary files beside `path`, except `keep`. */
 export function* sweep(io: Io, path: string, keep: StagedAttempt | undefined): Op<void> {
   const parent = parentOf(path);
   const stem = `.${path.slice(parent.length + 1)}${SIBLING_MARK}`;
@@ -154,6 +160,10 @@ export function* sweep(io: Io, path: string, keep: StagedAttempt | undefined): O
     const rest = n.slice(stem.length);
     const full = `${parent}/${n}`;
     if ((rest.startsWith('attempt-') || rest.startsWith('old-')) && full !== keep?.dir) yield io.rmrf(full);
+    else if (TEMP_FILE.test(rest)) {
+      const st = (yield io.lstat(full)) as Stat | null;
+      if (st !== null && !st.dir && Date.now() - st.mtimeMs > TEMP_LEFT_MS) yield io.unlink(full);
+    }
   }
 }
 
