@@ -10,6 +10,8 @@ export default defineConfig(
       'worker-entry': 'src/worker/entry.ts',
       // The threads executor's pool worker.
       'thread-worker': 'src/worker/thread-worker.ts',
+      // What the threads executor's pool runs: the pool worker, with the processes it starts marked.
+      'thread-job': 'src/executors/thread-job.ts',
     },
     // Gives the CJS build `import.meta.url`, which workerEntryPath() resolves from.
     shims: true,

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalStore, StepRunner, type ArtifactRecord, type JobRecord } from '../src/index.js';
@@ -20,6 +20,7 @@ function deadRunnerLeftovers(path: string, job: JobRecord): void {
   writeFileSync(jobFile(path), JSON.stringify(job));
   const holder = { worker_id: 'elsewhere-1-old', timestamp: Date.now() / 1000 - 3600, host: 'elsewhere', pid: 1, processStartTime: null, runId: 'old', token: 'old.1' };
   writeFileSync(leaseFile(path), JSON.stringify(holder));
+  utimesSync(leaseFile(path), holder.timestamp, holder.timestamp);
 }
 
 function leftoverJob(path: string, jobId: string): JobRecord {

@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync, rmSync, utimesSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StepSpec, hasCode } from '@cairn/core';
 import { StepRunError, StepRunner, isStale, type RunnerEvent } from '../src/index.js';
-import { processStartTime } from '../src/store/leases.js';
+import { pidNamespace, processStartTime } from '../src/store/leases.js';
 import { leaseFile } from '../src/store/local/layout.js';
 import { Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 
@@ -22,6 +22,9 @@ function sleeper(): ChildProcess {
 function writeLease(path: string, holder: Record<string, unknown>): void {
   mkdirSync(join(path, '..'), { recursive: true });
   writeFileSync(leaseFile(path), JSON.stringify({ worker_id: 'other', runId: 'other', token: 'other.1', ...holder }));
+  // A holder rewrites its lease on each refresh: the file's time is its last refresh.
+  const at = holder.timestamp as number;
+  if (at < Date.now() / 1000) utimesSync(leaseFile(path), at, at);
 }
 const now = () => Date.now() / 1000;
 
@@ -40,7 +43,7 @@ describe('leases', () => {
     const child = spawn('true');
     await new Promise((r) => child.on('exit', r));
     const g = new Graph().step('a');
-    writeLease(g.get('a').outputPath(prefix), { host: hostname(), pid: child.pid, processStartTime: 1, timestamp: now() });
+    writeLease(g.get('a').outputPath(prefix), { host: hostname(), pid: child.pid, processStartTime: 1, pidNs: pidNamespace(), timestamp: now() });
     await new StepRunner({ prefix, logger: memoryLogger(), leases: { pollMs: 60_000 } }).run(g.pick('a'));
     expect(g.calls).toEqual(['a']);
   });
@@ -48,7 +51,7 @@ describe('leases', () => {
   it('recognises a reused pid by its process start time', () => {
     const child = sleeper();
     const start = processStartTime(child.pid as number);
-    const fresh = { worker_id: 'x', timestamp: now(), host: hostname(), pid: child.pid as number, runId: 'r', token: 't' };
+    const fresh = { worker_id: 'x', timestamp: now(), host: hostname(), pid: child.pid as number, pidNs: pidNamespace(), runId: 'r', token: 't' };
     const info = (processStartTime: number | null) => ({ holder: { ...fresh, processStartTime }, raw: '', mtimeMs: Date.now() });
     expect(isStale(info(start), 90_000)).toBe(false);
     expect(isStale(info((start ?? 0) + 1), 90_000)).toBe(true);

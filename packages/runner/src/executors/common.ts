@@ -1,5 +1,6 @@
 /** Pieces shared by the local executors (threads, process). */
-import { mkdir, open } from 'node:fs/promises';
+import { mkdirSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { StringDecoder } from 'node:string_decoder';
@@ -117,11 +118,12 @@ export function cancelActive<J extends LocalJob>(active: ReadonlyMap<string, J>,
   }
 }
 
-/** Creates the directories of an attempt's log files. */
-export async function ensureLogDirs(logPaths: JobRequest['logPaths']): Promise<void> {
-  await mkdir(dirname(logPaths.stdout), { recursive: true });
-  await mkdir(dirname(logPaths.stderr), { recursive: true });
+/** Creates the directories of an attempt's log files, on the caller's stack (no await between a cancel check and the mkdir). */
+export function ensureLogDirs(logPaths: JobRequest['logPaths']): void {
+  mkdirSync(dirname(logPaths.stdout), { recursive: true });
+  mkdirSync(dirname(logPaths.stderr), { recursive: true });
 }
+
 
 /** `Executor.logs` for a local executor: tails the files in `handle.info.logPaths` while the job is in `active`. */
 export function localLogs(handle: JobHandle, options: { follow: boolean; signal?: AbortSignal | undefined }, active: ReadonlyMap<string, LocalJob>): AsyncIterable<string> {

@@ -6,11 +6,11 @@
  * half a second (worker/parent-watch.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
-import { mkdir, open, readFile, rm, writeFile } from 'node:fs/promises';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
+import { open, readFile, rm, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import type { Socket } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CairnError, encodeTask } from '@cairn/core';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobStatus } from '../executor/contract.js';
 import { assertBuilt, workerEntryPath } from '../worker/paths.js';
@@ -18,7 +18,7 @@ import { checkLocalExecutorOptions } from './local-options.js';
 import { PARENT_FD_ENV } from '../worker/parent-watch.js';
 import { decodeResult } from '../worker/result.js';
 import { completeProcessUsage, PROCESS_USAGE_IMPORT, usageFile } from './usage.js';
-import { abortReasonCode, cancelActive, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
+import { abortReasonCode, cancelActive, cancelError, cancelledBy, localLogs, statusOf, type LocalJob } from './common.js';
 
 /** Options of {@link createProcessExecutor}. */
 export interface ProcessExecutorOptions {
@@ -139,8 +139,13 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
       const h = host;
       const entryFile = workerEntryPath();
       assertBuilt(entryFile, 'process');
-      await mkdir(job.attemptDir, { recursive: true });
-      await ensureLogDirs(job.logPaths);
+      // Checked and created on this stack, with no await between: once a cancel has been seen the
+      // runner may commit or drop the staged directory at any moment, and a directory made here
+      // after that would be re-created beside the output.
+      if (job.signal.aborted) throw cancelError(job.signal.reason, job.task.name);
+      mkdirSync(job.attemptDir, { recursive: true });
+      mkdirSync(dirname(job.logPaths.stdout), { recursive: true });
+      mkdirSync(dirname(job.logPaths.stderr), { recursive: true });
       const taskPath = join(job.attemptDir, 'task.msgpack');
       const resultPath = join(job.attemptDir, 'result.msgpack');
       await rm(resultPath, { force: true });

@@ -1,16 +1,20 @@
 /**
  * The `threads` executor: runs steps in a worker-thread pool (tinypool). Each attempt is
- * decoded and run by `dist/thread-worker.js`; the step function is re-imported by
- * module + export inside the thread.
+ * decoded and run by `dist/thread-job.js` (thread-job.ts, around worker/thread-worker.ts); the
+ * step function is re-imported by module + export inside the thread. The processes an attempt
+ * starts carry its mark and are stopped with it (marked-processes.ts): SIGTERM on cancel,
+ * SIGKILL to whatever is left when the attempt ends, as the `process` executor does to its group.
  */
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
 import { CairnError, encodeTask } from '@cairn/core';
 import type { Tinypool } from 'tinypool';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobStatus } from '../executor/contract.js';
 import { assertBuilt, threadWorkerPath } from '../worker/paths.js';
 import { decodeResult, errorData } from '../worker/result.js';
-import type { ThreadTaskMessage } from '../worker/thread-worker.js';
+import type { ThreadJobMessage } from './thread-job.js';
+import { newChildMark, signalMarked } from './marked-processes.js';
 import { abortReasonCode, cancelActive, cancelError, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
 import { checkLocalExecutorOptions } from './local-options.js';
 
@@ -48,14 +52,20 @@ interface ThreadJob extends LocalJob {
   readonly port: MessagePort;
   /** Aborting it makes tinypool terminate the thread. */
   readonly terminate: AbortController;
+  /** The mark of the processes the attempt starts. */
+  readonly childMark: string;
+  /** Element 0: how many processes the attempt started (shared with its thread). */
+  readonly spawned: Int32Array;
   cancelReason?: unknown;
   timer?: NodeJS.Timeout;
   settled: Promise<void>;
 }
 
 /**
- * Creates the `threads` executor. Cancellation first aborts the step's `ctx.signal`, then
- * terminates its thread after `cancelGraceMs`; a step stuck in native code may not stop,
+ * Creates the `threads` executor. Cancellation first aborts the step's `ctx.signal` and sends
+ * SIGTERM to the processes the step started, then terminates its thread after `cancelGraceMs`;
+ * when the attempt ends, whatever it started and left running is killed. A step stuck in native
+ * code may not stop, and a process that escapes its mark is not found (marked-processes.ts),
  * hence `cancel: 'best-effort'`.
  */
 export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Executor {
@@ -81,6 +91,7 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
     if (job.cancelReason !== undefined) return;
     job.cancelReason = reason;
     job.port.postMessage(errorData(cancelError(reason, job.step)));
+    if (Atomics.load(job.spawned, 0) > 0) void signalMarked(job.childMark, 'SIGTERM');
     job.timer = setTimeout(() => job.terminate.abort(), graceMs);
   };
 
@@ -91,7 +102,7 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
     async start(h) {
       host = h;
       if (pool) return;
-      const file = threadWorkerPath();
+      const file = join(dirname(threadWorkerPath()), 'thread-job.js');
       assertBuilt(file, 'threads');
       // Loaded on start so the CJS build works without require()-ing an ESM-only package.
       const { Tinypool } = await import('tinypool');
@@ -102,10 +113,14 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
       if (!pool || !host) throw new CairnError('CAIRN_EXECUTOR', 'The "threads" executor was not started; call start(host) before submit().');
       const h = host;
       const report = h.report.bind(h);
-      await ensureLogDirs(job.logPaths);
+      // On this stack, with no await before it: see the process executor's submit.
+      if (job.signal.aborted) throw cancelError(job.signal.reason, job.task.name);
+      ensureLogDirs(job.logPaths);
       const { port1, port2 } = new MessageChannel();
-      const message: ThreadTaskMessage = { task: encodeTask(job.task), logPaths: job.logPaths, port: port2, attemptDir: job.attemptDir };
-      const entry: ThreadJob = { jobId: job.jobKey, step: job.task.name, logPaths: job.logPaths, port: port1, terminate: new AbortController(), settled: Promise.resolve() };
+      const spawned = new Int32Array(new SharedArrayBuffer(4));
+      const childMark = newChildMark();
+      const message: ThreadJobMessage = { task: encodeTask(job.task), logPaths: job.logPaths, port: port2, attemptDir: job.attemptDir, childMark, spawned };
+      const entry: ThreadJob = { jobId: job.jobKey, step: job.task.name, logPaths: job.logPaths, port: port1, terminate: new AbortController(), childMark, spawned, settled: Promise.resolve() };
       const onAbort = () => requestCancel(entry, job.signal.reason);
       entry.settled = pool
         .run(message, { transferList: [port2], signal: entry.terminate.signal })
@@ -116,8 +131,10 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
               ? { state: 'cancelled', reason: abortReasonCode(entry.cancelReason) }
               : { state: 'failed', error: err, reason: 'thread crashed', infrastructure: true },
         )
-        .then((status) => {
+        .then(async (status) => {
           clearTimeout(entry.timer);
+          // Whatever the step started and left behind goes with it.
+          if (Atomics.load(entry.spawned, 0) > 0) await signalMarked(entry.childMark, 'SIGKILL');
           job.signal.removeEventListener('abort', onAbort);
           port1.close();
           active.delete(entry.jobId);

@@ -14,7 +14,7 @@
  *   RSS is given.
  * - `inline`: nothing (steps share the runner's thread and interleave).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -44,10 +44,15 @@ export function usageFile(attemptDir: string): string {
   return join(attemptDir, USAGE_FILE);
 }
 
-/** Writes an attempt's usage (best effort: a measurement never fails a step). */
+/**
+ * Writes an attempt's usage (best effort: a measurement never fails a step). The attempt's
+ * directory is created if missing, but never the directories above it: once the attempt's
+ * staged directory is gone (committed, or dropped after a cancel) nothing is re-created beside
+ * the output.
+ */
 export function writeUsage(attemptDir: string, usage: AttemptUsage): void {
   try {
-    mkdirSync(attemptDir, { recursive: true });
+    if (!existsSync(attemptDir)) mkdirSync(attemptDir);
     writeFileSync(usageFile(attemptDir), JSON.stringify(usage));
   } catch {
     // not measured, then

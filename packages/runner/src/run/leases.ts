@@ -7,7 +7,7 @@
  */
 import { CairnError } from '@cairn/core';
 import { drive, isPromise, type Maybe } from '../maybe.js';
-import { isStale, type LeaseHolder, type LeaseInfo, type LeaseTiming } from '../store/leases.js';
+import { judgeLease, type LeaseHolder, type LeaseInfo, type LeaseTiming } from '../store/leases.js';
 import type { Store, StoredState } from '../store/store.js';
 import { usable } from './classify.js';
 import { BEATING, extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, SETTLED, TOOK_OVER, WAITING_LEASE } from './node.js';
@@ -43,6 +43,8 @@ export class LeaseKeeper {
   #recheck: NodeJS.Timeout | undefined;
   #beating = false;
   #rechecking = false;
+  /** Leases already reported for a timestamp in the future (by location and content). */
+  readonly #reportedAhead = new Set<string>();
 
   constructor(host: LeaseHost) {
     this.#host = host;
@@ -89,12 +91,14 @@ export class LeaseKeeper {
     for (let tries = 0; tries < 4; tries++) {
       const info = (yield store.readLease(node.path)) as LeaseInfo | null;
       if (info !== null) {
-        if (!isStale(info, timing.staleMs, Date.now(), timing.unreadableGraceMs)) {
+        const verdict = this.#judge(node, info);
+        if (!verdict.stale) {
           node.flags |= SAW_FOREIGN_LEASE;
           return 'held';
         }
         const who = info.holder === null ? `an unreadable lease (${info.location ?? node.path}: ${JSON.stringify(info.raw.slice(0, 40))})` : `the stale lease of ${info.holder.worker_id}`;
-        logger.warn(`Step ${node.name}: taking over ${who} at ${node.path}.`);
+        const why = verdict.reason === 'dead' ? ' (its process is gone)' : verdict.reason === 'old' ? ` (not rewritten for ${timing.staleMs} ms)` : '';
+        logger.warn(`Step ${node.name}: taking over ${who} at ${node.path}${why}.`);
         if ((yield store.breakLease(node.path, info)) as boolean) node.flags |= TOOK_OVER;
       }
       holder.timestamp = Date.now() / 1000;
@@ -102,6 +106,20 @@ export class LeaseKeeper {
     }
     node.flags |= SAW_FOREIGN_LEASE;
     return 'held';
+  }
+
+  /** Judges another runner's lease on `node`, reporting (once) a holder's timestamp in the future. */
+  #judge(node: Node, info: LeaseInfo) {
+    const { timing, logger } = this.#host;
+    const verdict = judgeLease(info, timing.staleMs, Date.now(), timing.unreadableGraceMs);
+    const key = `${info.location ?? node.path}\n${info.raw}`;
+    if (verdict.aheadMs > 0 && !this.#reportedAhead.has(key)) {
+      this.#reportedAhead.add(key);
+      logger.warn(
+        `Step ${node.name}: the lease ${info.location ?? node.path} of ${info.holder?.worker_id ?? 'another runner'} carries a timestamp ${Math.round(verdict.aheadMs / 1000)} s in the future of the store's clock; it is judged by its age on the store instead. Check the clocks of the hosts sharing this store (NTP).`,
+      );
+    }
+    return verdict;
   }
 
   /** Gives `node`'s lease back (only if still ours). */
@@ -221,7 +239,7 @@ export class LeaseKeeper {
           continue;
         }
         const info = await store.readLease(node.path);
-        if (info === null || isStale(info, timing.staleMs, Date.now(), timing.unreadableGraceMs)) {
+        if (info === null || this.#judge(node, info).stale) {
           this.#unwait(node);
           this.#host.retry(node);
         }

@@ -4,7 +4,7 @@
  */
 export { parseStatus, STATUS_FILE, STATUS_TOKENS } from './status.js';
 export { parseRecord, parseJobRecord, RECORD_FILE, errorData } from './records.js';
-export { isStale, leaseTiming, makeHolder, parseHolder, MARIN_LOCK_FILE } from './leases.js';
+export { isStale, judgeLease, leaseTiming, makeHolder, parseHolder, MARIN_LOCK_FILE } from './leases.js';
 
 export type { AttemptLogs, CommitRequest, FoundStep, ListedFile, Maybe, RecordWant, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreBrowser, StoreCapabilities, StoreFactory, StoredState } from './store.js';
 export { recordHead } from './record-head.js';
@@ -12,4 +12,4 @@ export { recordWantAt } from './record-want.js';
 export type { RecordHead } from './record-head.js';
 export type { StatusToken, ParsedStatus } from './status.js';
 export type { ArtifactRecord, AttemptRecord, DeferredRecord, ErrorData, JobRecord } from './records.js';
-export type { LeaseHolder, LeaseInfo, LeaseOptions, LeaseTiming } from './leases.js';
+export type { LeaseHolder, LeaseInfo, LeaseOptions, LeaseTiming, LeaseVerdict } from './leases.js';

@@ -7,7 +7,7 @@
  * `{"worker_id", "timestamp"}` with a float epoch in seconds.
  */
 import { createHash } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Python's `json.dumps(value, sort_keys=True)`: `", "` and `": "`, keys sorted, non-ASCII escaped. */
@@ -64,5 +64,9 @@ export function writeMarinArtifact(prefix: string, a: MarinArtifact): string {
 /** Marin's lock on `outputPath`, taken `ageS` seconds ago by `workerId`. */
 export function writeMarinLock(outputPath: string, workerId: string, ageS = 0): void {
   mkdirSync(outputPath, { recursive: true });
-  writeFileSync(join(outputPath, '.executor_status.lock'), JSON.stringify({ worker_id: workerId, timestamp: Date.now() / 1000 - ageS }));
+  const at = Date.now() / 1000 - ageS;
+  const file = join(outputPath, '.executor_status.lock');
+  writeFileSync(file, JSON.stringify({ worker_id: workerId, timestamp: at }));
+  // Marin rewrites its lock on each refresh: the file's time is its last refresh too.
+  utimesSync(file, at, at);
 }

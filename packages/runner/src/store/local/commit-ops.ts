@@ -60,14 +60,22 @@ function* fence(io: Io, path: string, holder: LeaseHolder, onLost: (() => unknow
   throw leaseLost(path, token);
 }
 
-/** Writes `text` to `file` inside a staged directory, recreating the directory once if the step removed it. */
+/**
+ * Writes `text` to `file` inside a staged directory, recreating the directory once if the step
+ * removed it: only the directory itself, never the ones above it (which must still be the
+ * store's: a parent swapped meanwhile is refused before this, see LocalStore.commit).
+ */
 function* writeStaged(io: Io, dir: string, file: string, text: string, what: string): Op<void> {
   try {
-    yield io.writeText(file, text);
+    try {
+      yield io.writeText(file, text);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+      yield io.mkdir(dir, false);
+      yield io.writeText(file, text);
+    }
   } catch (err) {
-    if (!isMissing(err)) throw storeError(`write ${what} to`, file, err);
-    yield io.mkdir(dir, true);
-    yield io.writeText(file, text);
+    throw storeError(`write ${what} to`, file, err);
   }
 }
 
@@ -107,8 +115,15 @@ export function* commit(io: Io, path: string, holder: LeaseHolder, request: Comm
   const staged = request.staged;
   const text = recordText(request);
   if (staged !== undefined && staged.dir !== path) {
-    if (text !== undefined) yield* writeStaged(io, staged.dir, recordFile(staged.dir), text, 'the record');
-    yield* writeStaged(io, staged.dir, statusFile(staged.dir), request.status, 'the status');
+    try {
+      if (text !== undefined) yield* writeStaged(io, staged.dir, recordFile(staged.dir), text, 'the record');
+      yield* writeStaged(io, staged.dir, statusFile(staged.dir), request.status, 'the status');
+    } catch (err) {
+      // Unpublishable (a full disk, most often): the attempt's files must not keep holding the
+      // space. A FAILED commit that follows writes its record and status into a fresh directory.
+      yield io.rmrf(staged.dir);
+      throw err;
+    }
     yield* fence(io, path, holder, () => io.rmrf(staged.dir));
     yield* publish(io, staged.dir, path, holder.runId);
   } else {
@@ -129,7 +144,13 @@ export function* abandon(io: Io, staged: StagedAttempt): Op<void> {
   if (staged.dir !== staged.path) yield io.rmrf(staged.dir);
 }
 
-/** Removes dead attempts' directories and aside outputs beside `path`, except `keep`. */
+/** A temporary file of a lease or job record (layout.ts `tmpName`): `lease.tmp-…`, `lease.stale.tmp-…`, `lease.clock.tmp-…`, `job.json.tmp-…`. */
+const TEMP_FILE = /^(lease|job\.json)(\.[a-z]+)?\.tmp-\d+-\d+$/;
+
+/** A temporary file this old was left by a runner that died between writing and renaming it (each lives for microseconds). */
+const TEMP_LEFT_MS = 10_000;
+
+/** Removes dead attempts' directories, aside outputs and left temporary files beside `path`, except `keep`. */
 export function* sweep(io: Io, path: string, keep: StagedAttempt | undefined): Op<void> {
   const parent = parentOf(path);
   const stem = `.${path.slice(parent.length + 1)}${SIBLING_MARK}`;
@@ -139,6 +160,10 @@ export function* sweep(io: Io, path: string, keep: StagedAttempt | undefined): O
     const rest = n.slice(stem.length);
     const full = `${parent}/${n}`;
     if ((rest.startsWith('attempt-') || rest.startsWith('old-')) && full !== keep?.dir) yield io.rmrf(full);
+    else if (TEMP_FILE.test(rest)) {
+      const st = (yield io.lstat(full)) as Stat | null;
+      if (st !== null && !st.dir && Date.now() - st.mtimeMs > TEMP_LEFT_MS) yield io.unlink(full);
+    }
   }
 }
 

@@ -15,6 +15,11 @@
  * a lease just created is given up again when a Marin lock is found beside it, and a read with
  * no Cairn lease returns the Marin lock, so the runner waits on it and takes it over when stale
  * (its timestamp is epoch seconds, refreshed every 30 s by Marin).
+ *
+ * A lease's age is measured on the store's clock, not the reader's: a probe file is written beside
+ * the lease and its mtime (set by whoever keeps the filesystem: the kernel, an NFS server) is the
+ * store's "now", compared with the lease file's mtime. Each refresh rewrites the file, so its mtime
+ * is the time of the holder's last refresh on that same clock.
  */
 import { CairnError } from '@cairn/core';
 import { type LeaseHolder, type LeaseInfo, parseHolder } from '../leases.js';
@@ -24,17 +29,34 @@ import { leaseFile, marinLockFile, parentOf, tmpName } from './layout.js';
 
 type Op<T> = Generator<unknown, T, unknown>;
 
-/** Writes `text` to a new temporary file beside `file` (creating the parent directory once if missing); returns its name. */
+/**
+ * Writes `text` to a new temporary file beside `file` (creating the parent directory once if
+ * missing); returns its name. A write that fails (a full disk) removes the file it created.
+ */
 function* writeTemp(io: Io, file: string, text: string): Op<string> {
   const tmp = tmpName(file);
   try {
-    yield io.writeText(tmp, text);
+    try {
+      yield io.writeText(tmp, text);
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+      yield io.mkdir(parentOf(file), true);
+      yield io.writeText(tmp, text);
+    }
   } catch (err) {
-    if (!isMissing(err)) throw storeError('write the lease', tmp, err);
-    yield io.mkdir(parentOf(file), true);
-    yield io.writeText(tmp, text);
+    yield* unlinkQuietly(io, tmp);
+    throw storeError('write the lease', tmp, err);
   }
   return tmp;
+}
+
+/** Removes a temporary file, whatever happens (it may not exist). */
+function* unlinkQuietly(io: Io, file: string): Op<void> {
+  try {
+    yield io.unlink(file);
+  } catch {
+    // Already gone, or the directory is unreadable: nothing more can be done.
+  }
 }
 
 export function* createLease(io: Io, dir: string, holder: LeaseHolder): Op<boolean> {
@@ -46,7 +68,7 @@ export function* createLease(io: Io, dir: string, holder: LeaseHolder): Op<boole
   } catch (err) {
     throw storeError('create the lease', file, err);
   } finally {
-    yield io.unlink(tmp);
+    yield* unlinkQuietly(io, tmp);
   }
   if (!won) return false;
   // A Marin runner holds the step: give ours up; the read that follows finds its lock.
@@ -66,18 +88,41 @@ function* readText(io: Io, file: string, rare = false): Op<string | null> {
 }
 
 export function* readLease(io: Io, dir: string): Op<LeaseInfo | null> {
-  return (yield* readLeaseAt(io, leaseFile(dir))) ?? (yield* readLeaseAt(io, marinLockFile(dir)));
+  const file = leaseFile(dir);
+  return (yield* readLeaseAt(io, file, file)) ?? (yield* readLeaseAt(io, marinLockFile(dir), file));
 }
 
-function* readLeaseAt(io: Io, file: string): Op<LeaseInfo | null> {
+function* readLeaseAt(io: Io, file: string, clockBeside: string): Op<LeaseInfo | null> {
+  let raw: string | null;
+  let st: { mtimeMs: number } | null;
   try {
-    const raw = (yield io.readText(file)) as string | null;
+    raw = (yield io.readText(file)) as string | null;
     if (raw === null) return null;
-    const st = (yield io.lstat(file)) as { mtimeMs: number } | null;
-    return { holder: parseHolder(raw), raw, mtimeMs: st?.mtimeMs ?? Date.now(), location: file };
+    st = (yield io.lstat(file)) as { mtimeMs: number } | null;
   } catch (err) {
     if (isMissing(err)) return null;
     throw storeError('read the lease', file, err);
+  }
+  const info: LeaseInfo = { holder: parseHolder(raw), raw, mtimeMs: st?.mtimeMs ?? Date.now(), location: file };
+  if (st === null) return info;
+  const now = yield* storeNow(io, clockBeside);
+  return now === undefined ? info : { ...info, ageMs: Math.max(0, now - st.mtimeMs) };
+}
+
+/**
+ * The store's clock: the mtime of a probe file written (and removed) beside `file`. Undefined
+ * when it cannot be written (a read-only mount: nobody holds leases there to be judged).
+ */
+function* storeNow(io: Io, file: string): Op<number | undefined> {
+  const probe = tmpName(`${file}.clock`);
+  try {
+    yield io.writeText(probe, '');
+    const st = (yield io.lstat(probe)) as { mtimeMs: number } | null;
+    return st?.mtimeMs;
+  } catch {
+    return undefined;
+  } finally {
+    yield* unlinkQuietly(io, probe);
   }
 }
 
@@ -100,7 +145,7 @@ export function* refreshLease(io: Io, dir: string, holder: LeaseHolder): Op<bool
   try {
     yield io.rename(tmp, file);
   } catch (err) {
-    yield io.unlink(tmp);
+    yield* unlinkQuietly(io, tmp);
     throw storeError('refresh the lease', file, err);
   }
   return true;
@@ -116,15 +161,17 @@ export function* breakLease(io: Io, dir: string, observed: LeaseInfo): Op<boolea
     if (isMissing(err)) return false;
     throw storeError('take over the lease', file, err);
   }
-  const raw = (yield io.readText(aside)) as string | null;
-  if (raw !== observed.raw) {
-    // Not the lease we judged stale: put it back (link never replaces one made meanwhile).
-    yield io.link(aside, file);
-    yield io.unlink(aside);
-    return false;
+  try {
+    const raw = (yield io.readText(aside)) as string | null;
+    if (raw !== observed.raw) {
+      // Not the lease we judged stale: put it back (link never replaces one made meanwhile).
+      yield io.link(aside, file);
+      return false;
+    }
+    return true;
+  } finally {
+    yield* unlinkQuietly(io, aside);
   }
-  yield io.unlink(aside);
-  return true;
 }
 
 export function* releaseLease(io: Io, dir: string, holder: LeaseHolder): Op<void> {

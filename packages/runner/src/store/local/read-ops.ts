@@ -5,7 +5,7 @@ import { parseRecord, RECORD_FILE } from '../records.js';
 import { parseStatus, STATUS_FILE, type StatusToken } from '../status.js';
 import type { RecordWant, StoredState } from '../store.js';
 import { batchReadsNative, type FileTexts, readInDirs } from './batch-read.js';
-import type { Io } from './io.js';
+import { type Io, type Stat, syncIo } from './io.js';
 import { localPath, recordFile, statusFile } from './layout.js';
 
 type Op<T> = Generator<unknown, T, unknown>;
@@ -44,6 +44,14 @@ function unreadRecord(want: RecordWant): null | undefined {
   return want === false ? undefined : null;
 }
 
+/**
+ * The state of a step directory that is a symbolic link: never served, whatever it points to
+ * (safe-dirs.ts: the store neither writes nor reads through a link where it expects a step).
+ */
+function linked(dir: string): StoredState {
+  return { status: null, problem: `${dir} is a symbolic link; the store does not read outputs through links (remove it, or pin the step to where it points)` };
+}
+
 function unreadable(err: unknown): StoredState {
   return { status: null, problem: `unreadable (${(err as Error).message})` };
 }
@@ -72,10 +80,21 @@ export function* readOne(io: Io, path: string, withRecord: RecordWant): Op<Store
     const file = statusFile(dir);
     const statusText = (yield lastAbsent ? io.probeText(file) : io.readText(file)) as string | null;
     lastAbsent = statusText === null;
+    // A hit is served only from a real directory (one lstat more per built step).
+    if (statusText !== null && ((yield io.lstat(dir)) as Stat | null)?.symlink === true) return linked(dir);
     const recordText = needsRecord(statusText, withRecord) ? ((yield io.readText(recordFile(dir))) as string | null) : unreadRecord(withRecord);
     return stateFrom(statusText, recordText, withRecord);
   } catch (err) {
     return unreadable(err);
+  }
+}
+
+/** Whether `dir` is a symbolic link (read on this thread: only for steps whose status was found). */
+function isLink(dir: string): boolean {
+  try {
+    return (syncIo.lstat(dir) as Stat | null)?.symlink === true;
+  } catch {
+    return false;
   }
 }
 
@@ -130,6 +149,7 @@ async function readChunk(paths: readonly string[], from: number, to: number, wan
     const text = texts.at(k);
     const w = want(i);
     if (text instanceof Error) out[i] = unreadable(text);
+    else if (text !== null && isLink(dirs[k] as string)) out[i] = linked(dirs[k] as string);
     else if (!needsRecord(text, w)) out[i] = safeState(text, unreadRecord(w), w);
     else {
       recordAt.push(i);

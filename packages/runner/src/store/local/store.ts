@@ -120,7 +120,8 @@ export class LocalStore implements Store {
   }
 
   refreshLease(path: string, holder: LeaseHolder): Maybe<boolean> {
-    return drive(refreshLease(this.#io, localPath(path), holder));
+    const dir = localPath(path);
+    return this.#rechecked(dir, refreshLease(this.#io, dir, holder));
   }
 
   breakLease(path: string, observed: LeaseInfo): Maybe<boolean> {
@@ -128,7 +129,8 @@ export class LocalStore implements Store {
   }
 
   releaseLease(path: string, holder: LeaseHolder): Maybe<void> {
-    return drive(releaseLease(this.#io, localPath(path), holder));
+    const dir = localPath(path);
+    return this.#rechecked(dir, releaseLease(this.#io, dir, holder));
   }
 
   stage(path: string, holder: LeaseHolder, attempt: number, previous?: StagedAttempt): Maybe<StagedAttempt> {
@@ -136,7 +138,28 @@ export class LocalStore implements Store {
   }
 
   commit(path: string, holder: LeaseHolder, request: CommitRequest): Maybe<void> {
-    return drive(commit(this.#io, localPath(path), holder, request, request.release === true));
+    const dir = localPath(path);
+    return this.#rechecked(dir, commit(this.#io, dir, holder, request, request.release === true));
+  }
+
+  /**
+   * `op` on the step at `dir`, after checking again the directories between a prefix and it
+   * (none for a step directly under a prefix): they may have been swapped for a link while the
+   * step ran, and the store would then write (publish, rewrite or remove a lease) outside the
+   * store. What is left is the moment between this check and the operation: Node has no
+   * `renameat` relative to a directory held open.
+   */
+  #rechecked<T>(dir: string, op: Generator<unknown, T, unknown>): Maybe<T> {
+    const parent = parentOf(dir);
+    if (this.#prefixes.has(parent)) return drive(op);
+    const io = this.#io;
+    const prefixes = this.#prefixes;
+    return drive(
+      (function* () {
+        for (const prefix of prefixes) yield* checkStepDir(io, prefix, parent);
+        return yield* op;
+      })(),
+    );
   }
 
   abandon(staged: StagedAttempt): Maybe<void> {
