@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { command, hasCode, input, lower, makeTask, OUT, type CairnError } from '@cairn/core';
-import { run, StepRunError } from '../src/index.js';
+import { run, StepRunError, StepRunner } from '../src/index.js';
 import { runTask } from '../src/worker/run-task.js';
 
 const HELPER = fileURLToPath(new URL('../../../python', import.meta.url));
@@ -145,6 +145,17 @@ describe.each(EXECUTORS)('command steps on %s', (executor) => {
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 
 describe('command steps: running them', () => {
+  it('plan says which declared source changed since the last build', async () => {
+    script('tok.py', 'import os, sys\nos.makedirs(sys.argv[1], exist_ok=True)\n');
+    const declare = () => command({ name: 'tok', version: 'v1', program: 'python3', args: ['tok.py', OUT], sources: ['tok.py'], dir: project });
+    const prefix = fresh();
+    await run(declare(), { prefix });
+    expect((await new StepRunner({ prefix }).plan([declare()])).steps[0]?.state).toBe('cached');
+    script('tok.py', 'import os, sys\nos.makedirs(sys.argv[1], exist_ok=True)  # edited\n');
+    const step = (await new StepRunner({ prefix }).plan([declare()])).steps[0];
+    expect(step?.reason).toContain('tok.py changed');
+  }, 60_000);
+
   it('a source edited after the step was declared is refused (its output would carry the wrong identity)', async () => {
     script('edited.py', 'print(1)\n');
     const step = command({ name: 'edited', version: 'v1', program: 'python3', args: ['edited.py'], sources: ['edited.py'], dir: project });
