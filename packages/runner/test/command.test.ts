@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { command, hasCode, input, lower, makeTask, OUT, type CairnError } from '@cairn/core';
+import { ATTEMPT, command, hasCode, input, lower, makeTask, OUT, type CairnError } from '@cairn/core';
 import { run, StepRunError, StepRunner } from '../src/index.js';
 import { runTask } from '../src/worker/run-task.js';
 
@@ -154,6 +154,16 @@ describe('command steps: running them', () => {
     script('tok.py', 'import os, sys\nos.makedirs(sys.argv[1], exist_ok=True)  # edited\n');
     const step = (await new StepRunner({ prefix }).plan([declare()])).steps[0];
     expect(step?.reason).toContain('tok.py changed');
+  }, 60_000);
+
+  it('retries a failed program; ATTEMPT tells it which attempt it is', async () => {
+    script('flaky.py', 'import sys\nif sys.argv[1] == "1":\n    sys.exit("first attempt fails")\nprint("attempt", sys.argv[1])\n');
+    const step = command({ name: 'flaky', version: 'v1', program: 'python3', args: ['flaky.py', ATTEMPT], dir: project, retries: 1 });
+    const prefix = fresh();
+    const attempts: number[] = [];
+    const [loaded] = await run(step, { prefix, logger: quiet, onEvent: (e) => void (e.type === 'step' && e.state === 'running' && attempts.push(e.attempt ?? 0)) });
+    expect(loaded.value).toBeUndefined();
+    expect(attempts).toEqual([1, 2]);
   }, 60_000);
 
   it('a source edited after the step was declared is refused (its output would carry the wrong identity)', async () => {
