@@ -13,6 +13,7 @@ import { decodeResult, errorData } from '../worker/result.js';
 import type { ThreadTaskMessage } from '../worker/thread-worker.js';
 import { abortReasonCode, cancelActive, cancelError, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
 import { checkLocalExecutorOptions } from './local-options.js';
+import { isCommandTask, runCommandInMainThread } from '../command/main-thread.js';
 
 /** Options of {@link createThreadsExecutor}. */
 export interface ThreadsExecutorOptions {
@@ -107,8 +108,9 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
       const message: ThreadTaskMessage = { task: encodeTask(job.task), logPaths: job.logPaths, port: port2, attemptDir: job.attemptDir };
       const entry: ThreadJob = { jobId: job.jobKey, step: job.task.name, logPaths: job.logPaths, port: port1, terminate: new AbortController(), settled: Promise.resolve() };
       const onAbort = () => requestCancel(entry, job.signal.reason);
-      entry.settled = pool
-        .run(message, { transferList: [port2], signal: entry.terminate.signal })
+      // A command step runs its program from this thread (command/main-thread.ts says why).
+      const running = isCommandTask(job.task) ? runCommandInMainThread(message, entry.terminate.signal) : pool.run(message, { transferList: [port2], signal: entry.terminate.signal });
+      entry.settled = running
         .then(
           (bytes: Uint8Array): JobStatus => statusOf(decodeResult(bytes), entry.step, entry.cancelReason),
           (err: unknown): JobStatus =>
