@@ -43,6 +43,17 @@ with open(sys.argv[1], "w") as f:
 time.sleep(300)
 `,
 );
+script(
+  'stubborn.py',
+  `import os, signal, subprocess, sys, time
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+child = subprocess.Popen(["sleep", "300"])
+with open(sys.argv[1], "w") as f:
+    f.write("%d %d" % (os.getpid(), child.pid))
+while True:
+    time.sleep(1)
+`,
+);
 script('loud.py', `import sys\nchunk = b"x" * (1 << 20)\nfor _ in range(int(sys.argv[1])):\n    sys.stdout.buffer.write(chunk)\n`);
 
 const env = { PYTHONPATH: HELPER, SEED: '7' };
@@ -128,6 +139,20 @@ describe.each(EXECUTORS)('command steps on %s', (executor) => {
     expect(hasCode(err, 'CAIRN_CANCELLED')).toBe(true);
     // Generous for a loaded machine: the grace is 500 ms.
     for (let i = 0; i < 100 && alive(sleepPid); i++) await sleep(50);
+    expect(alive(sleepPid)).toBe(false);
+  }, 60_000);
+
+  it('a program that ignores SIGTERM is killed with its children after the grace period', async () => {
+    const pidFile = join(project, `stubborn-${executor}.pid`);
+    const step = command({ name: 'stubborn', version: 'v1', program: 'python3', args: ['stubborn.py', pidFile], dir: project, killGraceMs: 300 });
+    const controller = new AbortController();
+    const running = run(step, { prefix: fresh(), defaultExecutor: executor, signal: controller.signal, logger: quiet }).catch((e: unknown) => e);
+    while (!existsSync(pidFile) || readFileSync(pidFile, 'utf8') === '') await sleep(50);
+    const [pyPid, sleepPid] = readFileSync(pidFile, 'utf8').split(' ').map(Number) as [number, number];
+    controller.abort();
+    expect(hasCode(await running, 'CAIRN_CANCELLED')).toBe(true);
+    for (let i = 0; i < 100 && (alive(sleepPid) || alive(pyPid)); i++) await sleep(50);
+    expect(alive(pyPid)).toBe(false);
     expect(alive(sleepPid)).toBe(false);
   }, 60_000);
 
