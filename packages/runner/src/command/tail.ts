@@ -9,10 +9,10 @@ export const TAIL_BYTES = 4096;
 /** Lines of stderr quoted. */
 export const TAIL_LINES = 20;
 
-/** The last {@link TAIL_LINES} lines of `text`, trimmed. */
-export function lastLines(text: string): string {
+/** The last {@link TAIL_LINES} lines of `text`, trimmed; `cut`: `text` starts mid-stream, so its first line is partial and dropped. */
+export function lastLines(text: string, cut = false): string {
   const lines = text.replace(/\s+$/, '').split('\n');
-  // The first line of a window that did not start at a line start is partial: drop it.
+  if (cut && lines.length > 1) lines.shift();
   return lines.slice(-TAIL_LINES).join('\n');
 }
 
@@ -26,7 +26,7 @@ export async function fileTail(path: string, from: number): Promise<string> {
     if (size <= start) return '';
     const buf = Buffer.alloc(size - start);
     await handle.read(buf, 0, buf.length, start);
-    return lastLines(buf.toString('utf8'));
+    return lastLines(buf.toString('utf8'), start > from);
   } finally {
     await handle.close();
   }
@@ -36,17 +36,20 @@ export async function fileTail(path: string, from: number): Promise<string> {
 export class TailRing {
   #chunks: Buffer[] = [];
   #bytes = 0;
+  #dropped = false;
 
   push(chunk: Buffer): void {
     this.#chunks.push(chunk);
     this.#bytes += chunk.length;
     while (this.#chunks.length > 1 && this.#bytes - (this.#chunks[0] as Buffer).length >= TAIL_BYTES) {
       this.#bytes -= (this.#chunks.shift() as Buffer).length;
+      this.#dropped = true;
     }
   }
 
   text(): string {
     const all = Buffer.concat(this.#chunks);
-    return lastLines(all.subarray(Math.max(0, all.length - TAIL_BYTES)).toString('utf8'));
+    const start = Math.max(0, all.length - TAIL_BYTES);
+    return lastLines(all.subarray(start).toString('utf8'), start > 0 || this.#dropped);
   }
 }
