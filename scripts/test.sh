@@ -20,5 +20,18 @@ if ! node tools/bench/run.mjs --quick > .test-results/bench-quick.log 2>&1; then
   tail -20 .test-results/bench-quick.log >&2
   status=1
 fi
+# The Python helper of command steps (python/cairn_step) under pytest, in a venv kept in the
+# repository (.venv-test, gitignored) with a pinned pytest; its JUnit report joins the summary.
+if { [ -x .venv-test/bin/python ] || python3 -m venv .venv-test; } \
+  && .venv-test/bin/python -m pip install --quiet --disable-pip-version-check 'pytest==8.3.4' > .test-results/python-setup.log 2>&1; then
+  if ! .venv-test/bin/python -m pytest python/ -q -p no:cacheprovider --junitxml=.test-results/python.junit.xml > .test-results/python.log 2>&1; then
+    echo "python helper tests failed: see .test-results/python.log" >&2
+    tail -20 .test-results/python.log >&2
+    status=1
+  fi
+else
+  echo "python test environment (.venv-test with pytest) could not be set up: see .test-results/python-setup.log" >&2
+  status=1
+fi
 node tools/scripts/test-summary.mjs || status=1
 exit $status

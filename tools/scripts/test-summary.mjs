@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Sums every test project's results into the one line CI reads: "N passed, N failed".
-// Sources: vitest JSON reports (.test-results/*.json) and cargo test logs (.test-results/*.cargo.txt).
+// Sources: vitest JSON reports (.test-results/*.json), cargo test logs (.test-results/*.cargo.txt)
+// and pytest JUnit reports (.test-results/*.junit.xml).
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
@@ -27,6 +28,22 @@ for (const f of files) {
     failed += x;
     skipped += s;
     rows.push(`  ${f.replace(/\.json$/, '').padEnd(24)} ${String(p).padStart(5)} passed ${String(x).padStart(4)} failed ${String(s).padStart(4)} skipped`);
+  } else if (f.endsWith('.junit.xml')) {
+    // pytest: sum the <testsuite> counters (tests include failures, errors and skips).
+    let p = 0;
+    let x = 0;
+    let s = 0;
+    for (const m of text.matchAll(/<testsuite\b([^>]*)>/g)) {
+      const attr = (name) => Number(new RegExp(`\\b${name}="(\\d+)"`).exec(m[1])?.[1] ?? 0);
+      const bad = attr('failures') + attr('errors');
+      x += bad;
+      s += attr('skipped');
+      p += attr('tests') - bad - attr('skipped');
+    }
+    passed += p;
+    failed += x;
+    skipped += s;
+    rows.push(`  ${f.replace(/\.junit\.xml$/, ' (pytest)').padEnd(24)} ${String(p).padStart(5)} passed ${String(x).padStart(4)} failed ${String(s).padStart(4)} skipped`);
   } else if (f.endsWith('.cargo.txt')) {
     let p = 0;
     let x = 0;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the system packages Cairn's tests use: OpenSSH server (remote-ssh), Slurm + munge +
-# slurmrestd (remote-slurm), Son of Grid Engine (remote-sge), Chromium (CLI HTML screenshots),
+# slurmrestd (remote-slurm), python3 + venv (command steps, the Python helper), Son of Grid Engine (remote-sge), Chromium (CLI HTML screenshots),
 # Ceph's monitor, OSD and RADOS Gateway (store-s3: a real S3-compatible object store, started by
 # tools/testenv/rgw.ts). Idempotent: installs only what is missing. Needs root (or sudo) and
 # Debian's apt (waiting up to 5 minutes for its lock: another install may be running); elsewhere it says what is missing and goes on,
@@ -17,6 +17,10 @@ command -v radosgw >/dev/null 2>&1 || need+=(radosgw)
 command -v ceph-mon >/dev/null 2>&1 || need+=(ceph-mon)
 command -v ceph-osd >/dev/null 2>&1 || need+=(ceph-osd)
 { command -v ceph >/dev/null 2>&1 && command -v radosgw-admin >/dev/null 2>&1; } || need+=(ceph-common)
+# python3 with venv + ensurepip: command steps' tests run real Python, and scripts/test.sh runs
+# the Python helper's pytest suite in a venv (.venv-test).
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 sge=0
 { [ -x /usr/sbin/sge_qmaster ] && [ -x /usr/sbin/sge_execd ] && [ -x /usr/lib/gridengine/qsub ]; } || { need+=(gridengine-master gridengine-exec gridengine-client); sge=1; }
 

@@ -48,6 +48,12 @@ export type CairnErrorCode =
   | 'CAIRN_UNRECORDABLE_RESULT'
   /** An adopted artifact's source (`adopt({ source })`) does not exist; raised before anything that depends on it starts. */
   | 'CAIRN_ADOPT_MISSING'
+  /** A command step's program is not on `PATH` (or not an executable at the path given), when the step is declared or started. */
+  | 'CAIRN_COMMAND_NOT_FOUND'
+  /** A command step's declared source is missing, unreadable, a directory, outside its project directory, or changed after lowering. */
+  | 'CAIRN_COMMAND_SOURCE'
+  /** A command step's program exited non-zero or was killed by a signal (the message quotes the end of its stderr), or wrote an unreadable result. */
+  | 'CAIRN_COMMAND_FAILED'
   /** The native module was required (`CAIRN_NATIVE=1`) but could not be loaded. */
   | 'CAIRN_NATIVE_UNAVAILABLE'
   /** The native module was required (`CAIRN_NATIVE=1`) but no binary for this platform is installed. */

@@ -37,6 +37,8 @@ export function describeDrift(oldPayload: string, newPayload: string, options: D
   const lines: string[] = [];
   const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
   const join = (path: string, key: string) => (path ? `${path}.${key}` : key);
+  // Both are command steps' payloads (command.ts): their `sources` are file hashes.
+  const command = isObj(a) && isObj(b) && a.$command !== undefined && b.$command !== undefined;
   const walk = (x: unknown, y: unknown, path: string): void => {
     if (Array.isArray(x) && Array.isArray(y)) {
       if (x.length !== y.length) lines.push(`${path || 'payload'}: list of ${x.length} -> list of ${y.length}`);
@@ -45,6 +47,15 @@ export function describeDrift(oldPayload: string, newPayload: string, options: D
       return;
     }
     if (isObj(x) && isObj(y)) {
+      if (path === 'sources' && command) {
+        // A command step's declared files: say which changed, not their hashes.
+        for (const k of [...new Set([...Object.keys(x), ...Object.keys(y)])].sort()) {
+          if (!(k in y)) lines.push(`${k}: no longer a declared source`);
+          else if (!(k in x)) lines.push(`${k}: newly declared source`);
+          else if (x[k] !== y[k]) lines.push(`${k} changed`);
+        }
+        return;
+      }
       const keys = [...new Set([...Object.keys(x), ...Object.keys(y)])].sort();
       for (const k of keys) {
         if (!(k in y)) lines.push(`${join(path, k)}: ${render(x[k])} (removed)`);

@@ -1,5 +1,6 @@
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { COMMAND_MODULE, commandRunner } from './command-ref.js';
 import { CairnError } from './errors.js';
 import { checkKnownKeys } from './known-keys.js';
 import type { FnRef, Resources } from './types.js';
@@ -99,6 +100,8 @@ export function formatFnRef(ref: FnRef): string {
  * `expected` is given, that very function). Errors carry the path tried.
  */
 export async function resolveFnRef(ref: FnRef, expected?: unknown, step?: string): Promise<(...args: unknown[]) => unknown> {
+  // A command step's reserved reference is never imported: the runner registered its implementation.
+  if (ref.module === COMMAND_MODULE) return commandRunner(step) as (...args: unknown[]) => unknown;
   let mod: Record<string, unknown>;
   try {
     mod = (await import(ref.module)) as Record<string, unknown>;

@@ -4,6 +4,12 @@
  */
 export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
 export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, LoadedValue, Out } from './handle.js';
+export { command, input, ATTEMPT, isCommandStep } from './command.js';
+export type { CommandArg, CommandOptions, ContextRef, InputRef } from './command.js';
+export { COMMAND_MODULE, COMMAND_REF, commandRunner, registerCommandRunner } from './command-ref.js';
+export type { CommandRunner } from './command-ref.js';
+export { hashFile } from './command-sources.js';
+export type { CommandContextFile, CommandContextMarker, CommandContextName, CommandTemplate, CommandValue } from './command-types.js';
 export { artifacts, checkKind, isResultKind, kindMismatch } from './artifact.js';
 export type { AnyKind, ArtifactKind, DirArtifact, KindValue, LoadContext, ResultKind } from './artifact.js';
 export { adopt, adoptedNotLocal } from './adopt.js';

@@ -4,6 +4,8 @@
  * cancellation, a dry run and executor plugins. Plugin authors: `@cairn/runner/executor` (executors)
  * and `@cairn/runner/store` (stores); the far side of an executor: `@cairn/runner/worker`.
  */
+// Command steps (core's `command()`) run through this package's runner of programs.
+import './command/register.js';
 export { StepRunner } from './runner.js';
 export { RUNNER_DEFAULTS } from './defaults.js';
 export { run } from './run.js';

@@ -10,6 +10,7 @@ import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobReques
 import { localInputFor } from '../worker/step-access.js';
 import { type DepArtifacts, depArtifacts } from '../worker/dep-artifacts.js';
 import { runWithOutput, type OutputSink } from './stdio-capture.js';
+import { LOG_PATHS } from '../command/log-paths.js';
 
 const capabilities: ExecutorCapabilities = Object.freeze({
   remote: false,
@@ -118,6 +119,11 @@ class InlineContext implements StepContext {
 
   resolved<T>(dep: ArtifactStep<T>): Promise<T> {
     return this.#deps().resolved(dep);
+  }
+
+  /** The attempt's log files: a command step's program writes into them directly (command/log-paths.ts). */
+  get [LOG_PATHS](): JobRequest['logPaths'] {
+    return this.#job.logPaths;
   }
 
   get log(): StepLogger {

@@ -17,6 +17,7 @@ import type { ThreadJobMessage } from './thread-job.js';
 import { newChildMark, signalMarked } from './marked-processes.js';
 import { abortReasonCode, cancelActive, cancelError, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
 import { checkLocalExecutorOptions } from './local-options.js';
+import { isCommandTask, runCommandInMainThread } from '../command/main-thread.js';
 
 /** Options of {@link createThreadsExecutor}. */
 export interface ThreadsExecutorOptions {
@@ -122,8 +123,9 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
       const message: ThreadJobMessage = { task: encodeTask(job.task), logPaths: job.logPaths, port: port2, attemptDir: job.attemptDir, childMark, spawned };
       const entry: ThreadJob = { jobId: job.jobKey, step: job.task.name, logPaths: job.logPaths, port: port1, terminate: new AbortController(), childMark, spawned, settled: Promise.resolve() };
       const onAbort = () => requestCancel(entry, job.signal.reason);
-      entry.settled = pool
-        .run(message, { transferList: [port2], signal: entry.terminate.signal })
+      // A command step runs its program from this thread (command/main-thread.ts says why).
+      const running = isCommandTask(job.task) ? runCommandInMainThread(message, entry.terminate.signal) : pool.run(message, { transferList: [port2], signal: entry.terminate.signal });
+      entry.settled = running
         .then(
           (bytes: Uint8Array): JobStatus => statusOf(decodeResult(bytes), entry.step, entry.cancelReason),
           (err: unknown): JobStatus =>

@@ -24,6 +24,7 @@ import { parseArgs } from 'node:util';
 import { CairnError, decodeTask, type TaskPayload } from '@cairn/core';
 import { encodeResult, failure, type WorkerResult } from './result.js';
 import { watchParent } from './parent-watch.js';
+import { killAllGroups } from '../command/process-group.js';
 import { lineLogger, runTask } from './run-task.js';
 
 /** How long a cancelled step may take to stop before the worker reports and exits. */
@@ -104,6 +105,8 @@ async function main(argv: string[]): Promise<void> {
     cancelling = true;
     controller.abort(new CairnError('CAIRN_CANCELLED', `Step "${task.name}": its runner died.`, { step: task.name }));
     const die = () => {
+      // A command step's program runs in a process group of its own: it goes too.
+      killAllGroups();
       try {
         process.kill(-process.pid, 'SIGKILL');
       } catch {

@@ -6,6 +6,11 @@ export { runTask, lineLogger } from './run-task.js';
 export { encodeResult, decodeResult, failure } from './result.js';
 export { workerEntryPath } from './paths.js';
 export { watchParent } from './parent-watch.js';
+// Command steps: the runner of programs (registered on import) and the kill-switch for their process groups.
+export { runCommand } from '../command/run-command.js';
+export { killAllGroups } from '../command/process-group.js';
+export { LOG_PATHS } from '../command/log-paths.js';
 
 export type { RunTaskOptions, LogLevel } from './run-task.js';
+export type { AttemptLogPaths } from '../command/log-paths.js';
 export type { WorkerErrorData, WorkerResult } from './result.js';

@@ -8,6 +8,8 @@ import { checkRecordable, resolveFnRef, resolveTemplate, type Resources, type St
 import type { StepStoreAccess } from '../store/store.js';
 import { localInputFor, workerStoreAccess } from './step-access.js';
 import { depArtifacts } from './dep-artifacts.js';
+import '../command/register.js';
+import { type AttemptLogPaths, LOG_PATHS } from '../command/log-paths.js';
 
 /** Options of {@link runTask}. */
 export interface RunTaskOptions {
@@ -19,6 +21,11 @@ export interface RunTaskOptions {
   readonly client?: unknown;
   /** Resources assigned here (e.g. with `gpuIndices`). @default task.resources */
   readonly resources?: Resources & { gpuIndices?: readonly number[] };
+  /**
+   * The attempt's log files, when the worker knows them: a command step's program then writes
+   * its stdout and stderr straight into them. @default its output is piped to this process's stdout and stderr
+   */
+  readonly logPaths?: AttemptLogPaths;
 }
 
 /**
@@ -59,6 +66,7 @@ export async function runTask(task: TaskPayload, options: RunTaskOptions): Promi
     path: deps.path,
     resolved: deps.resolved,
   };
+  if (options.logPaths !== undefined) Object.defineProperty(ctx, LOG_PATHS, { value: options.logPaths });
   Object.defineProperty(ctx, 'store', {
     enumerable: true,
     get: () => {

@@ -37,7 +37,7 @@ export default async function runThreadTask(msg: ThreadTaskMessage): Promise<Uin
     const log = lineLogger(task.name, (level, line) => appendFileSync(level === 'info' ? msg.logPaths.stdout : msg.logPaths.stderr, line));
     // A TypeScript step module needs tsx in this thread too (module hooks are per thread).
     if (isTypeScriptModule(task.ref.module)) await registerModuleLoaders([task.ref.module]);
-    outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log }) };
+    outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log, logPaths: msg.logPaths }) };
   } catch (err) {
     outcome = failure(err);
   } finally {

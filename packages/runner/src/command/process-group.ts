@@ -1,0 +1,90 @@
+/**
+ * A program started in its own process group, so stopping it stops everything it started
+ * (a `sleep` a script spawned, `torchrun`'s workers): SIGTERM to the group, SIGKILL after a
+ * grace period. Every live group is known to this module, so a worker about to die can take
+ * them with it ({@link killAllGroups}).
+ */
+import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
+
+/** How a started program ended. */
+export interface GroupExit {
+  /** Exit code, or `null` when a signal ended it. */
+  readonly code: number | null;
+  /** The signal that ended it, or `null`. */
+  readonly signal: NodeJS.Signals | null;
+}
+
+/** What {@link startGroup} needs. */
+export interface StartOptions {
+  readonly program: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly env: NodeJS.ProcessEnv;
+  readonly stdio: StdioOptions;
+}
+
+/** A running program's process group. */
+export interface Group {
+  readonly child: ChildProcess;
+  readonly pid: number;
+  /** Resolves when the program (the group leader) exits; the rest of its group is killed then. */
+  readonly exited: Promise<GroupExit>;
+  /** SIGTERM to the group, SIGKILL after `graceMs` if the leader has not exited by then. */
+  stop(graceMs: number): void;
+}
+
+const live = new Set<number>();
+
+/** Signals a whole process group; a group that is already gone is not an error. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
+/** SIGKILLs every group this module started and that is still running (a dying worker's last act). */
+export function killAllGroups(): void {
+  for (const pid of live) signalGroup(pid, 'SIGKILL');
+  live.clear();
+}
+
+/**
+ * Starts `program` (no shell) as the leader of a new process group. Rejects with the spawn
+ * error (`ENOENT`, `EACCES`) when it cannot be started at all.
+ */
+export async function startGroup(options: StartOptions): Promise<Group> {
+  const child = spawn(options.program, options.args as string[], { cwd: options.cwd, env: options.env, stdio: options.stdio, detached: true });
+  await new Promise<void>((resolve, reject) => {
+    child.once('spawn', resolve);
+    child.once('error', reject);
+  });
+  // A later error (a failed kill) must not crash the process; the exit is what counts.
+  child.on('error', () => undefined);
+  const pid = child.pid as number;
+  live.add(pid);
+  let killTimer: NodeJS.Timeout | undefined;
+  const exited = new Promise<GroupExit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      clearTimeout(killTimer);
+      // Whatever the program left running goes with it.
+      signalGroup(pid, 'SIGKILL');
+      live.delete(pid);
+      resolve({ code, signal });
+    });
+  });
+  let stopping = false;
+  return {
+    child,
+    pid,
+    exited,
+    stop(graceMs) {
+      if (stopping || !live.has(pid)) return;
+      stopping = true;
+      signalGroup(pid, 'SIGTERM');
+      killTimer = setTimeout(() => signalGroup(pid, 'SIGKILL'), graceMs);
+      killTimer.unref();
+    },
+  };
+}

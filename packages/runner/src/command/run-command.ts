@@ -1,0 +1,176 @@
+/**
+ * Runs one attempt of a command step (the reserved `cairn:command` function), on whichever
+ * local executor or worker the step landed: checks its declared sources are still what the
+ * identity was made from, writes the context file, starts the program in its own process group
+ * with its output going to the attempt's logs, stops the group when the step must stop, and
+ * turns the exit into the step's result or a typed failure.
+ */
+import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { CairnError, type CommandContextFile, type CommandTemplate, type StepContext } from '@cairn/core';
+import { logPathsOf } from './log-paths.js';
+import { type Group, startGroup } from './process-group.js';
+import { readTemplate, resolveValue, checkSources } from './template.js';
+import { fileTail, TailRing } from './tail.js';
+
+/** Grace between SIGTERM and SIGKILL when the step sets none. */
+export const DEFAULT_KILL_GRACE_MS = 1000;
+
+/** What a program may write to `$CAIRN_RESULT`. */
+interface ReportedResult {
+  readonly result?: unknown;
+  readonly metadata?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * The reserved command runner: `template` is the step's resolved inputs template
+ * ({@link CommandTemplate}). Resolves with the result the program reported (`undefined` when it
+ * reported none); rejects with `CAIRN_COMMAND_*` errors, or with the abort reason when the step
+ * was stopped.
+ */
+export async function runCommand(template: unknown, ctx: StepContext): Promise<unknown> {
+  const step = ctx.name;
+  const t = readTemplate(step, template);
+  await checkSources(step, t);
+  ctx.signal.throwIfAborted();
+  const argv = t.args.map((a) => resolveValue(a, ctx));
+  const scratch = await mkdtemp(join(tmpdir(), 'cairn-command-'));
+  try {
+    const resultPath = join(scratch, 'result.json');
+    const contextPath = join(scratch, 'context.json');
+    const gpuIndices = ctx.resources.gpuIndices;
+    const context: CommandContextFile = {
+      cairn: 1,
+      step,
+      attempt: ctx.attempt,
+      outputPath: ctx.outputPath,
+      inputs: t.inputs,
+      runtime: t.runtime,
+      depPaths: ctx.depPaths,
+      argv: [t.program, ...argv],
+      sources: t.sources,
+      ...(gpuIndices === undefined ? {} : { gpuIndices }),
+      resultPath,
+    };
+    await writeFile(contextPath, JSON.stringify(context));
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    for (const [k, v] of Object.entries(t.env)) env[k] = resolveValue(v, ctx);
+    env.CAIRN_CONTEXT = contextPath;
+    env.CAIRN_RESULT = resultPath;
+    env.CAIRN_OUTPUT = ctx.outputPath;
+    env.CAIRN_STEP = step;
+    env.CAIRN_ATTEMPT = String(ctx.attempt);
+    if (gpuIndices !== undefined) env.CUDA_VISIBLE_DEVICES = gpuIndices.join(',');
+    const exit = await runProgram(step, t, argv, env, ctx);
+    if (ctx.signal.aborted) throw ctx.signal.reason;
+    if (exit.failure !== undefined) throw exit.failure;
+    return await readResult(step, t.program, resultPath, ctx);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+/** Starts the program and waits for it; `failure` is set when it did not exit 0. */
+async function runProgram(step: string, t: CommandTemplate, argv: readonly string[], env: NodeJS.ProcessEnv, ctx: StepContext): Promise<{ failure?: CairnError }> {
+  const logs = logPathsOf(ctx);
+  let stderrFrom = 0;
+  let ring: TailRing | undefined;
+  let drained: Promise<unknown> | undefined;
+  let group: Group;
+  if (logs !== undefined) {
+    // Straight into the log files: the program writes them itself (nothing copied or buffered here).
+    mkdirSync(dirname(logs.stdout), { recursive: true });
+    mkdirSync(dirname(logs.stderr), { recursive: true });
+    const out = openSync(logs.stdout, 'a');
+    const err = openSync(logs.stderr, 'a');
+    try {
+      stderrFrom = statSync(logs.stderr).size;
+      group = await start(step, t, argv, env, ['ignore', out, err]);
+    } finally {
+      closeSync(out);
+      closeSync(err);
+    }
+  } else {
+    group = await start(step, t, argv, env, ['ignore', 'pipe', 'pipe']);
+    drained = once(group.child, 'close');
+    ring = new TailRing();
+    forward(group.child.stdout as Readable, process.stdout);
+    const tail = ring;
+    (group.child.stderr as Readable).on('data', (chunk: Buffer) => tail.push(chunk));
+    forward(group.child.stderr as Readable, process.stderr);
+  }
+  const onAbort = () => group.stop(t.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  if (ctx.signal.aborted) onAbort();
+  let code: number | null;
+  let signal: NodeJS.Signals | null;
+  try {
+    ({ code, signal } = await group.exited);
+    // Piped output: everything the program wrote has been forwarded (its group is gone, so the pipes close).
+    await drained;
+  } finally {
+    ctx.signal.removeEventListener('abort', onAbort);
+  }
+  if (code === 0 || ctx.signal.aborted) return {};
+  const tail = ring !== undefined ? ring.text() : await fileTail((logs as { stderr: string }).stderr, stderrFrom);
+  const how = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
+  const failure = new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${t.program} ${how}.${tail ? `\nstderr (last lines):\n${tail}` : ' It wrote nothing to stderr.'}`, { step });
+  return { failure };
+}
+
+/** Copies `from` into `to` with backpressure (a fast writer waits; memory stays flat), leaving `to` open. */
+function forward(from: Readable, to: NodeJS.WritableStream): void {
+  from.pipe(to, { end: false });
+}
+
+async function start(step: string, t: CommandTemplate, argv: readonly string[], env: NodeJS.ProcessEnv, stdio: ('ignore' | 'pipe' | number)[]): Promise<Group> {
+  try {
+    return await startGroup({ program: t.program, args: argv, cwd: t.cwd, env, stdio });
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EACCES') {
+      const cwdMissing = code === 'ENOENT' && !exists(t.cwd);
+      if (cwdMissing) {
+        throw new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": its project directory ${t.cwd} does not exist on this host; run it where the project is, or on an executor that stages its sources.`, { step, cause });
+      }
+      const where = t.program.includes('/') ? `at ${resolve(t.cwd, t.program)}` : `on PATH (${env.PATH ?? ''})`;
+      throw new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": cannot start ${JSON.stringify(t.program)}: ${code === 'EACCES' ? 'not executable' : 'not found'} ${where}; install it, fix the name, or give its path.`, { step, cause });
+    }
+    throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": cannot start ${JSON.stringify(t.program)}: ${(cause as Error).message}.`, { step, cause, retryable: true });
+  }
+}
+
+function exists(path: string): boolean {
+  try {
+    statSync(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The result the program reported, if it wrote one; its metadata goes to the attempt's log. */
+async function readResult(step: string, program: string, resultPath: string, ctx: StepContext): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(resultPath, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  let reported: ReportedResult;
+  try {
+    reported = JSON.parse(text) as ReportedResult;
+  } catch (cause) {
+    throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${program} wrote a result that is not JSON ($CAIRN_RESULT); write {"result": …, "metadata": {…}} (cairn_step.report does).`, { step, cause });
+  }
+  if (typeof reported !== 'object' || reported === null || Array.isArray(reported)) {
+    throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${program} wrote a result that is not a JSON object ($CAIRN_RESULT); write {"result": …, "metadata": {…}} (cairn_step.report does).`, { step });
+  }
+  if (reported.metadata !== undefined) ctx.log.info(`metadata ${JSON.stringify(reported.metadata)}`);
+  return reported.result;
+}

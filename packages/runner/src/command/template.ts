@@ -1,0 +1,60 @@
+/**
+ * A command step's resolved inputs template, checked (a decoded task is bytes from elsewhere),
+ * its context placeholders filled in, and its declared sources checked against the hashes the
+ * step's identity was made from.
+ */
+import { CairnError, describeValue, hashFile, type CommandTemplate, type CommandValue, type StepContext } from '@cairn/core';
+import { join } from 'node:path';
+
+const bad = (step: string, what: string): never => {
+  throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": its command template ${what}; lower the step again with this version of Cairn.`, { step });
+};
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function checkValue(step: string, where: string, v: unknown): void {
+  if (typeof v === 'string') return;
+  if (isRecord(v) && v.$context === 'attempt') return;
+  bad(step, `has ${describeValue(v)} at ${where} (expected a string or a context placeholder)`);
+}
+
+/** `template` as a {@link CommandTemplate}, or `CAIRN_INVALID_SPEC`. */
+export function readTemplate(step: string, template: unknown): CommandTemplate {
+  if (!isRecord(template) || template.$command !== 1) return bad(step, `is ${describeValue(template)}, not a format-1 command template`);
+  const t = template;
+  if (typeof t.program !== 'string' || t.program.length === 0) bad(step, 'has no program');
+  if (!Array.isArray(t.args)) bad(step, 'has no args array');
+  (t.args as unknown[]).forEach((a, i) => checkValue(step, `args[${i}]`, a));
+  if (!isRecord(t.env)) bad(step, 'has no env object');
+  for (const [k, v] of Object.entries(t.env as Record<string, unknown>)) checkValue(step, `env.${k}`, v);
+  if (!isRecord(t.sources)) bad(step, 'has no sources object');
+  if (!isRecord(t.inputs)) bad(step, 'has no inputs object');
+  if (typeof t.cwd !== 'string') bad(step, 'has no cwd');
+  if (!isRecord(t.runtime)) bad(step, 'has no runtime object');
+  if (t.killGraceMs !== undefined && typeof t.killGraceMs !== 'number') bad(step, 'has a killGraceMs that is not a number');
+  return t as unknown as CommandTemplate;
+}
+
+/** The string an argument or environment value stands for in this attempt. */
+export function resolveValue(v: CommandValue, ctx: StepContext): string {
+  return typeof v === 'string' ? v : String(ctx.attempt);
+}
+
+/**
+ * Re-hashes each declared source: one edited since the step was declared would make an output
+ * recorded under an identity it was not built from, so it is refused (lower again, run again).
+ */
+export async function checkSources(step: string, t: CommandTemplate): Promise<void> {
+  for (const [rel, want] of Object.entries(t.sources)) {
+    const path = join(t.cwd, rel);
+    let got: string;
+    try {
+      got = hashFile(path);
+    } catch (cause) {
+      throw new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": declared source ${rel} cannot be read at ${path} (${(cause as Error).message}); restore it, or run where the project is.`, { step, cause });
+    }
+    if (got !== want) {
+      throw new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": ${rel} changed after the pipeline was declared (content hash ${got}, declared with ${want}); run the pipeline again so its identity covers the new content.`, { step });
+    }
+  }
+}
