@@ -52,7 +52,8 @@ export async function kill(f: Fleet, jobs: Job[]): Promise<void> {
 /**
  * TERM to each job's process group and a killer left on the host for the KILL after the grace
  * (one command per host, on a connection of its own, retried); then waits for the groups to be
- * gone and reports the jobs. `stop()` waits for the first command only.
+ * gone and reports the jobs: `cancelled` means no process of the job is left (the status checks
+ * leave a job being killed alone). `stop()` waits for the first command only.
  */
 async function killDetached(f: Fleet, h: HostState, list: Job[]): Promise<void> {
   const pgids = list.map((j) => String(j.info.pid));
@@ -73,6 +74,8 @@ async function killDetached(f: Fleet, h: HostState, list: Job[]): Promise<void> 
       return;
     } finally {
       c.close();
+      // From here the status checks may end the jobs (see check in status.ts).
+      for (const j of list) j.killing = undefined;
     }
     if (!h.checking && !f.stopped) await check(f, h, list);
   })();

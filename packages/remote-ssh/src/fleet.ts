@@ -75,8 +75,10 @@ export class Fleet {
     this.workerEntry = options.workerEntry ?? defaultWorkerEntry();
     this.workerMode = checkWorkerMode(options.worker);
     this.workerIdleMs = options.workerIdleMs ?? 60_000;
-    if (!Number.isFinite(this.opts.orphanGraceMs) || this.opts.orphanGraceMs < 2000) {
-      throw new CairnError('CAIRN_CONFIG', `createSshExecutor: \`orphanGraceMs\` must be at least 2000 ms (got ${JSON.stringify(options.orphanGraceMs)}); keep it above hostTimeoutMs and the time a restarted runner takes to adopt its jobs.`);
+    // The heartbeat is touched once per poll interval: a grace of fewer than three would stop jobs that are tracked.
+    const minGrace = Math.max(2000, 3 * this.opts.pollIntervalMs);
+    if (!Number.isFinite(this.opts.orphanGraceMs) || this.opts.orphanGraceMs < minGrace) {
+      throw new CairnError('CAIRN_CONFIG', `createSshExecutor: \`orphanGraceMs\` must be at least ${minGrace} ms (2000, and three poll intervals; got ${JSON.stringify(options.orphanGraceMs)}). Keep it above hostTimeoutMs and the time a restarted runner takes to adopt its jobs.`);
     }
     if (!Number.isFinite(this.workerIdleMs) || this.workerIdleMs <= 0) {
       throw new CairnError('CAIRN_CONFIG', `createSshExecutor: \`workerIdleMs\` must be a positive number of milliseconds (got ${JSON.stringify(options.workerIdleMs)}).`);

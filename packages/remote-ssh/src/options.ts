@@ -57,7 +57,7 @@ export interface SshExecutorOptions {
    * its heartbeat: the runner died, or lost the host for good) is stopped on the host by its
    * wrapper's watchdog: TERM, then KILL after `cancelGraceMs`. A runner restarted within it
    * adopts the step. Keep it above `hostTimeoutMs` and above the time a restarted runner takes
-   * to adopt its jobs (its lease's `staleMs` plus start-up). At least 2000.
+   * to adopt its jobs (its lease's `staleMs` plus start-up). At least 2000 and three `pollIntervalMs`.
    * @default 600000
    */
   readonly orphanGraceMs?: number;

@@ -90,6 +90,9 @@ export async function check(f: Fleet, h: HostState, jobs: Job[]): Promise<void> 
       if (j.phase !== 'running') return;
       const chunks = logs[i];
       if (chunks) takeLogs(j, chunks);
+      // Being killed: its wrapper may have written `exit` while the rest of its group is still
+      // going; cancel.ts ends it once the whole group is gone.
+      if (j.killing && (s.kind === 'exited' || s.kind === 'gone')) return;
       if (s.kind === 'exited') void finish(f, j, h, s.code);
       // A worker step goes down its channel before the worker makes its job dir: while the
       // channel is up, a missing dir means "not started yet" (the worker answers `done` or
