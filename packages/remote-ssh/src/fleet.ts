@@ -120,6 +120,7 @@ export class Fleet {
       onEnd: [],
       logs: { stdout: 0, stderr: 0, writing: Promise.resolve() },
       killing: undefined,
+      runningSince: start.phase === 'running' ? Date.now() : 0,
     };
   }
 

@@ -125,6 +125,7 @@ export async function launchInWorker(f: Fleet, j: Job, h: HostState): Promise<vo
 /** A step is running on `h` (detached or in the worker): reported, and killed at once if cancelled meanwhile. */
 async function nowRunning(f: Fleet, j: Job, h: HostState): Promise<void> {
   j.phase = 'running';
+  j.runningSince = Date.now();
   h.downSince = undefined;
   f.report(j, { state: 'running' });
   if (j.cancelRequested) await kill(f, [j]);

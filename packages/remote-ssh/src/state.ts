@@ -50,6 +50,8 @@ export interface Job {
   onEnd: (() => void)[];
   /** How much of the remote logs is in the local log files (streamed by the status checks). */
   logs: LogOffsets;
+  /** When it started running here (launched or adopted); 0 before. */
+  runningSince: number;
   /** A cancel under way (its TERM sent, or being sent): a second cancel joins it. */
   killing: Promise<void> | undefined;
 }

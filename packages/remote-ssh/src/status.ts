@@ -16,6 +16,9 @@ import { parseStatus, STATUS_SCRIPT, type LogChunks, type RemoteJobState } from 
 import { promisify } from './sftp.js';
 import type { HostState, Job, LogOffsets } from './state.js';
 
+/** A worker step running longer than this is checked with the others, for its logs. */
+const WORKER_LIVE_LOGS_AFTER_MS = 1000;
+
 /** One round of status checks (the executor's interval), then placement of what is still queued. */
 export function tick(f: Fleet): void {
   const now = Date.now();
@@ -24,9 +27,11 @@ export function tick(f: Fleet): void {
     // A worker step's completion arrives on the worker channel while it is up: it needs no
     // poll for speed. It is still checked now and then (a third of hostTimeoutMs): a host whose
     // sshd stops taking new channels can keep an old one open, and its steps must then be lost
-    // like any other on an unreachable host.
+    // like any other on an unreachable host. One that runs for more than a second is checked
+    // every interval for its logs (small steps, the worker's reason to be, never are).
     const due = now - h.workerCheckedAt >= Math.max(f.opts.pollIntervalMs, f.opts.hostTimeoutMs / 3);
-    const jobs = [...f.jobs.values()].filter((j) => j.host === h && j.phase === 'running' && (due || !j.link?.up));
+    const long = (j: Job) => now - j.runningSince >= WORKER_LIVE_LOGS_AFTER_MS;
+    const jobs = [...f.jobs.values()].filter((j) => j.host === h && j.phase === 'running' && (due || !j.link?.up || long(j)));
     if (jobs.length === 0) continue;
     if (jobs.some((j) => j.link?.up)) h.workerCheckedAt = now;
     void check(f, h, jobs);
@@ -77,12 +82,13 @@ function takeLogs(j: Job, chunks: LogChunks): void {
 export async function check(f: Fleet, h: HostState, jobs: Job[]): Promise<void> {
   h.checking = true;
   try {
-    // Logs travel with the check for jobs whose completion does not come down a worker channel.
+    // Each check carries the new bytes of the jobs' logs (a worker step whose `done` comes first
+    // drops them: it is no longer running, and `finish` copies from the offsets).
     const { states, logs } = await statusAndLogs(
       f,
       h,
       jobs.map((j) => j.info.jobDir as string),
-      jobs.map((j) => (j.phase === 'running' && !j.link?.up ? j.logs : undefined)),
+      jobs.map((j) => (j.phase === 'running' ? j.logs : undefined)),
     );
     h.downSince = undefined;
     states.forEach((s, i) => {

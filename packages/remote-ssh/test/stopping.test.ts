@@ -130,8 +130,8 @@ describe.runIf(run)('SSH executor: stopping remote work', () => {
     await e2.ex.stop();
   }, 60_000);
 
-  it('streams a running step’s stdout and stderr to the local log files while it runs', async () => {
-    const { ex, rec, prefix } = await executor();
+  it.each(['never', 'always'] as const)('streams a running step’s stdout and stderr to the local log files while it runs (worker: %s)', async (worker) => {
+    const { ex, rec, prefix } = await executor({ worker });
     const req = jobFor(prefix, 'ticker', { resources: { hints: { ticks: 15 } } });
     const h = await ex.submit(req);
     const read = (p: string) => (existsSync(p) ? readFileSync(p, 'utf8') : '');
@@ -144,6 +144,7 @@ describe.runIf(run)('SSH executor: stopping remote work', () => {
     expect(out).toBe(Array.from({ length: 15 }, (_, i) => `tick ${i}\n`).join(''));
     // (stderr may also hold the worker entry's own notes, such as the native module's fallback)
     expect(read(req.logPaths.stderr).split('\n').filter((l) => l.startsWith('etick'))).toEqual(Array.from({ length: 15 }, (_, i) => `etick ${i}`));
+    expect(info(h).runsIn).toBe(worker === 'never' ? 'detached' : 'worker');
     await ex.stop();
   }, 30_000);
 });
