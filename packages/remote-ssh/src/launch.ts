@@ -111,7 +111,7 @@ export async function launchInWorker(f: Fleet, j: Job, h: HostState): Promise<vo
     const task = await remoteTask(f, j, h, req.task, jobDir, stepPath);
     const stage = !f.opts.sharedFs;
     // The worker checks the bundle against sha256 before the step runs (and refuses a mismatch).
-    const sent = link.send({ t: 'run', dir: jobDir, step: j.info.step, task: Buffer.from(encodeTask(task)).toString('base64'), code: stepPath, sha256: stepBundle.sha256, cuda: j.info.gpuIndices.join(','), manifest: stage });
+    const sent = link.send({ t: 'run', dir: jobDir, step: j.info.step, task: Buffer.from(encodeTask(task)).toString('base64'), code: stepPath, sha256: stepBundle.sha256, cuda: j.info.gpuIndices.join(','), manifest: stage, orphanGraceMs: f.opts.orphanGraceMs, killGraceMs: f.opts.cancelGraceMs });
     if (!sent) throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": the channel to the persistent worker closed before step "${j.info.step}" was sent.`, { step: j.info.step, retryable: true });
     j.info.pid = link.pid;
     j.info.workerDir = link.target.dir;

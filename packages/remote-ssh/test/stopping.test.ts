@@ -130,6 +130,21 @@ describe.runIf(run)('SSH executor: stopping remote work', () => {
     await e2.ex.stop();
   }, 60_000);
 
+  it('the persistent worker stops a step whose runner is gone for orphanGraceMs, and lives on', async () => {
+    const { ex, prefix } = await executor({ worker: 'always', orphanGraceMs: 2000 });
+    const marker = markerFile();
+    const h = await ex.submit(jobFor(prefix, 'marked', { resources: { hints: { marker } } }));
+    await until('the step to start', () => starts(marker).length === 1);
+    const [[workerPid, child]] = starts(marker) as [[number, number]];
+    expect(info(h).runsIn).toBe('worker');
+    a.killSessions();
+    await ex.stop();
+    await until('the watchdog to stop the orphaned step', () => existsSync(join(info(h).jobDir as string, 'exit')) && !alive(child), 15_000);
+    expect(readFileSync(join(info(h).jobDir as string, 'exit'), 'utf8').trim()).toBe('143');
+    expect(readFileSync(join(info(h).jobDir as string, 'watchdog'), 'utf8')).toMatch(/no runner/);
+    expect(alive(workerPid)).toBe(true); // other steps and runners keep their worker
+  }, 30_000);
+
   it.each(['never', 'always'] as const)('streams a running step’s stdout and stderr to the local log files while it runs (worker: %s)', async (worker) => {
     const { ex, rec, prefix } = await executor({ worker });
     const req = jobFor(prefix, 'ticker', { resources: { hints: { ticks: 15 } } });
