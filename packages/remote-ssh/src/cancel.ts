@@ -34,53 +34,93 @@ export async function cancel(f: Fleet, handles: readonly JobHandle[]): Promise<v
 
 /** Stops jobs, batched per host: detached jobs by process group, worker steps through their worker. A job being stopped already is joined. */
 export async function kill(f: Fleet, jobs: Job[]): Promise<void> {
-  const detached = new Map<HostState, Job[]>();
   const inWorker = new Map<HostState, Job[]>();
-  const joined: Promise<void>[] = [];
+  const waits: Promise<void>[] = [];
   for (const j of jobs) {
-    if (j.killing) {
-      joined.push(j.killing);
-      continue;
-    }
-    const to = j.runsIn === 'worker' ? inWorker : detached;
-    if (j.host && j.info.pid) to.set(j.host, [...(to.get(j.host) ?? []), j]);
+    if (j.killing) waits.push(j.killing);
+    else if (!j.host || !j.info.pid) continue;
+    else if (j.runsIn === 'worker') inWorker.set(j.host, [...(inWorker.get(j.host) ?? []), j]);
+    else waits.push(killDetached(f, j.host, j));
   }
-  const started = [...[...detached].map(([h, list]) => killDetached(f, h, list)), ...[...inWorker].map(([h, list]) => killInWorker(f, h, list))];
-  await Promise.all([...joined, ...started]);
+  await Promise.all([...waits, ...[...inWorker].map(([h, list]) => killInWorker(f, h, list))]);
+}
+
+/** Detached jobs to cancel on one host, gathered until the next turn of the event loop. */
+interface Batch {
+  readonly jobs: Job[];
+  /** Settles once the TERM was sent (or could not be): what `stop()` waits for. */
+  readonly armed: Deferred;
+  /** Settles once the jobs' groups are gone and the jobs reported (or the cancel gave up). */
+  readonly done: Deferred;
+}
+
+interface Deferred {
+  readonly promise: Promise<void>;
+  resolve(): void;
+}
+
+function deferred(): Deferred {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+const batches = new WeakMap<HostState, Batch>();
+
+/**
+ * Queues a detached job's cancel on its host. The runner cancels each job by itself, all in one
+ * turn on Ctrl-C: they go out as one command on one connection per host, not one SSH handshake
+ * per job (which sshd's `MaxStartups` would throttle). Registered with `stop()` at once.
+ */
+function killDetached(f: Fleet, h: HostState, j: Job): Promise<void> {
+  let b = batches.get(h);
+  if (!b) {
+    const batch: Batch = { jobs: [], armed: deferred(), done: deferred() };
+    b = batch;
+    batches.set(h, batch);
+    void tracked(f, batch.armed.promise);
+    setImmediate(() => {
+      batches.delete(h);
+      void killNow(f, h, batch);
+    });
+  }
+  b.jobs.push(j);
+  j.killing = b.done.promise;
+  return b.done.promise;
 }
 
 /**
  * TERM to each job's process group and a killer left on the host for the KILL after the grace
- * (one command per host, on a connection of its own, retried); then waits for the groups to be
- * gone and reports the jobs: `cancelled` means no process of the job is left (the status checks
- * leave a job being killed alone). `stop()` waits for the first command only.
+ * (one command, on a connection of its own, retried); then waits for the groups to be gone and
+ * reports the jobs: `cancelled` means no process of the job is left (the status checks leave a
+ * job being killed alone).
  */
-async function killDetached(f: Fleet, h: HostState, list: Job[]): Promise<void> {
-  const pgids = list.map((j) => String(j.info.pid));
+async function killNow(f: Fleet, h: HostState, b: Batch): Promise<void> {
+  const list = b.jobs;
   const c = new ControlSession(f, h);
   const ticks = String(Math.max(1, Math.ceil(f.opts.cancelGraceMs / 100)));
-  const armed = tracked(f, c.run(CANCEL_SCRIPT, [ticks, ...pgids]));
-  const done = (async () => {
+  try {
+    let alive: string[];
     try {
-      let alive = pidsIn(await armed);
-      const deadline = Date.now() + f.opts.cancelGraceMs + 2000;
-      while (alive.length > 0 && Date.now() < deadline && !f.stopped) {
-        await new Promise((r) => setTimeout(r, 100));
-        alive = pidsIn(await c.run(ALIVE_SCRIPT, alive));
-      }
-      if (alive.length > 0 && !f.stopped) await c.run(SIGNAL_SCRIPT, ['KILL', ...alive]);
-    } catch (err) {
-      f.logger.warn(`[${f.name}] cancel on SSH host "${h.options.name}": ${(err as Error).message}`);
-      return;
+      alive = pidsIn(await c.run(CANCEL_SCRIPT, [ticks, ...list.map((j) => String(j.info.pid))]));
     } finally {
-      c.close();
-      // From here the status checks may end the jobs (see check in status.ts).
-      for (const j of list) j.killing = undefined;
+      b.armed.resolve();
     }
-    if (!h.checking && !f.stopped) await check(f, h, list);
-  })();
-  for (const j of list) j.killing = done;
-  await done;
+    const deadline = Date.now() + f.opts.cancelGraceMs + 2000;
+    while (alive.length > 0 && Date.now() < deadline && !f.stopped) {
+      await new Promise((r) => setTimeout(r, 100));
+      alive = pidsIn(await c.run(ALIVE_SCRIPT, alive));
+    }
+    if (alive.length > 0 && !f.stopped) await c.run(SIGNAL_SCRIPT, ['KILL', ...alive]);
+  } catch (err) {
+    f.logger.warn(`[${f.name}] cancel on SSH host "${h.options.name}": ${(err as Error).message}`);
+  } finally {
+    c.close();
+    // From here the status checks may end the jobs (see check in status.ts).
+    for (const j of list) j.killing = undefined;
+  }
+  if (!h.checking && !f.stopped) await check(f, h, list).catch(() => {});
+  b.done.resolve();
 }
 
 /**
