@@ -95,7 +95,8 @@ export const LAUNCH_SCRIPT = [
   'cat > task.msgpack.new',
   'exec 9>>lock',
   'old=$(cat pid 2>/dev/null || echo 0); case "$old" in ""|*[!0-9]*) old=0;; esac',
-  'busy() { ! flock -n 9 || { [ "$old" -gt 0 ] && kill -0 -- "-$old" 2>/dev/null; }; }',
+  // (a persistent worker's pid is its own: its step is live while it has not written `exit`)
+  'busy() { ! flock -n 9 || { [ "$old" -gt 0 ] && if [ -f worker ]; then [ ! -f exit ] && kill -0 "$old" 2>/dev/null; else kill -0 -- "-$old" 2>/dev/null; fi; }; }',
   // A copy that is ending (cancelled: its watchdog notices the exit file within a second) gets 3 s.
   'i=0; while busy && [ "$i" -lt 30 ]; do sleep 0.1; i=$((i+1)); done',
   'if busy; then',
@@ -104,7 +105,7 @@ export const LAUNCH_SCRIPT = [
   '  exit 6',
   'fi',
   'mv -f task.msgpack.new task.msgpack',
-  'rm -f pid exit result.msgpack watchdog',
+  'rm -f pid exit result.msgpack watchdog worker cancel',
   'touch heartbeat',
   'setsid sh -c "$w" cairn-job "$@" </dev/null >/dev/null 2>&1 &',
   'exec 9>&-',
