@@ -42,7 +42,9 @@ export const CODE_CHECK_SCRIPT = [VERIFY_FN, 'mkdir -p -- "$3" || exit 3', 'if v
  * still records node's exit code.
  *
  * The watchdog (a subshell in the group, deaf to TERM so it outlives a cancel's TERM until the
- * exit file appears) checks the age of `heartbeat` every second. A runner tracking the job
+ * exit file appears) looks for the exit file every second and, every grace/5 seconds (1 to 10),
+ * at the age of `heartbeat`: measured against a file it touches itself (`now`), so both times
+ * come from the same clock even when the work dir is on NFS. A runner tracking the job
  * touches it with every status check; a connection that drops only briefly, or a runner that
  * restarts and adopts the job, stays within the grace. Older than the grace, the runner is gone
  * for good: it writes `watchdog`, TERMs the group and KILLs it after the kill grace, so nothing
@@ -54,9 +56,11 @@ export const WRAPPER_SCRIPT = [
   "trap ':' TERM INT HUP",
   'g="$4"; k="$5"; pg=$$',
   '( trap "" TERM INT HUP',
+  '  c=$((g / 5)); [ "$c" -lt 1 ] && c=1; [ "$c" -gt 10 ] && c=10; n=0',
   '  while [ ! -f exit ]; do',
   '    sleep 1 9>&-',
-  '    hb=$(stat -c %Y heartbeat 2>/dev/null || echo 0); a=$(( $(date +%s) - hb ))',
+  '    n=$((n+1)); [ "$n" -lt "$c" ] && continue; n=0',
+  '    touch now; a=$(( $(stat -c %Y now 2>/dev/null || date +%s) - $(stat -c %Y heartbeat 2>/dev/null || echo 0) ))',
   '    if [ "$a" -gt "$g" ] && [ ! -f exit ]; then',
   '      echo "no runner for ${a} s (the heartbeat is older than the orphan grace of ${g} s): stopping the job" > watchdog',
   '      kill -s TERM -- "-$pg" 2>/dev/null',
@@ -79,8 +83,8 @@ export const JOB_BUSY_EXIT = 6;
  * CUDA devices, orphan grace, kill grace). Verifies both bundles by content (exit
  * {@link CODE_MISMATCH_EXIT} when one does not match: nothing runs), reads the task from stdin,
  * takes the job dir's lock (held on by the wrapper and everything it starts: the fd is
- * inherited) and, when a live copy holds it or its process group still has members 3 s later,
- * exits {@link JOB_BUSY_EXIT} printing `same <pid>` (that copy runs this very task and has not
+ * inherited) and, when a live copy holds it or its process group still has members (3 s after
+ * its exit file, for one that has ended), exits {@link JOB_BUSY_EXIT} printing `same <pid>` (that copy runs this very task and has not
  * ended: adopt it) or `busy <pid>` (another task, or what is left of an ended one: refuse). Otherwise starts the wrapper with `setsid` detached from
  * the SSH session, waits for its pid file and prints the pid.
  */
@@ -97,8 +101,8 @@ export const LAUNCH_SCRIPT = [
   'old=$(cat pid 2>/dev/null || echo 0); case "$old" in ""|*[!0-9]*) old=0;; esac',
   // (a persistent worker's pid is its own: its step is live while it has not written `exit`)
   'busy() { ! flock -n 9 || { [ "$old" -gt 0 ] && if [ -f worker ]; then [ ! -f exit ] && kill -0 "$old" 2>/dev/null; else kill -0 -- "-$old" 2>/dev/null; fi; }; }',
-  // A copy that is ending (cancelled: its watchdog notices the exit file within a second) gets 3 s.
-  'i=0; while busy && [ "$i" -lt 30 ]; do sleep 0.1; i=$((i+1)); done',
+  // A copy that has ended (its exit file written; its watchdog notices within a second) gets 3 s to go.
+  'i=0; while [ -f exit ] && busy && [ "$i" -lt 30 ]; do sleep 0.1; i=$((i+1)); done',
   'if busy; then',
   '  if [ ! -f exit ] && cmp -s task.msgpack.new task.msgpack; then echo "same $old"; else echo "busy $old"; fi',
   '  rm -f task.msgpack.new',

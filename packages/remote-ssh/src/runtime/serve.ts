@@ -61,6 +61,8 @@ interface Running {
   /** Cancel it when its `heartbeat` is older than this (see `ToWorker` run). */
   readonly orphanGraceMs: number | undefined;
   readonly killGraceMs: number;
+  /** When the watchdog last judged its heartbeat. */
+  watchedAt: number;
 }
 
 function writeAtomic(path: string, data: string | Uint8Array): void {
@@ -262,7 +264,7 @@ export function serve(entryUrl: URL, idleMs: number): void {
     lane ??= newLane();
     const name = typeof msg.step === 'string' ? msg.step : dir;
     const grace = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
-    const job: Running = { dir, name, lane, cancelling: false, killTimer: undefined, crash: undefined, manifest: msg.manifest === true, orphanGraceMs: grace(msg.orphanGraceMs), killGraceMs: grace(msg.killGraceMs) ?? 5000 };
+    const job: Running = { dir, name, lane, cancelling: false, killTimer: undefined, crash: undefined, manifest: msg.manifest === true, orphanGraceMs: grace(msg.orphanGraceMs), killGraceMs: grace(msg.killGraceMs) ?? 5000, watchedAt: Date.now() };
     lane.job = job;
     running.set(dir, job);
     lastActive = Date.now();
@@ -376,13 +378,16 @@ export function serve(entryUrl: URL, idleMs: number): void {
 
   // The watchdog: a step no runner has checked on for its orphan grace is cancelled, as the
   // detached wrapper's watchdog does, so it does not run on for a runner that will never collect it.
+  // The heartbeat's age is measured against a file touched here (`now`): one clock, even on NFS.
   setInterval(() => {
-    const now = Date.now();
     for (const job of running.values()) {
       if (job.cancelling || job.orphanGraceMs === undefined) continue;
+      if (Date.now() - job.watchedAt < Math.min(10_000, Math.max(1000, job.orphanGraceMs / 5))) continue;
+      job.watchedAt = Date.now();
       let age: number;
       try {
-        age = now - statSync(join(job.dir, 'heartbeat')).mtimeMs;
+        writeFileSync(join(job.dir, 'now'), '');
+        age = statSync(join(job.dir, 'now')).mtimeMs - statSync(join(job.dir, 'heartbeat')).mtimeMs;
       } catch {
         continue; // its job dir is gone: nothing to judge by
       }
