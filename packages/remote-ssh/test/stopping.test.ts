@@ -1,8 +1,10 @@
 // Remote steps stop when told, and one job dir never runs two copies (issue 27): cancel through a
 // fresh connection when the step's own is dead on the host, a watchdog on the host that stops a job
 // whose runner is gone, a lock per job dir, and live logs while the step runs.
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { hasCode, StepSpec } from '@cairn/core';
 import { StepRunner } from '@cairn/runner';
 import type { JobHandle, JobRequest } from '@cairn/runner/executor';
@@ -60,6 +62,21 @@ describe.runIf(run)('SSH executor: stopping remote work', () => {
     await ex.stop();
     await until('the remote process group to be gone', () => !anyAlive(marker) && !alive(info(h).pid as number), 10_000);
   });
+
+  it('Ctrl-C to a runner process stops its remote step before the process exits', async () => {
+    const prefix = scratch();
+    const marker = markerFile();
+    const script = fileURLToPath(new URL('./fixtures/sigint-child.mjs', import.meta.url));
+    const child = spawn(process.execPath, [script, prefix, JSON.stringify([hostOf(a, 'a')]), marker], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    await until('the step to start', () => starts(marker).length === 1, 30_000);
+    child.kill('SIGINT');
+    await exited;
+    expect(stderr).toContain('ended CAIRN_CANCELLED');
+    await until('the remote step to be gone', () => !anyAlive(marker), 10_000);
+  }, 60_000);
 
   it('timeoutMs stops the remote step; the next run runs exactly one copy', async () => {
     const prefix = scratch();
