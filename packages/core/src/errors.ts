@@ -95,7 +95,9 @@ export type CairnErrorCode =
   /** A step has no logs for the attempt asked for. */
   | 'CAIRN_NO_LOGS'
   /** A remote host or cluster failed (connection, submission, infrastructure). */
-  | 'CAIRN_REMOTE';
+  | 'CAIRN_REMOTE'
+  /** A remote job directory already runs a live copy of a different task: a second copy is never started beside it. */
+  | 'CAIRN_REMOTE_BUSY';
 
 const BRAND = Symbol.for('cairn.error');
 

@@ -2,8 +2,10 @@
  * Adopting a job after a runner restart: found by its handle's host and job dir (or, for a job
  * recorded while still queued, looked for on every host), its pid and where it runs read from
  * the job dir when the handle lacks them, its resources reserved again; then tracked as running
- * and polled (its completion may have been pushed to the runner that is gone).
+ * and polled (its completion may have been pushed to the runner that is gone). Its first status
+ * check touches the job's heartbeat, so the wrapper's watchdog leaves it running.
  */
+import { statSync } from 'node:fs';
 import type { JobHandle } from '@cairn/runner/executor';
 import type { SshJobInfo } from './executor.js';
 import { finish } from './finish.js';
@@ -53,6 +55,9 @@ export async function adopt(f: Fleet, handle: JobHandle): Promise<JobHandle | nu
   h.slots.reserve(demand, info.gpuIndices ?? []);
   // No worker link: polled, since its completion may have been pushed to the runner that is gone.
   const j = f.newJob(handle.jobId, info, demand, { phase: 'running', host: h, request: undefined, stepBundle: undefined, runsIn: info.runsIn });
+  // The runner that is gone streamed part of the logs already (the local files are a prefix of the remote ones).
+  j.logs.stdout = localSize(info.logPaths?.stdout);
+  j.logs.stderr = localSize(info.logPaths?.stderr);
   f.jobs.set(j.id, j);
   if (state.kind === 'exited') void finish(f, j, h, state.code);
   setImmediate(() => {
@@ -60,4 +65,13 @@ export async function adopt(f: Fleet, handle: JobHandle): Promise<JobHandle | nu
     f.flush(j);
   });
   return j.handle;
+}
+
+/** Size of a local file, 0 when absent. */
+function localSize(path: string | undefined): number {
+  try {
+    return path ? statSync(path).size : 0;
+  } catch {
+    return 0;
+  }
 }

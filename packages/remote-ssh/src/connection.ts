@@ -87,6 +87,15 @@ export class HostConnection {
     this.#channels = new Semaphore(settings.maxChannels);
   }
 
+  /**
+   * A new, unopened connection to the same host with the same settings: for control commands
+   * (cancel, kill) that must not depend on this one's channels, which may be dead on the host,
+   * full, or closed by `stop` while the command is under way.
+   */
+  fresh(): HostConnection {
+    return new HostConnection(this.target, this.#settings);
+  }
+
   /** True while a connection is established. */
   get connected(): boolean {
     return this.#client !== undefined;

@@ -161,6 +161,10 @@ class SshExecutor implements Executor {
   }
 
   async stop(): Promise<void> {
+    // Cancels under way reach their hosts first (on connections of their own): a run that ends
+    // right after Ctrl-C or a timeout must not cut off the TERM it just asked for.
+    this.#f.stopped = true;
+    await Promise.all([...this.#f.control]);
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = undefined;
     if (this.#f.downTimer) clearTimeout(this.#f.downTimer);

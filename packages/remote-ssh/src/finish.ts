@@ -26,9 +26,12 @@ export async function finish(f: Fleet, j: Job, h: HostState, code: number, inlin
   try {
     const staging = code === 0 && !f.opts.sharedFs && j.info.remoteOutputPath !== undefined;
     const readResult = async () => promisify(await h.conn.sftp()).readFile(`${jobDir}/result.msgpack`).catch(() => null);
+    // What the status checks already streamed to the local files is not appended again.
+    await j.logs.writing;
+    const { stdout: outAt, stderr: errAt } = j.logs;
     // Logs, result and outputs in parallel: one round trip's latency, not three.
     const [, bytes, staged] = await Promise.all([
-      inline?.stdout && inline.stderr ? appendLogs(j, inline.stdout, inline.stderr) : copyLogs(j, h),
+      inline?.stdout && inline.stderr ? appendLogs(j, inline.stdout.subarray(outAt), inline.stderr.subarray(errAt)) : copyLogs(j, h, outAt, errAt),
       inline ? inline.result : readResult(),
       staging ? downloadDir(h.conn, j.info.remoteOutputPath as string, j.info.outputPath, inline?.out).then(() => true) : Promise.resolve(false),
     ]);
@@ -70,16 +73,16 @@ async function stderrTail(j: Job, h: HostState): Promise<string> {
   }
 }
 
-/** Copies the remote logs to the job's local log files. */
-async function copyLogs(j: Job, h: HostState): Promise<void> {
+/** Copies the remote logs past the given offsets (what is already local) to the job's local log files. */
+async function copyLogs(j: Job, h: HostState, outAt: number, errAt: number): Promise<void> {
   const sftp = promisify(await h.conn.sftp());
   const read = (k: 'stdout' | 'stderr') => sftp.readFile(`${j.info.jobDir}/${k}.log`).catch(() => Buffer.alloc(0));
   const [stdout, stderr] = await Promise.all([read('stdout'), read('stderr')]);
-  await appendLogs(j, stdout, stderr);
+  await appendLogs(j, stdout.subarray(outAt), stderr.subarray(errAt));
 }
 
 /** Appends a job's log contents to its local log files (creating them when empty). */
-async function appendLogs(j: Job, stdout: Buffer, stderr: Buffer): Promise<void> {
+export async function appendLogs(j: Job, stdout: Buffer, stderr: Buffer): Promise<void> {
   await Promise.all(
     ([['stdout', stdout], ['stderr', stderr]] as const).map(async ([k, data]) => {
       const local = j.info.logPaths[k];

@@ -29,7 +29,7 @@ import type { HostState, Job } from './state.js';
 import { checkWorkerMode, type WorkerMode } from './worker-policy.js';
 
 /** The executor's options with their defaults applied. */
-export type FleetOptions = Required<Pick<SshExecutorOptions, 'hostKeyVerification' | 'sharedFs' | 'pollIntervalMs' | 'hostTimeoutMs' | 'cancelGraceMs' | 'maxChannels'>>;
+export type FleetOptions = Required<Pick<SshExecutorOptions, 'hostKeyVerification' | 'sharedFs' | 'pollIntervalMs' | 'hostTimeoutMs' | 'cancelGraceMs' | 'orphanGraceMs' | 'maxChannels'>>;
 
 function defaultWorkerEntry(): string {
   const pkg = createRequire(import.meta.url).resolve('@cairn/runner/package.json');
@@ -53,6 +53,10 @@ export class Fleet {
   readonly workerIdleMs: number;
   /** The runner, once `start` was called. */
   host: ExecutorHost | undefined;
+  /** Control commands under way (cancels: see control.ts); `stop()` waits for them. */
+  readonly control = new Set<Promise<void>>();
+  /** Set by `stop()`: cancels stop waiting for their jobs to end. */
+  stopped = false;
 
   constructor(options: SshExecutorOptions) {
     if (!options || !Array.isArray(options.hosts) || options.hosts.length === 0) {
@@ -65,11 +69,17 @@ export class Fleet {
       pollIntervalMs: options.pollIntervalMs ?? 1000,
       hostTimeoutMs: options.hostTimeoutMs ?? 30_000,
       cancelGraceMs: options.cancelGraceMs ?? 5000,
+      orphanGraceMs: options.orphanGraceMs ?? 600_000,
       maxChannels: options.maxChannels ?? 8,
     };
     this.workerEntry = options.workerEntry ?? defaultWorkerEntry();
     this.workerMode = checkWorkerMode(options.worker);
     this.workerIdleMs = options.workerIdleMs ?? 60_000;
+    // The heartbeat is touched once per poll interval: a grace of fewer than three would stop jobs that are tracked.
+    const minGrace = Math.max(2000, 3 * this.opts.pollIntervalMs);
+    if (!Number.isFinite(this.opts.orphanGraceMs) || this.opts.orphanGraceMs < minGrace) {
+      throw new CairnError('CAIRN_CONFIG', `createSshExecutor: \`orphanGraceMs\` must be at least ${minGrace} ms (2000, and three poll intervals; got ${JSON.stringify(options.orphanGraceMs)}). Keep it above hostTimeoutMs and the time a restarted runner takes to adopt its jobs.`);
+    }
     if (!Number.isFinite(this.workerIdleMs) || this.workerIdleMs <= 0) {
       throw new CairnError('CAIRN_CONFIG', `createSshExecutor: \`workerIdleMs\` must be a positive number of milliseconds (got ${JSON.stringify(options.workerIdleMs)}).`);
     }
@@ -108,6 +118,9 @@ export class Fleet {
       pending: [],
       link: undefined,
       onEnd: [],
+      logs: { stdout: 0, stderr: 0, writing: Promise.resolve() },
+      killing: undefined,
+      runningSince: start.phase === 'running' ? Date.now() : 0,
     };
   }
 

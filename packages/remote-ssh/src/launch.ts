@@ -1,7 +1,8 @@
 /**
  * Starting a placed job on its host, one of two ways: detached (the launch script checks both
- * bundles by content, starts the wrapper under `setsid` and prints its pid: the job's process
- * group) or in the host's persistent worker (one `run` line down its channel: no exec, no SFTP
+ * bundles by content, takes the job dir's lock, starts the wrapper under `setsid` and prints its
+ * pid: the job's process group; a job dir that runs a live copy is adopted or refused, never run
+ * twice) or in the host's persistent worker (one `run` line down its channel: no exec, no SFTP
  * for the task). Either way the task is rewritten for the host first (`remoteTask`). A launch
  * that fails is offered to another host, or ends as `lost`.
  */
@@ -17,7 +18,7 @@ import { codeMismatch, type CodeBundle } from './deploy.js';
 import type { Fleet } from './fleet.js';
 import { linkFor } from './host-worker.js';
 import { shScript } from './quote.js';
-import { CODE_MISMATCH_EXIT, LAUNCH_SCRIPT, WRAPPER_SCRIPT } from './remote-script.js';
+import { CODE_MISMATCH_EXIT, JOB_BUSY_EXIT, LAUNCH_SCRIPT, WRAPPER_SCRIPT } from './remote-script.js';
 import { uploadDir } from './staging.js';
 import type { HostState, Job } from './state.js';
 
@@ -47,12 +48,17 @@ export async function launchDetached(f: Fleet, j: Job, h: HostState): Promise<vo
       const [stepPath, entryPath] = await Promise.all([f.uploader.ensure(h.conn, h.workDir, stepBundle), f.uploader.ensure(h.conn, h.workDir, entry)]);
       task ??= await remoteTask(f, j, h, req.task, jobDir, stepPath);
       const cuda = j.info.gpuIndices.join(',');
-      r = await h.conn.exec(shScript(LAUNCH_SCRIPT, [jobDir, WRAPPER_SCRIPT, stepPath, stepBundle.sha256, entry.sha256, h.nodePath, entryPath, cuda]), { stdin: encodeTask(task), timeoutMs: f.opts.hostTimeoutMs });
+      const graces = [f.opts.orphanGraceMs, f.opts.cancelGraceMs].map((ms) => String(Math.max(1, Math.ceil(ms / 1000))));
+      r = await h.conn.exec(shScript(LAUNCH_SCRIPT, [jobDir, WRAPPER_SCRIPT, stepPath, stepBundle.sha256, entry.sha256, h.nodePath, entryPath, cuda, ...graces]), { stdin: encodeTask(task), timeoutMs: f.opts.hostTimeoutMs });
       if (r.code !== CODE_MISMATCH_EXIT) break;
       f.uploader.forget(h.conn, h.workDir, stepBundle);
       f.uploader.forget(h.conn, h.workDir, entry);
       if (attempt >= 2) throw codeMismatch(h.conn, h.workDir, j.info.step, r.stderr);
       f.logger.warn(`[${f.name}] SSH host "${h.options.name}": ${r.stderr.trim()} Uploading it again for "${j.info.step}".`);
+    }
+    if (r.code === JOB_BUSY_EXIT) {
+      await alreadyRunning(f, j, h, r.stdout.toString('utf8').trim());
+      return;
     }
     const pid = Number.parseInt(r.stdout.toString('utf8').trim(), 10);
     if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) {
@@ -63,6 +69,32 @@ export async function launchDetached(f: Fleet, j: Job, h: HostState): Promise<vo
   } catch (err) {
     launchFailed(f, j, h, err);
   }
+}
+
+/**
+ * The launch found the job dir running a live copy (its lock held, or its process group alive):
+ * a second copy never starts beside it. The same task (a previous run's, whose runner is gone)
+ * is adopted: tracked as running, its heartbeat kept fresh, collected when it ends. Another task
+ * fails the attempt with `CAIRN_REMOTE_BUSY` (not retried: a retry elsewhere would run it twice).
+ */
+async function alreadyRunning(f: Fleet, j: Job, h: HostState, answer: string): Promise<void> {
+  const [kind, pidText] = answer.split(' ');
+  const pid = Number.parseInt(pidText ?? '', 10);
+  if (kind === 'same' && pid > 0) {
+    f.logger.warn(`[${f.name}] SSH host "${h.options.name}": step "${j.info.step}" already runs in ${j.info.jobDir} (pid ${pid}, started by an earlier run with this very task): adopting it instead of starting a second copy.`);
+    j.info.pid = pid;
+    await nowRunning(f, j, h);
+    return;
+  }
+  h.slots.release(j.demand, j.info.gpuIndices);
+  j.info.gpuIndices = [];
+  const who = pid > 0 ? `process group ${pid}` : 'a process that holds its lock';
+  const error = new CairnError(
+    'CAIRN_REMOTE_BUSY',
+    `SSH host "${h.options.name}": the job dir ${j.info.jobDir} of step "${j.info.step}" already runs a different task (pid ${pid > 0 ? pid : '?'}, ${who}); a second copy is never started beside it. It stops when cancelled, or by itself once no runner has checked on it for orphanGraceMs (${f.opts.orphanGraceMs} ms). To stop it now: ssh ${h.options.user}@${h.options.host} kill -TERM -- -${pid > 0 ? pid : '<pid>'}; then run again.`,
+    { step: j.info.step },
+  );
+  f.end(j, { state: 'failed', error, reason: error.message });
 }
 
 /**
@@ -79,7 +111,7 @@ export async function launchInWorker(f: Fleet, j: Job, h: HostState): Promise<vo
     const task = await remoteTask(f, j, h, req.task, jobDir, stepPath);
     const stage = !f.opts.sharedFs;
     // The worker checks the bundle against sha256 before the step runs (and refuses a mismatch).
-    const sent = link.send({ t: 'run', dir: jobDir, step: j.info.step, task: Buffer.from(encodeTask(task)).toString('base64'), code: stepPath, sha256: stepBundle.sha256, cuda: j.info.gpuIndices.join(','), manifest: stage });
+    const sent = link.send({ t: 'run', dir: jobDir, step: j.info.step, task: Buffer.from(encodeTask(task)).toString('base64'), code: stepPath, sha256: stepBundle.sha256, cuda: j.info.gpuIndices.join(','), manifest: stage, orphanGraceMs: f.opts.orphanGraceMs, killGraceMs: f.opts.cancelGraceMs });
     if (!sent) throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": the channel to the persistent worker closed before step "${j.info.step}" was sent.`, { step: j.info.step, retryable: true });
     j.info.pid = link.pid;
     j.info.workerDir = link.target.dir;
@@ -93,6 +125,7 @@ export async function launchInWorker(f: Fleet, j: Job, h: HostState): Promise<vo
 /** A step is running on `h` (detached or in the worker): reported, and killed at once if cancelled meanwhile. */
 async function nowRunning(f: Fleet, j: Job, h: HostState): Promise<void> {
   j.phase = 'running';
+  j.runningSince = Date.now();
   h.downSince = undefined;
   f.report(j, { state: 'running' });
   if (j.cancelRequested) await kill(f, [j]);

@@ -52,6 +52,15 @@ export interface SshExecutorOptions {
   readonly hostTimeoutMs?: number;
   /** Time between TERM and KILL on cancel. @default 5000 */
   readonly cancelGraceMs?: number;
+  /**
+   * A detached step whose runner has not checked on it for this long (no status check touched
+   * its heartbeat: the runner died, or lost the host for good) is stopped on the host by its
+   * wrapper's watchdog: TERM, then KILL after `cancelGraceMs`. A runner restarted within it
+   * adopts the step. Keep it above `hostTimeoutMs` and above the time a restarted runner takes
+   * to adopt its jobs (its lease's `staleMs` plus start-up). At least 2000 and three `pollIntervalMs`.
+   * @default 600000
+   */
+  readonly orphanGraceMs?: number;
   /** Channels open at once per connection (OpenSSH's MaxSessions is 10 by default). @default 8 */
   readonly maxChannels?: number;
   /** The worker entry to deploy. @default @cairn/runner's `dist/worker-entry.js` */
@@ -69,7 +78,7 @@ export interface SshExecutorOptions {
   readonly workerIdleMs?: number;
 }
 
-const EXECUTOR_KEYS: ReadonlySet<string> = new Set(['name', 'hosts', 'hostKeyVerification', 'sharedFs', 'pollIntervalMs', 'hostTimeoutMs', 'cancelGraceMs', 'maxChannels', 'workerEntry', 'worker', 'workerIdleMs']);
+const EXECUTOR_KEYS: ReadonlySet<string> = new Set(['name', 'hosts', 'hostKeyVerification', 'sharedFs', 'pollIntervalMs', 'hostTimeoutMs', 'cancelGraceMs', 'orphanGraceMs', 'maxChannels', 'workerEntry', 'worker', 'workerIdleMs']);
 const HOST_KEYS: ReadonlySet<string> = new Set(['name', 'host', 'port', 'user', 'privateKey', 'privateKeyPath', 'agent', 'knownHostsPath', 'capacity', 'workDir', 'nodePath']);
 const CAPACITY_KEYS: ReadonlySet<string> = new Set(['cpus', 'memoryGb', 'gpus']);
 

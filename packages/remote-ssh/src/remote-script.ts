@@ -6,6 +6,11 @@
  * Job directory layout (`<workDir>/jobs/<jobDirName>/`):
  *   task.msgpack    the task (written by the launch)
  *   pid             the wrapper's pid = the job's process group and session id
+ *   lock            flock'ed by every process of the job (the fd is inherited): a second
+ *                   launch in the same dir finds it held and never starts beside it
+ *   heartbeat       touched by every status check of a runner that tracks the job; the
+ *                   wrapper's watchdog stops the job when it is older than the orphan grace
+ *   watchdog        only when the watchdog stopped the job: why
  *   stdout.log, stderr.log
  *   result.msgpack  written by the worker entry
  *   exit            the exit code, written atomically (tmp + mv): the truth about completion
@@ -32,23 +37,56 @@ export const CODE_CHECK_SCRIPT = [VERIFY_FN, 'mkdir -p -- "$3" || exit 3', 'if v
 
 /**
  * The job wrapper, run under `setsid` (a new session and process group). `$1` node,
- * `$2` worker entry, `$3` CUDA_VISIBLE_DEVICES. A TERM to the group reaches node and
- * the wrapper; the trap keeps the wrapper alive so it still records node's exit code.
+ * `$2` worker entry, `$3` CUDA_VISIBLE_DEVICES, `$4` orphan grace (s), `$5` kill grace (s).
+ * A TERM to the group reaches node and the wrapper; the trap keeps the wrapper alive so it
+ * still records node's exit code.
+ *
+ * The watchdog (a subshell in the group, deaf to TERM so it outlives a cancel's TERM until the
+ * exit file appears) looks for the exit file every second and, every grace/5 seconds (1 to 10),
+ * at the age of `heartbeat`: measured against a file it touches itself (`now`), so both times
+ * come from the same clock even when the work dir is on NFS. A runner tracking the job
+ * touches it with every status check; a connection that drops only briefly, or a runner that
+ * restarts and adopts the job, stays within the grace. Older than the grace, the runner is gone
+ * for good: it writes `watchdog`, TERMs the group and KILLs it after the kill grace, so nothing
+ * keeps running (or holding a GPU) for a runner that will never collect it. Its sleeps close
+ * fd 9 (the job's lock), so the lock is free as soon as the job's own processes are gone.
  */
 export const WRAPPER_SCRIPT = [
   'echo $$ > pid.tmp && mv -f pid.tmp pid',
   "trap ':' TERM INT HUP",
+  'g="$4"; k="$5"; pg=$$',
+  '( trap "" TERM INT HUP',
+  '  c=$((g / 5)); [ "$c" -lt 1 ] && c=1; [ "$c" -gt 10 ] && c=10; n=0',
+  '  while [ ! -f exit ]; do',
+  '    sleep 1 9>&-',
+  '    n=$((n+1)); [ "$n" -lt "$c" ] && continue; n=0',
+  '    touch now; a=$(( $(stat -c %Y now 2>/dev/null || date +%s) - $(stat -c %Y heartbeat 2>/dev/null || echo 0) ))',
+  '    if [ "$a" -gt "$g" ] && [ ! -f exit ]; then',
+  '      echo "no runner for ${a} s (the heartbeat is older than the orphan grace of ${g} s): stopping the job" > watchdog',
+  '      kill -s TERM -- "-$pg" 2>/dev/null',
+  '      i=0; while [ ! -f exit ] && [ "$i" -lt "$k" ]; do sleep 1 9>&-; i=$((i+1)); done',
+  '      [ -f exit ] || kill -s KILL -- "-$pg" 2>/dev/null',
+  '      exit 0',
+  '    fi',
+  '  done ) </dev/null >/dev/null 2>&1 &',
   'CUDA_VISIBLE_DEVICES="$3" "$1" "$2" --task task.msgpack --result result.msgpack </dev/null >stdout.log 2>stderr.log',
   'rc=$?',
   "printf '%s\\n' \"$rc\" > exit.tmp && mv -f exit.tmp exit",
 ].join('\n');
 
+/** Exit code of the launch when the job dir already runs a live copy (it prints `same <pid>` or `busy <pid>`). */
+export const JOB_BUSY_EXIT = 6;
+
 /**
  * Launches a detached job. `$1` job dir, `$2` wrapper script, `$3` the step bundle, `$4` its
  * SHA-256, `$5` the worker entry's SHA-256, then the wrapper's arguments (node, worker entry,
- * CUDA devices). Verifies both bundles by content (exit {@link CODE_MISMATCH_EXIT} when one
- * does not match: nothing runs), reads the task from stdin, starts the wrapper with `setsid`
- * detached from the SSH session, waits for its pid file and prints the pid.
+ * CUDA devices, orphan grace, kill grace). Verifies both bundles by content (exit
+ * {@link CODE_MISMATCH_EXIT} when one does not match: nothing runs), reads the task from stdin,
+ * takes the job dir's lock (held on by the wrapper and everything it starts: the fd is
+ * inherited) and, when a live copy holds it or its process group still has members (3 s after
+ * its exit file, for one that has ended), exits {@link JOB_BUSY_EXIT} printing `same <pid>` (that copy runs this very task and has not
+ * ended: adopt it) or `busy <pid>` (another task, or what is left of an ended one: refuse). Otherwise starts the wrapper with `setsid` detached from
+ * the SSH session, waits for its pid file and prints the pid.
  */
 export const LAUNCH_SCRIPT = [
   'set -e',
@@ -58,38 +96,78 @@ export const LAUNCH_SCRIPT = [
   'verify "$2" "$entrysum" || { echo "$2 does not match its SHA-256 $entrysum: not running it" >&2; exit 5; }',
   'mkdir -p "$d"',
   'cd "$d"',
-  'cat > task.msgpack.tmp',
-  'mv -f task.msgpack.tmp task.msgpack',
-  'rm -f pid exit result.msgpack',
+  'cat > task.msgpack.new',
+  'exec 9>>lock',
+  'old=$(cat pid 2>/dev/null || echo 0); case "$old" in ""|*[!0-9]*) old=0;; esac',
+  // (a persistent worker's pid is its own: its step is live while it has not written `exit`)
+  'busy() { ! flock -n 9 || { [ "$old" -gt 0 ] && if [ -f worker ]; then [ ! -f exit ] && kill -0 "$old" 2>/dev/null; else kill -0 -- "-$old" 2>/dev/null; fi; }; }',
+  // A copy that has ended (its exit file written; its watchdog notices within a second) gets 3 s to go.
+  'i=0; while [ -f exit ] && busy && [ "$i" -lt 30 ]; do sleep 0.1; i=$((i+1)); done',
+  'if busy; then',
+  '  if [ ! -f exit ] && cmp -s task.msgpack.new task.msgpack; then echo "same $old"; else echo "busy $old"; fi',
+  '  rm -f task.msgpack.new',
+  '  exit 6',
+  'fi',
+  'mv -f task.msgpack.new task.msgpack',
+  'rm -f pid exit result.msgpack watchdog worker cancel',
+  'touch heartbeat',
   'setsid sh -c "$w" cairn-job "$@" </dev/null >/dev/null 2>&1 &',
+  'exec 9>&-',
   'i=0',
   'while [ ! -s pid ]; do i=$((i+1)); if [ "$i" -gt 5000 ]; then echo "job did not start" >&2; exit 3; fi; sleep 0.002; done',
   'cat pid',
 ].join('\n');
 
+/** At most this many new log bytes per file per status check (the rest comes with the next). */
+export const LOG_CHUNK_BYTES = 256 * 1024;
+
 /**
  * One batched status check. Arguments: directories to remove (finished jobs' staged data),
- * then `--`, then job dirs. For each job dir prints one line:
+ * then `--`, then per job three: its dir and the offsets already copied of its `stdout.log` and
+ * `stderr.log` (`-` for no logs). For each job prints one line:
  * `E <code>` (exit file present), `R` (running), `G` (pid file but process gone, no exit
- * file: killed hard or host rebooted) or `N` (no such job / not started).
- * The exit file is re-read after the liveness check to close the race with a job ending.
+ * file: killed hard or host rebooted) or `N` (no such job / not started); then, when offsets
+ * were given, two lines `L <base64>`: the bytes of each log past its offset (at most
+ * {@link LOG_CHUNK_BYTES}). The exit file is re-read after the liveness check to close the race
+ * with a job ending; logs are read after the state, so an exited job's chunk is its last bytes.
+ * A running job's `heartbeat` is touched (see the wrapper's watchdog).
  */
 export const STATUS_SCRIPT = [
   // A zombie (exited, not yet reaped: containers whose init does not reap) counts as gone.
   'alive() { kill -0 "$1" 2>/dev/null || return 1; s=$(sed "s/.*) //" "/proc/$1/stat" 2>/dev/null | cut -c1); [ "$s" != Z ]; }',
+  `chunk() { s=$(stat -c %s "$1" 2>/dev/null || echo 0); n=$((s - $2)); [ "$n" -gt ${LOG_CHUNK_BYTES} ] && n=${LOG_CHUNK_BYTES}; if [ "$n" -gt 0 ]; then printf 'L '; tail -c +$(($2 + 1)) "$1" | head -c "$n" | base64 -w0; echo; else echo L; fi; }`,
   'while [ "$#" -gt 0 ] && [ "$1" != -- ]; do rm -rf -- "$1"; shift; done',
   'shift',
-  'for d in "$@"; do',
+  'while [ "$#" -ge 3 ]; do',
+  '  d="$1"; o="$2"; e="$3"; shift 3',
   '  if [ -f "$d/exit" ]; then echo "E $(cat "$d/exit")"',
-  '  elif [ -s "$d/pid" ] && alive "$(cat "$d/pid")"; then echo R',
+  '  elif [ -s "$d/pid" ] && alive "$(cat "$d/pid")"; then echo R; touch "$d/heartbeat" 2>/dev/null',
   '  elif [ -f "$d/exit" ]; then echo "E $(cat "$d/exit")"',
   '  elif [ -s "$d/pid" ]; then echo G',
   '  else echo N; fi',
+  '  if [ "$o" != - ]; then chunk "$d/stdout.log" "$o"; chunk "$d/stderr.log" "$e"; fi',
   'done',
 ].join('\n');
 
 /** Signals process groups: `$1` signal name, then pgids. Prints the pgids still alive afterwards. */
 export const SIGNAL_SCRIPT = ['s="$1"; shift', 'for p in "$@"; do kill -s "$s" -- "-$p" 2>/dev/null || true; done', 'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; fi; done'].join('\n');
+
+/**
+ * Cancels detached jobs: `$1` the kill grace in tenths of a second, then pgids. TERMs each
+ * group, prints those still alive, and leaves a killer detached on the host (its own session)
+ * that KILLs what is left of them after the grace: the KILL happens even when the runner is
+ * gone by then. The killer checks every 0.1 s and ends as soon as the groups are gone.
+ */
+export const CANCEL_SCRIPT = [
+  't="$1"; shift',
+  'for p in "$@"; do kill -s TERM -- "-$p" 2>/dev/null || true; done',
+  'left=""',
+  'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; left="$left $p"; fi; done',
+  '[ -z "$left" ] && exit 0',
+  `killer='t="$1"; shift; i=0; while [ "$i" -lt "$t" ]; do any=; for p in "$@"; do kill -0 -- "-$p" 2>/dev/null && any=1; done; [ -z "$any" ] && exit 0; sleep 0.1; i=$((i+1)); done; for p in "$@"; do kill -s KILL -- "-$p" 2>/dev/null; done'`,
+  'setsid sh -c "$killer" cairn-killer "$t" $left </dev/null >/dev/null 2>&1 &',
+  'exit 0',
+].join('\n');
 
 /** Prints the pgids (arguments) still alive. */
 export const ALIVE_SCRIPT = 'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; fi; done';
@@ -175,21 +253,37 @@ export const WORKER_CANCEL_SCRIPT = [
 /** Prints both logs once. */
 export const CAT_LOGS_SCRIPT = 'cat "$1" "$2" 2>/dev/null || true';
 
-/** One parsed line of {@link STATUS_SCRIPT}. */
+/** One parsed state line of {@link STATUS_SCRIPT}. */
 export type RemoteJobState = { readonly kind: 'exited'; readonly code: number } | { readonly kind: 'running' } | { readonly kind: 'gone' } | { readonly kind: 'missing' };
 
-/** Parses {@link STATUS_SCRIPT} output; `count` lines expected. */
-export function parseStatus(stdout: string, count: number): RemoteJobState[] {
+/** New bytes of a job's two logs, as {@link STATUS_SCRIPT} printed them. */
+export interface LogChunks {
+  readonly stdout: Buffer;
+  readonly stderr: Buffer;
+}
+
+/** Parses {@link STATUS_SCRIPT} output: one state per job, and its log chunks where `withLogs[i]`. */
+export function parseStatus(stdout: string, count: number, withLogs: readonly boolean[] = []): { states: RemoteJobState[]; logs: (LogChunks | undefined)[] } {
   const lines = stdout.split('\n').filter((l) => l !== '');
-  const out: RemoteJobState[] = [];
+  const states: RemoteJobState[] = [];
+  const logs: (LogChunks | undefined)[] = [];
+  let at = 0;
+  const chunk = () => {
+    const l = lines[at] ?? '';
+    if (!l.startsWith('L')) return Buffer.alloc(0);
+    at++;
+    return Buffer.from(l.slice(2), 'base64');
+  };
   for (let i = 0; i < count; i++) {
-    const l = lines[i] ?? 'N';
+    const l = lines[at] ?? 'N';
+    if (!l.startsWith('L')) at++;
     if (l.startsWith('E ')) {
       const code = Number.parseInt(l.slice(2), 10);
-      out.push(Number.isFinite(code) ? { kind: 'exited', code } : { kind: 'gone' });
-    } else if (l === 'R') out.push({ kind: 'running' });
-    else if (l === 'G') out.push({ kind: 'gone' });
-    else out.push({ kind: 'missing' });
+      states.push(Number.isFinite(code) ? { kind: 'exited', code } : { kind: 'gone' });
+    } else if (l === 'R') states.push({ kind: 'running' });
+    else if (l === 'G') states.push({ kind: 'gone' });
+    else states.push({ kind: 'missing' });
+    logs.push(withLogs[i] ? { stdout: chunk(), stderr: chunk() } : undefined);
   }
-  return out;
+  return { states, logs };
 }

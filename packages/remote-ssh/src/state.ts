@@ -48,6 +48,20 @@ export interface Job {
   link: WorkerLink | undefined;
   /** Called once when the job ends. */
   onEnd: (() => void)[];
+  /** How much of the remote logs is in the local log files (streamed by the status checks). */
+  logs: LogOffsets;
+  /** When it started running here (launched or adopted); 0 before. */
+  runningSince: number;
+  /** A cancel under way (its TERM sent, or being sent): a second cancel joins it. */
+  killing: Promise<void> | undefined;
+}
+
+/** Bytes of a job's remote logs already appended to its local log files, and the appends in flight. */
+export interface LogOffsets {
+  stdout: number;
+  stderr: number;
+  /** The appends in flight, chained in order; never rejects. */
+  writing: Promise<void>;
 }
 
 /** What a worker's `done` message carried, sparing SFTP reads and the hashing exec. */

@@ -8,13 +8,16 @@
 import { CairnError } from '@cairn/core';
 import { decodeResult, rebuildError, type JobHandle, type JobStatus } from '@cairn/runner/executor';
 import type { SshJobInfo } from './executor.js';
-import { finish } from './finish.js';
+import { appendLogs, finish } from './finish.js';
 import type { Fleet } from './fleet.js';
 import { loseHost } from './hosts.js';
 import { shScript } from './quote.js';
-import { parseStatus, STATUS_SCRIPT, type RemoteJobState } from './remote-script.js';
+import { parseStatus, STATUS_SCRIPT, type LogChunks, type RemoteJobState } from './remote-script.js';
 import { promisify } from './sftp.js';
-import type { HostState, Job } from './state.js';
+import type { HostState, Job, LogOffsets } from './state.js';
+
+/** A worker step running longer than this is checked with the others, for its logs. */
+const WORKER_LIVE_LOGS_AFTER_MS = 1000;
 
 /** One round of status checks (the executor's interval), then placement of what is still queued. */
 export function tick(f: Fleet): void {
@@ -24,9 +27,11 @@ export function tick(f: Fleet): void {
     // A worker step's completion arrives on the worker channel while it is up: it needs no
     // poll for speed. It is still checked now and then (a third of hostTimeoutMs): a host whose
     // sshd stops taking new channels can keep an old one open, and its steps must then be lost
-    // like any other on an unreachable host.
+    // like any other on an unreachable host. One that runs for more than a second is checked
+    // every interval for its logs (small steps, the worker's reason to be, never are).
     const due = now - h.workerCheckedAt >= Math.max(f.opts.pollIntervalMs, f.opts.hostTimeoutMs / 3);
-    const jobs = [...f.jobs.values()].filter((j) => j.host === h && j.phase === 'running' && (due || !j.link?.up));
+    const long = (j: Job) => now - j.runningSince >= WORKER_LIVE_LOGS_AFTER_MS;
+    const jobs = [...f.jobs.values()].filter((j) => j.host === h && j.phase === 'running' && (due || !j.link?.up || long(j)));
     if (jobs.length === 0) continue;
     if (jobs.some((j) => j.link?.up)) h.workerCheckedAt = now;
     void check(f, h, jobs);
@@ -36,28 +41,64 @@ export function tick(f: Fleet): void {
 
 /** The states of job dirs on `h`, in one exec that also removes the dirs queued for cleanup. */
 export async function statusOf(f: Fleet, h: HostState, jobDirs: readonly string[]): Promise<RemoteJobState[]> {
+  return (await statusAndLogs(f, h, jobDirs, [])).states;
+}
+
+/**
+ * {@link statusOf}, and for each job with offsets the bytes its logs gained past them (one exec:
+ * the status check is what carries a running step's logs to the runner, see `takeLogs`).
+ */
+async function statusAndLogs(f: Fleet, h: HostState, jobDirs: readonly string[], offsets: readonly (LogOffsets | undefined)[]): Promise<ReturnType<typeof parseStatus>> {
   const cleanup = h.cleanup.splice(0);
-  const r = await h.conn.exec(shScript(STATUS_SCRIPT, [...cleanup, '--', ...jobDirs]), { timeoutMs: f.opts.hostTimeoutMs }).catch((err: unknown) => {
+  const args = jobDirs.flatMap((d, i) => {
+    const o = offsets[i];
+    return o ? [d, String(o.stdout), String(o.stderr)] : [d, '-', '-'];
+  });
+  const r = await h.conn.exec(shScript(STATUS_SCRIPT, [...cleanup, '--', ...args]), { timeoutMs: f.opts.hostTimeoutMs }).catch((err: unknown) => {
     h.cleanup.push(...cleanup);
     throw err;
   });
   if (r.code !== 0) throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": the status check failed (exit ${r.code}): ${r.stderr.trim()}`, { retryable: true });
-  return parseStatus(r.stdout.toString('utf8'), jobDirs.length);
+  return parseStatus(
+    r.stdout.toString('utf8'),
+    jobDirs.length,
+    offsets.map((o) => o !== undefined),
+  );
+}
+
+/**
+ * Appends log bytes fetched by a status check to the job's local log files, in order (writes
+ * are chained on `j.logs.writing`, which `finish` awaits before it copies the rest).
+ */
+function takeLogs(j: Job, chunks: LogChunks): void {
+  const o = j.logs;
+  o.stdout += chunks.stdout.length;
+  o.stderr += chunks.stderr.length;
+  if (chunks.stdout.length === 0 && chunks.stderr.length === 0) return;
+  o.writing = o.writing.then(() => appendLogs(j, chunks.stdout, chunks.stderr)).catch(() => {});
 }
 
 /** ONE exec for all of a host's running jobs. */
 export async function check(f: Fleet, h: HostState, jobs: Job[]): Promise<void> {
   h.checking = true;
   try {
-    const states = await statusOf(
+    // Each check carries the new bytes of the jobs' logs (a worker step whose `done` comes first
+    // drops them: it is no longer running, and `finish` copies from the offsets).
+    const { states, logs } = await statusAndLogs(
       f,
       h,
       jobs.map((j) => j.info.jobDir as string),
+      jobs.map((j) => (j.phase === 'running' ? j.logs : undefined)),
     );
     h.downSince = undefined;
     states.forEach((s, i) => {
       const j = jobs[i] as Job;
       if (j.phase !== 'running') return;
+      const chunks = logs[i];
+      if (chunks) takeLogs(j, chunks);
+      // Being killed: its wrapper may have written `exit` while the rest of its group is still
+      // going; cancel.ts ends it once the whole group is gone.
+      if (j.killing && (s.kind === 'exited' || s.kind === 'gone')) return;
       if (s.kind === 'exited') void finish(f, j, h, s.code);
       // A worker step goes down its channel before the worker makes its job dir: while the
       // channel is up, a missing dir means "not started yet" (the worker answers `done` or

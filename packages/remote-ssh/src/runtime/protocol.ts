@@ -29,6 +29,14 @@ export type ToWorker =
       readonly cuda: string;
       /** Outputs are staged back: list and hash `<dir>/out` in `done` after success. */
       readonly manifest: boolean;
+      /**
+       * The step is cancelled (as by `cancel`, with `killGraceMs`) once its job dir's `heartbeat`,
+       * touched by the status checks of a runner tracking it, is older than this: its runner is
+       * gone for good. Absent: never.
+       */
+      readonly orphanGraceMs?: number;
+      /** The cancel grace the watchdog uses. @default 5000 */
+      readonly killGraceMs?: number;
     }
   /**
    * Cancels running steps (no-op for ended ones). On the channel that sent the `run`, so it can

@@ -58,6 +58,11 @@ interface Running {
   crash: string | undefined;
   /** List and hash the output dir on success. */
   readonly manifest: boolean;
+  /** Cancel it when its `heartbeat` is older than this (see `ToWorker` run). */
+  readonly orphanGraceMs: number | undefined;
+  readonly killGraceMs: number;
+  /** When the watchdog last judged its heartbeat. */
+  watchedAt: number;
 }
 
 function writeAtomic(path: string, data: string | Uint8Array): void {
@@ -248,6 +253,8 @@ export function serve(entryUrl: URL, idleMs: number): void {
       writeFileSync(stderr, '');
       writeAtomic(join(dir, 'worker'), `${home}\n`);
       writeAtomic(join(dir, 'pid'), `${process.pid}\n`);
+      writeFileSync(join(dir, 'heartbeat'), '');
+      rmSync(join(dir, 'watchdog'), { force: true });
     } catch (err) {
       broadcast({ t: 'rejected', dir, message: `cannot prepare the job dir: ${(err as Error).message}` });
       return;
@@ -256,7 +263,8 @@ export function serve(entryUrl: URL, idleMs: number): void {
     while (lane?.dead) lane = idle.pop();
     lane ??= newLane();
     const name = typeof msg.step === 'string' ? msg.step : dir;
-    const job: Running = { dir, name, lane, cancelling: false, killTimer: undefined, crash: undefined, manifest: msg.manifest === true };
+    const grace = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
+    const job: Running = { dir, name, lane, cancelling: false, killTimer: undefined, crash: undefined, manifest: msg.manifest === true, orphanGraceMs: grace(msg.orphanGraceMs), killGraceMs: grace(msg.killGraceMs) ?? 5000, watchedAt: Date.now() };
     lane.job = job;
     running.set(dir, job);
     lastActive = Date.now();
@@ -367,6 +375,33 @@ export function serve(entryUrl: URL, idleMs: number): void {
     });
   };
   listen(true);
+
+  // The watchdog: a step no runner has checked on for its orphan grace is cancelled, as the
+  // detached wrapper's watchdog does, so it does not run on for a runner that will never collect it.
+  // The heartbeat's age is measured against a file touched here (`now`): one clock, even on NFS.
+  setInterval(() => {
+    for (const job of running.values()) {
+      if (job.cancelling || job.orphanGraceMs === undefined) continue;
+      if (Date.now() - job.watchedAt < Math.min(10_000, Math.max(1000, job.orphanGraceMs / 5))) continue;
+      job.watchedAt = Date.now();
+      let age: number;
+      try {
+        writeFileSync(join(job.dir, 'now'), '');
+        age = statSync(join(job.dir, 'now')).mtimeMs - statSync(join(job.dir, 'heartbeat')).mtimeMs;
+      } catch {
+        continue; // its job dir is gone: nothing to judge by
+      }
+      if (age <= job.orphanGraceMs) continue;
+      const why = `no runner for ${Math.round(age / 1000)} s (the heartbeat is older than the orphan grace of ${Math.round(job.orphanGraceMs / 1000)} s): stopping the job`;
+      log(`${job.dir}: ${why}`);
+      try {
+        writeFileSync(join(job.dir, 'watchdog'), `${why}\n`);
+      } catch {
+        // the line in worker.log says it
+      }
+      cancel(job, job.killGraceMs);
+    }
+  }, 1000).unref();
 
   setInterval(() => {
     if (!existsSync(home)) shutdown('its directory was removed');
