@@ -149,8 +149,9 @@ export function findConfigFile(cwd: string): string | undefined {
 
 /** Parses a positive integer flag or variable; `what` names it in the error. */
 export function parsePositiveInt(value: string, what: string, code: 'CAIRN_USAGE' | 'CAIRN_CONFIG' = 'CAIRN_USAGE'): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw cliError(code, `${what} must be a positive integer, got "${value}".`, 'Pass a whole number such as 4.');
+  // Decimal digits only: Number() also reads "0x10", "1e3", " 4 " and "0b11".
+  const n = /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw cliError(code, `${what} must be a positive integer, got "${value}".`, 'Pass a whole number such as 4.');
   return n;
 }
 
@@ -175,7 +176,19 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
   if (c.layout !== undefined && c.layout !== 'content' && c.layout !== 'versioned') bad(`layout must be "content" or "versioned", got ${JSON.stringify(c.layout)}`);
   if (c.onDrift !== undefined && c.onDrift !== 'error' && c.onDrift !== 'warn') bad(`onDrift must be "error" or "warn", got ${JSON.stringify(c.onDrift)}`);
   if (c.versions !== undefined && c.versions !== 'free' && c.versions !== 'calendar') bad(`versions must be "free" or "calendar", got ${JSON.stringify(c.versions)}`);
-  if (c.executors !== undefined && (typeof c.executors !== 'object' || c.executors === null)) bad('executors must be an object keyed by executor name');
+  if (c.executors !== undefined) {
+    if (typeof c.executors !== 'object' || c.executors === null || Array.isArray(c.executors)) bad('executors must be an object keyed by executor name, e.g. { threads: { options: { maxThreads: 8 } } }');
+    for (const [name, e] of Object.entries(c.executors as object)) {
+      if (typeof e !== 'object' || e === null || Array.isArray(e)) bad(`executors.${name} must be an object such as { use: 'process', options: { … } } (or {} for a built-in's defaults), got ${e === null ? 'null' : Array.isArray(e) ? 'an array' : typeof e}`);
+      for (const k of Object.keys(e as object)) if (k !== 'use' && k !== 'options') bad(`executors.${name} has an unknown key "${k}" (known: use, options)`);
+      const use = (e as ExecutorConfig).use;
+      if (use !== undefined && typeof use !== 'string' && typeof use !== 'function' && (typeof use !== 'object' || use === null || typeof (use as { create?: unknown }).create !== 'function')) {
+        bad(`executors.${name}.use must be a built-in's name ('inline', 'threads', 'process'), an executor factory ({ name, create }) or a create function`);
+      }
+      const opts = (e as ExecutorConfig).options;
+      if (opts !== undefined && (typeof opts !== 'object' || opts === null || Array.isArray(opts))) bad(`executors.${name}.options must be an object`);
+    }
+  }
   if (c.stores !== undefined) {
     if (typeof c.stores !== 'object' || c.stores === null || Array.isArray(c.stores)) bad('stores must be an object keyed by store name, e.g. { s3: { use: s3StoreFactory, options: { endpoint } } }');
     for (const [name, e] of Object.entries(c.stores as object)) {
