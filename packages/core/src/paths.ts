@@ -43,7 +43,8 @@ export function checkLocation(kind: LocationKind, value: unknown, step: string):
     return abs.length > 1 && abs.endsWith('/') ? abs.slice(0, -1) : abs;
   }
   if (value.trim() === '') return fail('is empty, which would make the prefix itself the step\'s directory', `give a path relative to the prefix (e.g. "${step}/v1"), or leave ${kind} out.`);
-  if (value === '~' || value.startsWith('~/')) return fail('starts with "~", which Cairn does not expand in step locations', 'give an absolute path, or a path relative to the prefix.');
+  // Any leading "~" ("~", "~/x", "~user/x"): a shell would expand it, Cairn never does in locations.
+  if (value.startsWith('~')) return fail('starts with "~", which Cairn does not expand in step locations', 'give an absolute path, or a path relative to the prefix.');
   let rel = posix.normalize(value);
   while (rel.endsWith('/')) rel = rel.slice(0, -1);
   if (rel === '.' || rel === '') return fail('is the prefix itself once normalised', `give a path relative to the prefix (e.g. "${step}/v1"), or leave ${kind} out.`);

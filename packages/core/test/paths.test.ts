@@ -23,6 +23,8 @@ describe('pins and overrideOutputPath stay inside the prefix', () => {
     ['a/.cairn/logs', /reserved for Cairn's own files/],
     ['.cairn', /reserved/],
     ['~/data', /does not expand/],
+    ['~bob/data', /does not expand/], // issue 28: a pin starting with ~user was accepted
+    ['~', /does not expand/],
     ['a\0b', /control character/],
     ['a\nb', /control character/],
   ];
