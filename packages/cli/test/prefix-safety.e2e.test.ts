@@ -167,6 +167,7 @@ describe('status reads the configured lease timing', () => {
       };
       expect(row('export default {};\n').status).toBe('RUNNING');
       expect(row('export default { leases: { heartbeatMs: 1000, staleMs: 5000 } };\n').status).toBe('STALE_LEASE');
+      expect(JSON.parse(cairn(proj, ['config', '--json']).stdout).leases).toMatchObject({ heartbeatMs: 1000, staleMs: 5000 });
       // The same setting is checked as the runner checks it.
       writeFileSync(join(proj, 'cairn.config.mjs'), 'export default { leases: { heartbeatMs: 5000, staleMs: 1000 } };\n');
       const bad = cairn(proj, ['status', '--prefix', prefix]);
