@@ -62,6 +62,6 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
   out(ctx, `${c.bold('pools')}           ${pools.length === 0 ? c.dim('none') : pools.map(([k, v]) => `${k}=${v}`).join(', ')}`);
   out(ctx, `${c.bold('defaults')}        ${JSON.stringify(config.defaults)}`);
   const t = config.leaseTiming;
-  out(ctx, `${c.bold('leases')}          heartbeat ${t.heartbeatMs} ms, stale after ${t.staleMs} ms${config.leases === undefined ? c.dim(' (runner defaults)') : ''}`);
+  out(ctx, `${c.bold('leases')}          heartbeat ${t.heartbeatMs} ms, stale after ${t.staleMs} ms${c.dim(config.leases === undefined ? ' (default)' : ' (file)')}`);
   return 0;
 }
