@@ -246,7 +246,7 @@ describe('lowered apply specs', () => {
     // The copy is frozen; what it holds by reference (a Map) can still change, and is caught.
     expect(() => ((h.inputs as { n: number }).n = 3)).toThrow(TypeError);
     const table = new Map([['k', 1]]);
-    const h2 = apply({ name: 'm2', fn: noop, version: 'v1', inputs: { table, out: OUT } });
+    const h2 = apply({ name: 'm2', fn: (_i: { table: Map<string, number>; out: string }) => undefined, version: 'v1', inputs: { table, out: OUT } });
     const spec2 = h2.lower();
     table.set('k', 2);
     expect(() => spec2.inputs).toThrow(/changed after lowering/);
