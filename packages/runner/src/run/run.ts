@@ -266,9 +266,12 @@ export class Run {
       const message = err instanceof Error ? err.message : String(err);
       return new CairnError('CAIRN_STORE', `Step "${node.name}" is not built and must run, but: ${message} Nothing was run.`, { step: node.name, cause: err });
     };
+    // Then mark the store (store/marker.ts): what tells `cairn clean` this prefix is a Cairn store.
+    const mark = () => this.store.markStore?.(this.prefix);
     try {
       const r = this.store.checkWritable(this.prefix);
-      return isPromise(r) ? r.catch((err: unknown) => Promise.reject(named(err))) : r;
+      const marked = isPromise(r) ? r.then(mark) : mark();
+      return isPromise(marked) ? marked.catch((err: unknown) => Promise.reject(named(err))) : marked;
     } catch (err) {
       throw named(err);
     }
