@@ -81,7 +81,7 @@ export class S3Objects {
   readonly client: S3Client;
   readonly #scrubber: Scrubber;
 
-  /** The `Date` header of each response, by its output object (see {@link GotObject.serverDate}). */
+  /** The `Date` header of each response, by its output's `$metadata` (kept by the middlewares that copy the output). */
   readonly #dates = new WeakMap<object, number>();
 
   constructor(client: S3Client, scrubber: Scrubber) {
@@ -93,10 +93,11 @@ export class S3Objects {
         const out = await next(args);
         const date = (out.response as { headers?: Record<string, string | undefined> } | undefined)?.headers?.date;
         const ms = date === undefined ? Number.NaN : Date.parse(date);
-        if (Number.isFinite(ms) && typeof out.output === 'object' && out.output !== null) dates.set(out.output, ms);
+        const meta = (out.output as { $metadata?: object } | undefined)?.$metadata;
+        if (Number.isFinite(ms) && typeof meta === 'object' && meta !== null) dates.set(meta, ms);
         return out;
       },
-      { step: 'deserialize', name: 'cairnServerDate', priority: 'low' },
+      { step: 'initialize', name: 'cairnServerDate', priority: 'high' },
     );
   }
 
@@ -124,7 +125,7 @@ export class S3Objects {
     try {
       const out = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       const body = Buffer.from((await out.Body?.transformToByteArray()) ?? new Uint8Array());
-      const serverDate = this.#dates.get(out);
+      const serverDate = this.#dates.get(out.$metadata);
       return { body, etag: unquote(out.ETag), size: out.ContentLength ?? body.length, lastModified: out.LastModified?.getTime() ?? 0, ...(serverDate !== undefined ? { serverDate } : {}) };
     } catch (err) {
       if (statusOf(err) === 404) return null;
