@@ -144,11 +144,12 @@ export class S3Primitives {
   /**
    * Uploads a local directory under the key prefix `keyPrefix` (relative to the output path
    * `url`; default: the step directory itself) and verifies every file (size and checksum)
-   * before returning.
+   * before returning. The attempt's own files under `.cairn/` (its logs) go to the step
+   * directory's `.cairn/`, where every attempt's logs are kept.
    */
   upload(localDir: string, url: string, options?: UploadOptions, keyPrefix = ''): Promise<UploadedFile[]> {
     const d = stepDir(url);
-    return uploadDirectory(this.objects, localDir, d.bucket, d.dir + keyPrefix, options);
+    return uploadDirectory(this.objects, localDir, d.bucket, d.dir + keyPrefix, options, (path) => (path.startsWith('.cairn/') ? d.dir : d.dir + keyPrefix) + path);
   }
 
   /**
