@@ -75,6 +75,7 @@ export class S3Store implements Store {
   readonly #localRoot: string;
   /** The private directories to check before staging: `[path, strict]` (the per-user root by default). */
   readonly #private: readonly (readonly [string, boolean])[];
+  #privateChecked: Promise<void> | undefined;
   /** The run id of each lease this store holds, by output path: the attempt prefix of `ctx.store`. */
   readonly #runs = new Map<string, string>();
   /**
@@ -117,6 +118,20 @@ export class S3Store implements Store {
     return stepAccessOf(this.s3, path, this.#runs.get(path));
   }
 
+  /**
+   * Creates or checks the staging root once per store (a failure is checked again next time).
+   * Once it is ours and closed to others, nobody else can replace it: the temp dir is sticky.
+   */
+  #checkPrivate(): Promise<void> {
+    this.#privateChecked ??= (async () => {
+      for (const [p, strict] of this.#private) await ensurePrivateDir(p, 'the staging directory', strict);
+    })().catch((err: unknown) => {
+      this.#privateChecked = undefined;
+      throw err;
+    });
+    return this.#privateChecked;
+  }
+
   /** The committed prefix of the step directory `dir` (attempts.ts): null for the old layout, undefined when not built. */
   async #committedPrefix(bucket: string, dir: string): Promise<string | null | undefined> {
     const [listed] = await this.s3.states.listings([{ bucket, dir }]);
@@ -157,7 +172,7 @@ export class S3Store implements Store {
   }
 
   async stage(path: string, holder: LeaseHolder, attempt: number, previous?: StagedAttempt): Promise<StagedAttempt> {
-    for (const [p, strict] of this.#private) await ensurePrivateDir(p, 'the staging directory', strict);
+    await this.#checkPrivate();
     const dir = this.#localDir(path, holder.runId, attempt);
     await rm(dir, { recursive: true, force: true });
     await mkdir(dir, { recursive: true, mode: 0o700 });
