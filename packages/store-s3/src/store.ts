@@ -226,9 +226,9 @@ export class S3Store implements Store {
       await this.#fence(path, request.status);
       await objects.put(d.bucket, d.dir + STATUS_FILE, request.status, 'text/plain');
       // The output is this attempt's now: other prefixes (the previous build, dead attempts) go.
-      // A step seen with no record before had no committed prefix, and one that uploaded
-      // nothing left nothing: then the listing is skipped (a cold no-op step's cost).
-      if (prefix !== undefined && (uploaded || before?.record !== undefined)) await this.#removeAttempts(path, (p) => p !== prefix);
+      // A step with no record before had no committed prefix, and what dead attempts left was
+      // swept when their lease was taken over (sweep): then the listing is skipped (a cold step's cost).
+      if (prefix !== undefined && before?.record !== undefined) await this.#removeAttempts(path, (p) => p !== prefix);
     } catch (err) {
       // What a fenced-out attempt uploaded is its own prefix's: remove it (no reader resolves to it).
       if (prefix !== undefined && uploaded && this.#held.get(path)?.lost === true) await this.#removeAttempts(path, (p) => p === prefix).catch(() => undefined);
