@@ -71,8 +71,23 @@ export async function createStepAccess(options: unknown, path: string): Promise<
   }
   if (!path.startsWith('s3://')) return stepAccessOf(s3, path);
   const d = stepDir(path);
-  const lease = await s3.leases.read(d.bucket, d.dir + LEASE_FILE);
-  return stepAccessOf(s3, path, lease?.holder?.runId);
+  let runId: string | undefined;
+  let failure: unknown;
+  try {
+    runId = (await s3.leases.read(d.bucket, d.dir + LEASE_FILE))?.holder?.runId;
+  } catch (err) {
+    failure = err;
+  }
+  const access = stepAccessOf(s3, path, runId);
+  if (runId !== undefined) return access;
+  // Without the run, direct writes would go where no commit publishes them: only ctx.store fails.
+  const why = failure ?? new CairnError('CAIRN_LEASE_LOST', `ctx.store of ${path}: the step's lease is gone (taken over, or released), so this attempt's objects could never be published. The runner retries the step under a new lease.`, { retryable: true });
+  return {
+    localInput: access.localInput,
+    get store(): never {
+      throw why;
+    },
+  };
 }
 
 /**
