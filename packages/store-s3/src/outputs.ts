@@ -104,13 +104,23 @@ export async function uploadDirectory(objects: S3Objects, localDir: string, buck
   const key = keyFor ?? ((path: string) => keyPrefix + path);
   const out = new Array<UploadedFile>(files.length);
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < files.length) {
+    while (next < files.length && !failed) {
       const i = next++;
-      out[i] = await uploadFile(objects, files[i] as string, localDir, bucket, key, partSize, options.queueSize ?? 4);
+      try {
+        out[i] = await uploadFile(objects, files[i] as string, localDir, bucket, key, partSize, options.queueSize ?? 4);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(options.files ?? 4, files.length) }, worker));
+  // On a failure the other workers finish the file in hand and stop: when this rejects, no upload
+  // is still in flight (a caller that then deletes what was uploaded deletes it all).
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(options.files ?? 4, files.length) }, worker));
+  const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (rejected !== undefined) throw rejected.reason;
   return out;
 }
 
