@@ -264,6 +264,8 @@ class Lowering {
  * in the collector (bench row "apply handles of one graph: generator vs array").
  */
 const PAYLOADS = new TableWriter();
+const STACK: ArtifactStep<unknown>[] = [];
+const NEXT: number[] = [];
 const NAMES = new TableWriter();
 const EXTRAS = new TableWriter();
 
@@ -338,8 +340,10 @@ function lowerPass(state: Lowering, roots: readonly unknown[]): StepSpec[] | und
   /** Nodes with a pin: checked for sharing one output path once the pass is done. */
   const pinned: number[] = [];
   const out: StepSpec[] = [];
-  const stack: ArtifactStep<unknown>[] = [];
-  const next: number[] = [];
+  // The walk's stack is empty between handles: one pair serves every call.
+  const stack = STACK;
+  const next = NEXT;
+  stack.length = next.length = 0;
   for (let r = 0; r < roots.length; r++) {
     const root = roots[r];
     if (isStepSpec(root)) {

@@ -93,7 +93,8 @@ function rootsOf(run: Run, items: readonly StepInput[]): readonly StepSpec[] {
   // row "100k handles of one layered graph from a generator"). Most chunks are all fresh specs:
   // no array is filtered.
   const specs = lowerInputs(items, run.config.lowerOptions, 'run()', run.lowering);
-  if (specs.length > 0) computeIdentities(specs);
+  // Lowering hashed whatever it returned (the specs among the items too); items that are all specs come back as they are.
+  if (specs === items && specs.length > 0) computeIdentities(specs);
   for (let i = 0; i < specs.length; i++) {
     if (S.tag(specs[i] as StepSpec, run) !== undefined) return specs.filter((s) => S.tag(s, run) === undefined);
   }
