@@ -476,7 +476,7 @@ function addExtra(extras: TableWriter, h: ArtifactStep<unknown>): void {
  * Computes the step hashes of nodes `[first, n)` in one backend call and publishes the grown
  * tables to the specs. Nodes of earlier calls they depend on go to the backend first, as
  * nodes with known hashes and no dependencies, so the call's work is its new nodes and their
- * edges, not the whole session (bench row "100k handles of one layered graph from a generator").
+ * edges, not the whole session (bench row "apply handles of one graph: generator vs array").
  */
 function hashNew(state: Lowering, first: number, names: TableWriter | undefined): void {
   const { sources, offsets, edges, versionOf, fingerprints, graph } = state;

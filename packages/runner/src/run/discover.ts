@@ -90,7 +90,7 @@ function rootsOf(run: Run, items: readonly StepInput[]): readonly StepSpec[] {
   // One lowering and one identity pass per batch. The run's lowering session lowers only the
   // handles no earlier pull lowered, and gives an earlier pull's handle the same spec (tagged
   // below): an item pulled from an iterable costs its new steps, not its whole upstream (bench
-  // row "100k handles of one layered graph from a generator"). Most chunks are all fresh specs:
+  // row "apply handles of one graph: generator vs array"). Most chunks are all fresh specs:
   // no array is filtered.
   const specs = lowerInputs(items, run.config.lowerOptions, 'run()', run.lowering);
   // Lowering hashed whatever it returned (the specs among the items too); items that are all specs come back as they are.
