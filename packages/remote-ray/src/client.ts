@@ -1,10 +1,12 @@
 /**
- * Ray's Jobs REST API (the dashboard's HTTP endpoints), over Node's `fetch`: submit, one list for
+ * Ray's Jobs REST API (the dashboard's HTTP endpoints), over Node's HTTP client (http.ts says why
+ * not `fetch`): submit, one list for
  * every job, one job, its logs, stop, and the cluster's nodes (for the resources check). Every
  * request is counted (`requests`), so tests and the benchmark can say how many a step costs.
  * TLS is verified by Node as for any `https://` address.
  */
 import { CairnError } from '@cairn/core';
+import { send, type HttpResponse } from './http.js';
 
 /** Ray's job states, as the Jobs API spells them. */
 export type RayJobStatus =
@@ -99,26 +101,21 @@ export interface JobsClient {
 export function createJobsClient(options: JobsClientOptions): JobsClient {
   const base = options.address.replace(/\/+$/, '');
   let requests = 0;
-  const call = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<Response> => {
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<HttpResponse> => {
     requests++;
     try {
-      return await fetch(`${base}${path}`, {
-        method,
-        headers: { ...options.headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(options.timeoutMs),
-      });
+      return await send(method, `${base}${path}`, options.headers, body === undefined ? undefined : JSON.stringify(body), options.timeoutMs);
     } catch (cause) {
-      const why = (cause as { cause?: { code?: string } }).cause?.code ?? (cause as Error).message;
+      const why = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
       throw new CairnError('CAIRN_REMOTE', `The Ray dashboard at ${base} did not answer ${method} ${path} (${why}). Check the address (option "address" or RAY_API_SERVER_ADDRESS: the dashboard's HTTP port, 8265 by default) and that the cluster's head node is up.`, { cause, retryable: true });
     }
   };
-  const fail = async (res: Response, what: string): Promise<never> => {
-    const text = (await res.text().catch(() => '')).trim();
+  const fail = (res: HttpResponse, what: string): never => {
     const auth = res.status === 401 || res.status === 403 ? ' The dashboard refused the credentials: set the option "token" (or RAY_AUTH_TOKEN) or "headers".' : '';
-    throw new CairnError('CAIRN_REMOTE', `Ray's Jobs API at ${base} refused to ${what}: HTTP ${res.status} ${lastLine(text)}.${auth}`, { retryable: res.status >= 500 });
+    throw new CairnError('CAIRN_REMOTE', `Ray's Jobs API at ${base} refused to ${what}: HTTP ${res.status} ${lastLine(res.text)}.${auth}`, { retryable: res.status >= 500 });
   };
-  const json = async <T>(res: Response, what: string): Promise<T> => (res.ok ? ((await res.json()) as T) : fail(res, what));
+  const ok = (res: HttpResponse) => res.status >= 200 && res.status < 300;
+  const json = <T>(res: HttpResponse, what: string): T => (ok(res) ? (JSON.parse(res.text) as T) : fail(res, what));
 
   return {
     get requests() {
@@ -131,13 +128,9 @@ export function createJobsClient(options: JobsClientOptions): JobsClient {
     },
     async submit(body) {
       const res = await call('POST', '/api/jobs/', body);
-      if (res.ok) {
-        await res.body?.cancel();
-        return 'submitted';
-      }
-      const text = await res.text().catch(() => '');
-      if (/already exists/i.test(text)) return 'exists';
-      return fail(new Response(text, { status: res.status }), `submit job ${body.submission_id}`);
+      if (ok(res)) return 'submitted';
+      if (/already exists/i.test(res.text)) return 'exists';
+      return fail(res, `submit job ${body.submission_id}`);
     },
     async list() {
       const jobs = await json<RayJobInfo[]>(await call('GET', '/api/jobs/'), 'list its jobs');
@@ -147,10 +140,7 @@ export function createJobsClient(options: JobsClientOptions): JobsClient {
     },
     async get(id) {
       const res = await call('GET', `/api/jobs/${encodeURIComponent(id)}`);
-      if (res.status === 404) {
-        await res.body?.cancel();
-        return null;
-      }
+      if (res.status === 404) return null;
       return json<RayJobInfo>(res, `describe job ${id}`);
     },
     async stop(id) {

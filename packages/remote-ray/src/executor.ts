@@ -52,6 +52,8 @@ interface Tracked {
 
 const TERMINAL = new Set<JobState>(['succeeded', 'failed', 'cancelled', 'lost']);
 const LIVE = new Set(['PENDING', 'RUNNING']);
+/** The variable that tells a job its Ray submission id. */
+export const SUBMISSION_ID_ENV = 'CAIRN_RAY_SUBMISSION_ID';
 /** How long the cluster's nodes are trusted for the resources check. */
 const NODES_TTL_MS = 30_000;
 /** Status checks in a row a job may be missing from the list before it counts as lost. */
@@ -234,11 +236,13 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       const runtimeEnv = runtimeEnvOf(o.runtimeEnv, hints.runtimeEnv);
       const base = submissionId(o.submissionPrefix, job.jobKey);
       const metadata = { 'cairn.step': step, 'cairn.job': job.jobKey, 'cairn.output': job.outputPath, 'cairn.runner': hostname() };
-      const body = { entrypoint: entry.command, ...resources, ...(runtimeEnv ? { runtime_env: runtimeEnv } : {}), metadata };
+      const body = { entrypoint: entry.command, ...resources, metadata };
+      // The job learns its own submission id from CAIRN_RAY_SUBMISSION_ID.
+      const envOf = (id: string) => ({ ...runtimeEnv, env_vars: { ...(runtimeEnv?.env_vars as Record<string, string> | undefined), [SUBMISSION_ID_ENV]: id } });
       let id = base;
       for (let tries = 0; ; tries++) {
         stats.submissions++;
-        if ((await client.submit({ ...body, submission_id: id })) === 'submitted') break;
+        if ((await client.submit({ ...body, runtime_env: envOf(id), submission_id: id })) === 'submitted') break;
         stats.submissions--;
         const found = await resolveExisting(base, job);
         if ('adopt' in found) {
