@@ -11,6 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { localLayout, StepRunner, type ArtifactRecord } from '@cairn/runner';
 import { apply } from '@cairn/core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { jobFor, RecordingHost } from '../../../tools/testenv/grid-jobs.js';
+import { freePort } from '../../../tools/testenv/ports.js';
 import { missingRay, startRay, type RayCluster } from '../../../tools/testenv/ray.js';
 import { startRunnerUntilJob } from '../../../tools/testenv/runner-child.js';
 import { createRayExecutor, type RayExecutor } from '../src/index.js';
@@ -77,4 +79,114 @@ describe.skipIf(missing !== undefined)('the Ray executor on a real Ray cluster',
     expect(text).toContain('exited with code 3');
     expect(text).toContain('disk on fire');
   }, 90_000);
+
+  test('`ray job stop` from outside is reported as cancelled (STOPPED) by the next status check', async () => {
+    const host = new RecordingHost(join(root, 'stop', 'store'));
+    const executor = ray();
+    await executor.start(host);
+    try {
+      const job = jobFor(join(root, 'stop'), 'sleepy');
+      const handle = await executor.submit(job);
+      const id = String(handle.info.submissionId);
+      await host.running(job.jobKey, 60_000);
+      await waitFor('the step to start', async () => (existsSync(join(job.outputPath, 'started.txt')) ? true : undefined));
+      const before = executor.stats.statusQueries;
+      execFileSync(cluster.ray, ['job', 'stop', '--address', cluster.address, id], { env: { ...process.env, RAY_USAGE_STATS_ENABLED: '0' }, stdio: 'pipe' });
+      const status = await host.final(job.jobKey, 30_000);
+      expect(status).toMatchObject({ state: 'cancelled', reason: 'STOPPED' });
+      // The stop had ended the job before the command returned, so the first check after it saw it.
+      expect(executor.stats.statusQueries - before).toBe(1);
+    } finally {
+      await executor.stop();
+    }
+  }, 90_000);
+
+  test('a runner killed while its Ray job runs is replaced by one that adopts the job: one submission in the Jobs API', async () => {
+    const prefix = join(root, 'adopt');
+    const path = napStep().lower().outputPath(prefix);
+    const script = fileURLToPath(new URL('./fixtures/runner-child.mjs', import.meta.url));
+    const { child, exited, job } = await startRunnerUntilJob(script, [prefix, cluster.address], path);
+    const id = String(job.job.info.submissionId);
+    child.kill('SIGKILL');
+    await exited;
+
+    const second = ray();
+    const summary = await new StepRunner({ prefix, executors: [second], logger: quiet }).run([napStep()]);
+    expect(summary.counts).toEqual({ succeeded: 1 });
+    expect(second.stats.submissions).toBe(0);
+    const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord;
+    expect(record.attempts).toMatchObject([{ attempt: 1, state: 'succeeded', executor: 'ray', adopted: true }]);
+    expect(existsSync(localLayout.jobFile(path))).toBe(false);
+    const naps = (await listJobs()).filter((j) => j.submission_id.startsWith('cairn-nap-'));
+    expect(naps.map((j) => [j.submission_id, j.status])).toEqual([[id, 'SUCCEEDED']]);
+  }, 120_000);
+
+  test('the same attempt submitted again is never run twice: the same output adopts the job, a dead runner\'s orphan is stopped first', async () => {
+    const host = new RecordingHost(join(root, 'dup', 'store'));
+    const a = ray();
+    const b = ray();
+    await a.start(host);
+    await b.start(host);
+    try {
+      const job = jobFor(join(root, 'dup'), 'sleepy');
+      const first = await a.submit(job);
+      const again = await b.submit(job);
+      expect(again.info.submissionId).toBe(first.info.submissionId);
+      expect(b.stats.submissions).toBe(0);
+
+      // A runner that took over after a crash stages the attempt elsewhere.
+      const moved = { ...job, outputPath: join(root, 'dup', 'elsewhere'), attemptDir: join(root, 'dup', 'attempts-2') };
+      const third = await b.submit(moved);
+      expect(third.info.submissionId).toBe(`${String(first.info.submissionId)}~2`);
+      const jobs = await listJobs();
+      const mine = jobs.filter((j) => j.submission_id.startsWith(String(first.info.submissionId)));
+      await waitFor('the orphan to stop', async () => {
+        const now = await listJobs();
+        return now.find((j) => j.submission_id === first.info.submissionId && j.status === 'STOPPED');
+      });
+      expect(mine).toHaveLength(2);
+      await b.cancel([third]);
+      expect(await host.final(job.jobKey, 30_000)).toMatchObject({ state: 'cancelled' });
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  }, 90_000);
+
+  test('GPUs: a step asking for one gets CUDA_VISIBLE_DEVICES and its runtime env; asking for more than any node has is refused with what the cluster offers', async () => {
+    const prefix = join(root, 'gpu');
+    const one = apply({ name: 'gpu1', fn: gpuEnv, version: 'v1', executor: 'ray', inputs: {}, resources: { gpus: 1, hints: { ray: { runtimeEnv: { envVars: { CAIRN_GREETING: 'hi from runtime_env' } } } } } });
+    const [result] = await new StepRunner({ prefix, executors: [ray()], logger: quiet }).run([one]).then(() => [JSON.parse(readFileSync(join(one.lower().outputPath(prefix), '.artifact.json'), 'utf8')).result]);
+    expect(result).toMatchObject({ cuda: expect.stringMatching(/^[01]$/), greeting: 'hi from runtime_env' });
+
+    const four = apply({ name: 'gpu4', fn: gpuEnv, version: 'v1', executor: 'ray', retries: 0, inputs: {}, resources: { gpus: 4 } });
+    const executor = ray();
+    await expect(new StepRunner({ prefix, executors: [executor], logger: quiet }).run([four])).rejects.toThrow(/asks Ray for 4 GPU \(the largest node has 2 GPU\)/);
+    expect(executor.stats.submissions).toBe(0);
+  }, 90_000);
 });
+
+describe('the Ray executor without a cluster', () => {
+  test('an unreachable dashboard is one typed error, before any submission', async () => {
+    const address = `http://127.0.0.1:${await freePort()}`;
+    const executor = createRayExecutor({ address });
+    const prefix = mkdtempSync(join(tmpdir(), 'cairn-ray-down-'));
+    try {
+      const err = await new StepRunner({ prefix, executors: [executor], logger: quiet }).run([pipeline('down')]).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(String(err)).toContain(`The Ray dashboard at ${address} did not answer GET /api/version (ECONNREFUSED)`);
+      expect(executor.stats.submissions).toBe(0);
+      expect(executor.stats.requests).toBe(1);
+    } finally {
+      rmSync(prefix, { recursive: true, force: true });
+    }
+  });
+
+  test('an unknown option names the nearest known key', () => {
+    expect(() => createRayExecutor({ adress: 'http://x:8265' } as never)).toThrow(/unknown option "adress".*did you mean "address"/);
+    expect(() => createRayExecutor({ address: 'http://x:8265', runtimeEnv: { env_vars: {} } as never })).toThrow(/did you mean "envVars"/);
+  });
+});
+
