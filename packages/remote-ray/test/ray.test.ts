@@ -101,6 +101,25 @@ describe.skipIf(missing !== undefined)('the Ray executor on a real Ray cluster',
     }
   }, 90_000);
 
+  test('logs follow a running Ray job until it ends (cairn logs -f)', async () => {
+    const host = new RecordingHost(join(root, 'logs', 'store'));
+    const executor = ray();
+    await executor.start(host);
+    try {
+      const job = jobFor(join(root, 'logs'), 'chatty');
+      const handle = await executor.submit(job);
+      const lines: string[] = [];
+      for await (const line of executor.logs!(handle, { follow: true })) lines.push(line);
+      expect(await host.final(job.jobKey)).toMatchObject({ state: 'succeeded', result: job.spec.name });
+      const text = lines.join('\n');
+      expect(text).toContain(`console line of ${job.spec.name}`);
+      expect(text).toContain(`console error of ${job.spec.name}`);
+      expect(text).toContain(`ctx line of ${job.spec.name}`);
+    } finally {
+      await executor.stop();
+    }
+  }, 90_000);
+
   test('a runner killed while its Ray job runs is replaced by one that adopts the job: one submission in the Jobs API', async () => {
     const prefix = join(root, 'adopt');
     const path = napStep().lower().outputPath(prefix);

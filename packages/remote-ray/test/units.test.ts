@@ -6,6 +6,7 @@ import { generation, generationsOf, submissionId } from '../src/submission-id.js
 import { resolveOptions } from '../src/options.js';
 import { runtimeEnvOf } from '../src/runtime-env.js';
 import { shQuote } from '../src/entrypoint.js';
+import type { RayNodeInfo } from '../src/client.js';
 
 describe('the Ray → Cairn state table', () => {
   test.each([
@@ -42,7 +43,7 @@ describe('resources', () => {
   });
 
   test('that no node can hold are refused with what each node offers', () => {
-    const nodes = [{ state: 'ALIVE', resources_total: { CPU: 2, memory: 8 * 1024 ** 3 } }, { state: 'ALIVE', resources_total: { CPU: 2, GPU: 2, memory: 8 * 1024 ** 3 } }];
+    const nodes: RayNodeInfo[] = [{ state: 'ALIVE', resources_total: { CPU: 2, memory: 8 * 1024 ** 3 } }, { state: 'ALIVE', resources_total: { CPU: 2, GPU: 2, memory: 8 * 1024 ** 3 } }];
     expect(unplaceable({ entrypoint_num_cpus: 1, entrypoint_num_gpus: 2 }, nodes, 's', 'http://h:8265')).toBeNull();
     const err = unplaceable({ entrypoint_num_cpus: 1, entrypoint_num_gpus: 4 }, nodes, 's', 'http://h:8265');
     expect(err?.message).toContain('asks Ray for 4 GPU (the largest node has 2 GPU)');
