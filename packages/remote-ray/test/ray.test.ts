@@ -80,6 +80,13 @@ describe.skipIf(missing !== undefined)('the Ray executor on a real Ray cluster',
     expect(text).toContain('disk on fire');
   }, 90_000);
 
+  test('a Ray node without Node.js fails the step saying so, with exit code 127', async () => {
+    const prefix = join(root, 'no-node');
+    const step = apply({ name: 'nonode', fn: gpuEnv, version: 'v1', executor: 'ray', retries: 0, inputs: {} });
+    const executor = ray({ nodePath: '/nonexistent/bin/node' });
+    await expect(new StepRunner({ prefix, executors: [executor], logger: quiet }).run([step])).rejects.toThrow(/exited with code 127[\s\S]*no Node\.js \(\/nonexistent\/bin\/node\) on Ray node/);
+  }, 90_000);
+
   test('`ray job stop` from outside is reported as cancelled (STOPPED) by the next status check', async () => {
     const host = new RecordingHost(join(root, 'stop', 'store'));
     const executor = ray();
