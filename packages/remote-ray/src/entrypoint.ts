@@ -30,6 +30,8 @@ export interface EntrypointContext {
   readonly nodePath: string;
   /** The worker entry as the Ray nodes see it; `undefined`: this runner's own. */
   readonly workerEntry: string | undefined;
+  /** The Ray nodes see the runner's files at the same paths. */
+  readonly sharedFs: boolean;
 }
 
 /** Builds (and prepares the files of) one step kind's entrypoint. */
@@ -42,6 +44,9 @@ export function shQuote(s: string): string {
 
 /** A step run by Cairn's worker entry (`path` and `apply` steps). */
 const workerStep: EntrypointBuilder = async (job, ctx) => {
+  if (!ctx.sharedFs) {
+    throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}": the Ray executor runs ${job.task.kind} steps through Cairn's worker, which reads its task and writes its output on a filesystem the Ray nodes share with the runner; this executor has sharedFs: false. Share the store's directory (or the S3 store's localRoot) with the nodes and set sharedFs: true.`, { step: job.spec.name });
+  }
   const entry = ctx.workerEntry ?? workerEntryPath();
   const node = ctx.nodePath;
   await mkdir(job.attemptDir, { recursive: true });

@@ -9,11 +9,14 @@ import { hostname } from 'node:os';
 import { CairnError } from '@cairn/core';
 import { createJobsClient, type JobsClient, type RayJobInfo, type RayNodeInfo } from './client.js';
 import { buildEntrypoint } from './entrypoint.js';
+import { rayLogs } from './logs.js';
+import { trackedFrom, type Tracked } from './tracked.js';
 import { checkHints, resolveOptions, type RayExecutorOptions } from './options.js';
 import { entrypointResources, unplaceable } from './resources.js';
 import { runtimeEnvOf } from './runtime-env.js';
 import { classify } from './states.js';
 import { statusOf } from './status.js';
+import { createPoller } from './poller.js';
 import { generation, generationsOf, submissionId } from './submission-id.js';
 import { tailLogs, type Executor, type ExecutorCapabilities, type ExecutorFactory, type ExecutorHost, type JobHandle, type JobRequest, type JobState, type JobStatus } from './runner-api.js';
 
@@ -37,19 +40,6 @@ export interface RayExecutor extends Executor {
   readonly client: JobsClient;
 }
 
-/** What the executor keeps about a job it watches. */
-interface Tracked {
-  readonly handle: JobHandle;
-  readonly id: string;
-  readonly step: string;
-  readonly resultPath: string | undefined;
-  readonly logPaths: { readonly stdout: string; readonly stderr: string } | undefined;
-  cancelRequested: boolean;
-  lastState: JobState | undefined;
-  /** Status checks in a row that did not list it. */
-  missing: number;
-}
-
 const TERMINAL = new Set<JobState>(['succeeded', 'failed', 'cancelled', 'lost']);
 const LIVE = new Set(['PENDING', 'RUNNING']);
 /** The variable that tells a job its Ray submission id. */
@@ -58,21 +48,6 @@ export const SUBMISSION_ID_ENV = 'CAIRN_RAY_SUBMISSION_ID';
 const NODES_TTL_MS = 30_000;
 /** Status checks in a row a job may be missing from the list before it counts as lost. */
 const MISSING_LIMIT = 3;
-
-function trackedFrom(handle: JobHandle, name: string): Tracked | undefined {
-  const info = handle.info as { submissionId?: unknown; resultPath?: unknown; logPaths?: unknown; step?: unknown };
-  if (handle.executor !== name || typeof info.submissionId !== 'string') return undefined;
-  return {
-    handle,
-    id: info.submissionId,
-    step: typeof info.step === 'string' ? info.step : handle.jobId,
-    resultPath: typeof info.resultPath === 'string' ? info.resultPath : undefined,
-    logPaths: info.logPaths as Tracked['logPaths'],
-    cancelRequested: false,
-    lastState: undefined,
-    missing: 0,
-  };
-}
 
 /** Creates a Ray executor; it contacts the cluster at `start` (an unreachable dashboard fails there, before any submission). */
 export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor {
@@ -92,11 +67,6 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
   };
   let host: ExecutorHost | undefined;
   const active = new Map<string, Tracked>();
-  let timer: NodeJS.Timeout | undefined;
-  let checking: Promise<void> | undefined;
-  let stopped = false;
-  let failing = false;
-  let backoffMs = o.pollIntervalMs;
   let nodes: { at: number; list: Promise<RayNodeInfo[]> } | undefined;
   /** One list request shared by lookups made together (adoption of many steps). */
   let sharedList: Promise<Map<string, RayJobInfo>> | undefined;
@@ -118,33 +88,10 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
     return p;
   };
 
-  const schedule = (ms: number) => {
-    if (stopped || timer !== undefined || active.size === 0) return;
-    timer = setTimeout(() => {
-      timer = undefined;
-      checking = check().finally(() => {
-        checking = undefined;
-        schedule(backoffMs);
-      });
-    }, ms);
-    timer.unref();
-  };
-
   /** One status check of every active job: ONE list request. */
   async function check(): Promise<void> {
     if (active.size === 0) return;
-    let jobs: Map<string, RayJobInfo>;
-    try {
-      jobs = await listOnce();
-    } catch (err) {
-      if (!failing) host?.logger.warn(`${name}: status check failed, retrying with backoff: ${(err as Error).message}`);
-      failing = true;
-      backoffMs = Math.min(backoffMs * 2, 30_000);
-      return;
-    }
-    if (failing) host?.logger.info(`${name}: status checks work again`);
-    failing = false;
-    backoffMs = o.pollIntervalMs;
+    const jobs = await listOnce();
     for (const job of [...active.values()]) {
       const info = jobs.get(job.id);
       let status: JobStatus;
@@ -162,9 +109,19 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
     }
   }
 
+  const poller = createPoller(
+    {
+      check,
+      idle: () => active.size === 0,
+      failing: (err) => host?.logger.warn(`${name}: status check failed, retrying with backoff: ${(err as Error).message}`),
+      recovered: () => host?.logger.info(`${name}: status checks work again`),
+    },
+    o.pollIntervalMs,
+  );
+
   const watch = (t: Tracked): void => {
     active.set(t.handle.jobId, t);
-    schedule(o.pollIntervalMs);
+    poller.kick();
   };
 
   const clusterNodes = (): Promise<RayNodeInfo[]> => {
@@ -184,7 +141,9 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
    * after a job that ended.
    */
   async function resolveExisting(base: string, job: JobRequest): Promise<{ adopt: string } | { next: string }> {
-    const all = await listOnce();
+    // A fresh list: one already in flight may predate the job Ray just said exists.
+    stats.statusQueries++;
+    const all = await client.list();
     const gens = generationsOf(base, all.keys());
     const top = gens[0] ?? { id: base, n: 1 };
     const info = all.get(top.id);
@@ -218,7 +177,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
 
     async start(h) {
       host = h;
-      stopped = false;
+      poller.resume();
       // An unreachable dashboard fails here, once, before any submission (CAIRN_REMOTE: the address and the fix).
       await client.version();
     },
@@ -232,7 +191,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
         const refused = unplaceable(resources, await clusterNodes(), step, o.address);
         if (refused) throw refused;
       }
-      const entry = await buildEntrypoint(job, { nodePath: o.nodePath, workerEntry: o.workerEntry });
+      const entry = await buildEntrypoint(job, { nodePath: o.nodePath, workerEntry: o.workerEntry, sharedFs: o.sharedFs });
       const runtimeEnv = runtimeEnvOf(o.runtimeEnv, hints.runtimeEnv);
       const base = submissionId(o.submissionPrefix, job.jobKey);
       const metadata = { 'cairn.step': step, 'cairn.job': job.jobKey, 'cairn.output': job.outputPath, 'cairn.runner': hostname() };
@@ -291,11 +250,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
           await client.stop(t.id);
         }),
       );
-      if (timer !== undefined) {
-        clearTimeout(timer);
-        timer = undefined;
-      }
-      schedule(0);
+      poller.kick(0);
     },
 
     logs(handle, opts) {
@@ -318,33 +273,12 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
     },
 
     async stop() {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-      timer = undefined;
-      await checking;
+      await poller.stop();
       // Jobs keep running on the cluster: a later runner adopts them (or their step's cancel stopped them).
       active.clear();
     },
   };
   return executor;
-}
-
-/** Ray's logs of a job, as lines; `follow` polls for more until the job ends. */
-async function* rayLogs(client: JobsClient, id: string, follow: boolean, isRunning: () => boolean, signal: AbortSignal | undefined, intervalMs: number): AsyncIterable<string> {
-  let seen = 0;
-  let partial = '';
-  for (;;) {
-    const running = isRunning();
-    const text = await client.logs(id);
-    const fresh = partial + text.slice(seen);
-    seen = text.length;
-    const lines = fresh.split('\n');
-    partial = lines.pop() ?? '';
-    yield* lines;
-    if (!follow || !running || signal?.aborted) break;
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
-  if (partial) yield partial;
 }
 
 /** The factory the runner's registry and the CLI use: `{ name: 'ray', create(options) }`. */

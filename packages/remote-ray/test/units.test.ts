@@ -90,3 +90,12 @@ describe('options', () => {
     expect(shQuote("it's")).toBe(`'it'\\''s'`);
   });
 });
+
+describe('entrypoints', () => {
+  test('a worker step on a cluster without a shared filesystem is refused, saying what to share', async () => {
+    const { jobFor, tempRoot } = await import('../../../tools/testenv/grid-jobs.js');
+    const { buildEntrypoint } = await import('../src/entrypoint.js');
+    const job = jobFor(tempRoot('cairn-ray-unit-'), 'ok');
+    await expect(buildEntrypoint(job, { nodePath: 'node', workerEntry: undefined, sharedFs: false })).rejects.toThrow(/sharedFs: false.*set sharedFs: true/);
+  });
+});
