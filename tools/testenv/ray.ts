@@ -45,6 +45,8 @@ export interface RayCluster {
   readonly tempDir: string;
   /** The `ray` binary. */
   readonly ray: string;
+  /** Kills worker node `index` (0-based) and everything it runs, at once (SIGKILL to its process group): a node lost. */
+  killWorker(index: number): Promise<void>;
   /** Stops every node by pid and removes the temp directory. */
   stop(): Promise<void>;
 }
@@ -167,5 +169,11 @@ export async function startRay(options: StartRayOptions = {}): Promise<RayCluste
     await stop();
     throw err;
   }
-  return { address, gcs, tempDir, ray, stop };
+  const killWorker = async (index: number) => {
+    const node = nodes[index + 1];
+    if (!node) throw new Error(`no worker node ${index}`);
+    killGroup(node.child.pid, 'SIGKILL');
+    await node.exited;
+  };
+  return { address, gcs, tempDir, ray, killWorker, stop };
 }

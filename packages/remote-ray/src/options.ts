@@ -85,6 +85,8 @@ const KEYS: { readonly [K in keyof Required<RayExecutorOptions>]: true } = {
   sharedFs: true,
 };
 const RUNTIME_ENV_KEYS: { readonly [K in keyof Required<RayRuntimeEnv>]: true } = { workingDir: true, envVars: true, pip: true };
+/** Ray's built-in resources, with the Cairn resource that asks for each. */
+const BUILT_IN_RESOURCES: Readonly<Record<string, string>> = { CPU: 'cpu', GPU: 'gpus', memory: 'memoryGb' };
 const HINT_KEYS: { readonly [K in keyof Required<RayStepHints>]: true } = { resources: true, runtimeEnv: true };
 
 /** Checks the keys of a runtime environment (`where` names it in the message). */
@@ -100,6 +102,11 @@ export function checkHints(hints: unknown, step: string): RayStepHints {
   if (typeof hints !== 'object' || hints === null) throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": resources.hints.ray must be an object { resources, runtimeEnv }.`, { step });
   checkKnownKeys(hints, Object.keys(HINT_KEYS), `Step "${step}": resources.hints.ray`, { step, code: 'CAIRN_INVALID_SPEC' });
   checkRuntimeEnv((hints as RayStepHints).runtimeEnv, `Step "${step}": resources.hints.ray.runtimeEnv`, step);
+  for (const [key, own] of Object.entries(BUILT_IN_RESOURCES)) {
+    if ((hints as RayStepHints).resources?.[key] !== undefined) {
+      throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": resources.hints.ray.resources.${key} is Ray's built-in resource; ask for it with resources.${own} (Ray refuses it as a custom resource).`, { step });
+    }
+  }
   return hints as RayStepHints;
 }
 

@@ -191,6 +191,25 @@ describe.skipIf(missing !== undefined)('the Ray executor on a real Ray cluster',
     await expect(new StepRunner({ prefix, executors: [executor], logger: quiet }).run([four])).rejects.toThrow(/asks Ray for 4 GPU \(the largest node has 2 GPU\)/);
     expect(executor.stats.submissions).toBe(0);
   }, 90_000);
+
+  // Last: it takes the worker node (and its GPUs) away.
+  test('a job whose node dies is lost, as an infrastructure failure', async () => {
+    const host = new RecordingHost(join(root, 'node-lost', 'store'));
+    const executor = ray();
+    await executor.start(host);
+    try {
+      // Only the worker node has GPUs: the job runs there.
+      const job = jobFor(join(root, 'node-lost'), 'sleepy', { resources: { cpu: 1, gpus: 1 } });
+      await executor.submit(job);
+      await host.running(job.jobKey, 60_000);
+      await waitFor('the step to start', async () => (existsSync(join(job.outputPath, 'started.txt')) ? true : undefined));
+      await cluster.killWorker(0);
+      const status = await host.final(job.jobKey, 120_000);
+      expect(status).toMatchObject({ state: 'lost', infrastructure: true, reason: expect.stringMatching(/^JOB_SUPERVISOR_ACTOR_/) });
+    } finally {
+      await executor.stop();
+    }
+  }, 180_000);
 });
 
 describe('the Ray executor without a cluster', () => {
@@ -216,4 +235,3 @@ describe('the Ray executor without a cluster', () => {
     expect(() => createRayExecutor({ address: 'http://x:8265', runtimeEnv: { env_vars: {} } as never })).toThrow(/did you mean "envVars"/);
   });
 });
-

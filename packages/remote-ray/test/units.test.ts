@@ -86,6 +86,13 @@ describe('options', () => {
     expect(runtimeEnvOf({ workingDir: '/w', envVars: { A: '1', B: '1' }, pip: ['numpy'] }, { envVars: { B: '2' }, pip: ['pandas==2.2'] })).toEqual({ working_dir: '/w', env_vars: { A: '1', B: '2' }, pip: ['pandas==2.2'] });
   });
 
+  test("refuse Ray's built-in resources among a step's custom ones, naming the Cairn resource to use", async () => {
+    const { checkHints } = await import('../src/options.js');
+    expect(() => checkHints({ resources: { GPU: 1 } }, 's')).toThrow(/resources\.hints\.ray\.resources\.GPU .* resources\.gpus/);
+    expect(() => checkHints({ resourcs: {} }, 's')).toThrow(/did you mean "resources"/);
+    expect(checkHints({ resources: { TPU: 4 } }, 's')).toEqual({ resources: { TPU: 4 } });
+  });
+
   test('shell quoting survives quotes', () => {
     expect(shQuote("it's")).toBe(`'it'\\''s'`);
   });
