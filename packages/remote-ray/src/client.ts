@@ -33,7 +33,7 @@ export interface RayJobInfo {
   readonly error_type?: string | null;
   /** The entrypoint's exit code, once it ended. */
   readonly driver_exit_code?: number | null;
-  /** Metadata given at submission (Cairn's: `cairn.step`, `cairn.attempt`, `cairn.output`). */
+  /** Metadata given at submission (Cairn's: `cairn.step`, `cairn.job`, `cairn.path`, `cairn.output`, `cairn.runner`). */
   readonly metadata?: Readonly<Record<string, string>> | null;
   /** The entrypoint command. */
   readonly entrypoint?: string;

@@ -134,27 +134,31 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
   };
 
   /**
-   * The id to submit `base` under, when Ray already has a job under it: a live job of the same
-   * attempt that writes where this one will is this very job (adopted); a live one writing
-   * elsewhere was submitted by a runner that died before recording it — nobody will commit its
-   * output, so it is stopped, and the attempt goes again under the next generation, as it does
-   * after a job that ended.
+   * The id to submit `base` under, when Ray already has a job under it (its newest generation):
+   * - live, writing to this attempt's output: this very job (adopted, not submitted again);
+   * - live, for this step's path but writing elsewhere: submitted by a runner that died before
+   *   recording it (this runner holds the step's lease now, so nobody will commit that output): it
+   *   is stopped, and the attempt goes under the next generation;
+   * - live for another step path (the same step in another store), or ended (an earlier run of
+   *   the same attempt number): left alone; the next generation.
    */
   async function resolveExisting(base: string, job: JobRequest): Promise<{ adopt: string } | { next: string }> {
     // A fresh list: one already in flight may predate the job Ray just said exists.
     stats.statusQueries++;
     const all = await client.list();
     const gens = generationsOf(base, all.keys());
-    const top = gens[0] ?? { id: base, n: 1 };
-    const info = all.get(top.id);
-    if (info && LIVE.has(info.status)) {
-      if (info.metadata?.['cairn.output'] === job.outputPath) return { adopt: top.id };
-      needHost().logger.warn(`${name}: step ${job.spec.name}: Ray job ${top.id} was submitted by a runner that died before recording it; stopping it and submitting the attempt again.`);
+    const live = gens.filter((g) => LIVE.has(all.get(g.id)?.status ?? ''));
+    const same = live.find((g) => all.get(g.id)?.metadata?.['cairn.output'] === job.outputPath);
+    if (same) return { adopt: same.id };
+    for (const g of live) {
+      if (all.get(g.id)?.metadata?.['cairn.path'] !== job.finalPath) continue;
+      needHost().logger.warn(`${name}: step ${job.spec.name}: Ray job ${g.id} was submitted by a runner that died before recording it; stopping it and submitting the attempt again.`);
       stats.stops++;
-      await client.stop(top.id);
+      await client.stop(g.id);
     }
-    return { next: generation(base, top.n + 1) };
+    return { next: generation(base, (gens[0]?.n ?? 1) + 1) };
   }
+
 
   const executor: RayExecutor = {
     name,
@@ -194,7 +198,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       const entry = await buildEntrypoint(job, { nodePath: o.nodePath, workerEntry: o.workerEntry, sharedFs: o.sharedFs });
       const runtimeEnv = runtimeEnvOf(o.runtimeEnv, hints.runtimeEnv);
       const base = submissionId(o.submissionPrefix, job.jobKey);
-      const metadata = { 'cairn.step': step, 'cairn.job': job.jobKey, 'cairn.output': job.outputPath, 'cairn.runner': hostname() };
+      const metadata = { 'cairn.step': step, 'cairn.job': job.jobKey, 'cairn.path': job.finalPath, 'cairn.output': job.outputPath, 'cairn.runner': hostname() };
       const body = { entrypoint: entry.command, ...resources, metadata };
       // The job learns its own submission id from CAIRN_RAY_SUBMISSION_ID.
       const envOf = (id: string) => ({ ...runtimeEnv, env_vars: { ...(runtimeEnv?.env_vars as Record<string, string> | undefined), [SUBMISSION_ID_ENV]: id } });

@@ -148,7 +148,7 @@ describe.skipIf(missing !== undefined)('the Ray executor on a real Ray cluster',
     expect(naps.map((j) => [j.submission_id, j.status])).toEqual([[id, 'SUCCEEDED']]);
   }, 120_000);
 
-  test('the same attempt submitted again is never run twice: the same output adopts the job, a dead runner\'s orphan is stopped first', async () => {
+  test('the same attempt submitted again is never run twice: the same output adopts the job, a dead runner\'s orphan is stopped first, another store\'s job is left alone', async () => {
     const host = new RecordingHost(join(root, 'dup', 'store'));
     const a = ray();
     const b = ray();
@@ -161,17 +161,26 @@ describe.skipIf(missing !== undefined)('the Ray executor on a real Ray cluster',
       expect(again.info.submissionId).toBe(first.info.submissionId);
       expect(b.stats.submissions).toBe(0);
 
-      // A runner that took over after a crash stages the attempt elsewhere.
+      // The same step in another store: its live job is left alone.
+      const otherStore = { ...job, finalPath: join(root, 'dup', 'other-store'), outputPath: join(root, 'dup', 'other-store'), attemptDir: join(root, 'dup', 'attempts-other') };
+      const other = await b.submit(otherStore);
+      expect(other.info.submissionId).toBe(`${String(first.info.submissionId)}~2`);
+
+      // A runner that took over after a crash stages the attempt elsewhere, for the same step path.
       const moved = { ...job, outputPath: join(root, 'dup', 'elsewhere'), attemptDir: join(root, 'dup', 'attempts-2') };
       const third = await b.submit(moved);
-      expect(third.info.submissionId).toBe(`${String(first.info.submissionId)}~2`);
-      const jobs = await listJobs();
-      const mine = jobs.filter((j) => j.submission_id.startsWith(String(first.info.submissionId)));
+      expect(third.info.submissionId).toBe(`${String(first.info.submissionId)}~3`);
       await waitFor('the orphan to stop', async () => {
         const now = await listJobs();
         return now.find((j) => j.submission_id === first.info.submissionId && j.status === 'STOPPED');
       });
-      expect(mine).toHaveLength(2);
+      const mine = (await listJobs()).filter((j) => j.submission_id.startsWith(String(first.info.submissionId)));
+      expect(mine.map((j) => [j.submission_id, j.status]).sort()).toEqual([
+        [first.info.submissionId, 'STOPPED'],
+        [other.info.submissionId, expect.stringMatching(/PENDING|RUNNING/)],
+        [third.info.submissionId, expect.stringMatching(/PENDING|RUNNING/)],
+      ]);
+      await b.cancel([other]);
       await b.cancel([third]);
       expect(await host.final(job.jobKey, 30_000)).toMatchObject({ state: 'cancelled' });
     } finally {
