@@ -154,14 +154,27 @@ export async function startRay(options: StartRayOptions = {}): Promise<RayCluste
       if (Date.now() > deadline) throw new Error(`the Ray dashboard at ${address} never answered: ${String(last)}`);
       await sleep(250);
     }
-    for (let i = 0; i < workers; i++) {
+    const startWorker = async (i: number, attempt: number) => {
       const gpus = options.workerGpus ? [`--num-gpus=${options.workerGpus}`] : [];
-      nodes.push(startNode(ray, [`--address=${gcs}`, ...common, ...gpus, ...(await nodePorts())], `${tempDir}/worker-${i}.log`));
-    }
+      return startNode(ray, [`--address=${gcs}`, ...common, ...gpus, ...(await nodePorts())], `${tempDir}/worker-${i}-${attempt}.log`);
+    };
+    for (let i = 0; i < workers; i++) nodes.push(await startWorker(i, 1));
+    const restarts = new Map<number, number>();
     for (;;) {
       const alive = await aliveNodes(address).catch(() => 0);
       if (alive >= 1 + workers) break;
-      for (const n of nodes) if (n.child.exitCode !== null) throw new Error(`a ray node exited: ${readFileSync(n.log, 'utf8').slice(-3000)}`);
+      if (nodes[0]?.child.exitCode !== null) throw new Error(`the ray head exited: ${readFileSync(nodes[0]!.log, 'utf8').slice(-3000)}`);
+      for (let i = 0; i < workers; i++) {
+        const node = nodes[i + 1] as Node;
+        if (node.child.exitCode === null) continue;
+        // A worker node that fails to join (a port taken between freePort and its bind, on a busy
+        // machine) is started once more with fresh ports before the cluster counts as broken.
+        const n = (restarts.get(i) ?? 0) + 1;
+        if (n > 2) throw new Error(`ray worker node ${i} exited 3 times while joining: ${readFileSync(node.log, 'utf8').slice(-3000)}`);
+        restarts.set(i, n);
+        killGroup(node.child.pid, 'SIGKILL');
+        nodes[i + 1] = await startWorker(i, n + 1);
+      }
       if (Date.now() > deadline) throw new Error(`only ${alive} of ${1 + workers} Ray nodes came up within 2 minutes`);
       await sleep(500);
     }
