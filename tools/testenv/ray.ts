@@ -172,6 +172,7 @@ export async function startRay(options: StartRayOptions = {}): Promise<RayCluste
         const n = (restarts.get(i) ?? 0) + 1;
         if (n > 2) throw new Error(`ray worker node ${i} exited 3 times while joining: ${readFileSync(node.log, 'utf8').slice(-3000)}`);
         restarts.set(i, n);
+        console.warn(`ray worker node ${i} exited while joining; starting it again. Its log:\n${readFileSync(node.log, 'utf8').slice(-3000)}`);
         killGroup(node.child.pid, 'SIGKILL');
         nodes[i + 1] = await startWorker(i, n + 1);
       }
