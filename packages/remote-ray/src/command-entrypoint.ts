@@ -16,7 +16,7 @@
  *    its identity does not cover — else a fresh `work/` directory in the attempt directory with
  *    the snapshots copied in under their relative paths;
  * 4. exports the step's `env` and `CAIRN_*`, checks the program can be found, and `exec`s it
- *    (so Ray's stop signals the program's process group directly).
+ *    (so Ray's stop signals the program itself, then every process it started).
  * Every value in the script is single-quoted.
  */
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
