@@ -7,14 +7,18 @@
  * with the runner. Before it starts, the entrypoint checks that `node` and the worker entry are
  * there, and says so on stderr (Ray's job log) with exit code 127 when they are not.
  *
- * The seam for command steps (programs, another engineer's issue): add a builder for their
- * `StepKind` to {@link ENTRYPOINTS}. A builder returns the command and, when the step reports
- * through a result file, its path; a program's exit code is then its outcome.
+ * A command step (a program: `task.ref.module === COMMAND_MODULE`) runs with a POSIX shell and
+ * no Node (command-entrypoint.ts). A builder per kind in {@link ENTRYPOINTS} returns the command
+ * and, when the step reports through a result file, its path.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CairnError, encodeTask, type StepKind } from '@cairn/core';
+import { CairnError, COMMAND_MODULE, encodeTask, type StepKind } from '@cairn/core';
+import { commandStep } from './command-entrypoint.js';
+import { shQuote } from './quote.js';
 import { workerEntryPath, type JobRequest } from './runner-api.js';
+
+export { shQuote } from './quote.js';
 
 /** A step's job, ready to submit. */
 export interface JobEntrypoint {
@@ -22,6 +26,11 @@ export interface JobEntrypoint {
   readonly command: string;
   /** The worker's result file (`undefined`: the entrypoint's exit code is the outcome). */
   readonly resultPath?: string | undefined;
+  /**
+   * A command step's program: `resultPath` is then the JSON file the program may write
+   * (`$CAIRN_RESULT`), and a non-zero exit is `CAIRN_COMMAND_FAILED` (see command-status.ts).
+   */
+  readonly program?: string | undefined;
 }
 
 /** What a builder may use. */
@@ -36,11 +45,6 @@ export interface EntrypointContext {
 
 /** Builds (and prepares the files of) one step kind's entrypoint. */
 export type EntrypointBuilder = (job: JobRequest, ctx: EntrypointContext) => Promise<JobEntrypoint>;
-
-/** Quotes a string for `sh` (single quotes). */
-export function shQuote(s: string): string {
-  return `'${s.replace(/'/g, `'\\''`)}'`;
-}
 
 /** A step run by Cairn's worker entry (`path` and `apply` steps). */
 const workerStep: EntrypointBuilder = async (job, ctx) => {
@@ -64,15 +68,19 @@ const workerStep: EntrypointBuilder = async (job, ctx) => {
   return { command, resultPath };
 };
 
-/** Entrypoint builders by step kind. Command steps plug in here. */
+/**
+ * Entrypoint builders by step kind. `command` is a command step (an `apply` step whose function
+ * is the reserved `cairn:command`): its program runs with a POSIX shell, without Node.
+ */
 export const ENTRYPOINTS: Partial<Record<StepKind | 'command', EntrypointBuilder>> = {
   path: workerStep,
   apply: workerStep,
+  command: commandStep,
 };
 
 /** The entrypoint of `job`'s step. */
 export function buildEntrypoint(job: JobRequest, ctx: EntrypointContext): Promise<JobEntrypoint> {
-  const kind = job.task.kind;
+  const kind = job.task.ref.module === COMMAND_MODULE ? 'command' : job.task.kind;
   const build = ENTRYPOINTS[kind];
   if (!build) throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}": the Ray executor cannot run steps of kind "${kind}" yet (it runs ${Object.keys(ENTRYPOINTS).join(', ')}).`, { step: job.spec.name });
   return build(job, ctx);

@@ -15,7 +15,7 @@ import { checkHints, resolveOptions, type RayExecutorOptions } from './options.j
 import { entrypointResources, unplaceable } from './resources.js';
 import { runtimeEnvOf } from './runtime-env.js';
 import { classify } from './states.js';
-import { statusOf } from './status.js';
+import { statusOf, type JobFacts } from './status.js';
 import { createPoller } from './poller.js';
 import { generation, generationsOf, submissionId } from './submission-id.js';
 import { tailLogs, type Executor, type ExecutorCapabilities, type ExecutorFactory, type ExecutorHost, type JobHandle, type JobRequest, type JobState, type JobStatus } from './runner-api.js';
@@ -48,6 +48,11 @@ export const SUBMISSION_ID_ENV = 'CAIRN_RAY_SUBMISSION_ID';
 const NODES_TTL_MS = 30_000;
 /** Status checks in a row a job may be missing from the list before it counts as lost. */
 const MISSING_LIMIT = 3;
+
+/** What status.ts needs of a watched job and Ray's answer about it. */
+function factsOf(t: Tracked, info: RayJobInfo): JobFacts {
+  return { step: t.step, id: t.id, resultPath: t.resultPath, stderr: t.logPaths?.stderr, logPaths: t.logPaths, program: t.program, message: info.message };
+}
 
 /** Creates a Ray executor; it contacts the cluster at `start` (an unreachable dashboard fails there, before any submission). */
 export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor {
@@ -100,7 +105,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
         status = { state: 'lost', reason: `Ray no longer lists job ${job.id}`, infrastructure: true };
       } else {
         job.missing = 0;
-        status = await statusOf(classify(info, job.cancelRequested), { step: job.step, id: job.id, resultPath: job.resultPath, stderr: job.logPaths?.stderr, message: info.message });
+        status = await statusOf(classify(info, job.cancelRequested), factsOf(job, info));
       }
       if (status.state === job.lastState || !active.has(job.handle.jobId)) continue;
       job.lastState = status.state;
@@ -218,7 +223,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       const handle: JobHandle = {
         jobId: job.jobKey,
         executor: name,
-        info: { submissionId: id, address: o.address, step, resultPath: entry.resultPath, logPaths: job.logPaths, attemptDir: job.attemptDir },
+        info: { submissionId: id, address: o.address, step, resultPath: entry.resultPath, logPaths: job.logPaths, attemptDir: job.attemptDir, ...(entry.program !== undefined ? { program: entry.program } : {}) },
       };
       const tracked = trackedFrom(handle, name) as Tracked;
       watch(tracked);
@@ -238,7 +243,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
           out.set(h.jobId, { state: 'lost', reason: t ? `Ray does not know job ${t.id}` : `not a ${name} job handle`, infrastructure: true });
           continue;
         }
-        out.set(h.jobId, await statusOf(classify(info, t.cancelRequested), { step: t.step, id: t.id, resultPath: t.resultPath, stderr: t.logPaths?.stderr, message: info.message }));
+        out.set(h.jobId, await statusOf(classify(info, t.cancelRequested), factsOf(t, info)));
       }
       return out;
     },

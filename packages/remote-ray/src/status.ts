@@ -2,11 +2,13 @@
  * A Ray job's {@link RayVerdict} → the step's JobStatus. For an entrypoint that ended, the worker's
  * result file is the truth about the step (it returned, threw, or was cancelled); without one the
  * exit code and the last lines of the step's stderr (and Ray's own message) are the failure report.
+ * A command step's program is judged by command-status.ts (exit code, `$CAIRN_RESULT`).
  */
 import { open, readFile } from 'node:fs/promises';
 import { CairnError } from '@cairn/core';
 import { decodeResult, rebuildError, type JobStatus } from './runner-api.js';
 import type { RayVerdict } from './states.js';
+import { commandOutcome } from './command-status.js';
 
 /** Bytes of stderr quoted when a job ends without a result. */
 const TAIL_BYTES = 2048;
@@ -21,6 +23,10 @@ export interface JobFacts {
   readonly resultPath?: string | undefined;
   /** The step's stderr log. */
   readonly stderr?: string | undefined;
+  /** A command step's program (`resultPath` is then its JSON result file): see command-status.ts. */
+  readonly program?: string | undefined;
+  /** The attempt's log files (a command step's metadata is logged to its stdout). */
+  readonly logPaths?: { readonly stdout: string; readonly stderr: string } | undefined;
   /** Ray's message about the job. */
   readonly message?: string | null | undefined;
 }
@@ -58,6 +64,9 @@ export async function statusOf(verdict: RayVerdict, job: JobFacts): Promise<JobS
       break;
   }
   const exitCode = verdict.exitCode;
+  if (job.program !== undefined && job.resultPath) {
+    return commandOutcome(exitCode, { step: job.step, id: job.id, program: job.program, resultPath: job.resultPath, logPaths: job.logPaths, message: job.message });
+  }
   if (job.resultPath) {
     const bytes = await readFile(job.resultPath).catch(() => undefined);
     if (bytes) {

@@ -11,6 +11,8 @@ export interface Tracked {
   readonly step: string;
   /** The worker's result file, when the step writes one. */
   readonly resultPath: string | undefined;
+  /** A command step's program (its result file is JSON, its exit code the outcome). */
+  readonly program: string | undefined;
   /** The attempt's log files. */
   readonly logPaths: { readonly stdout: string; readonly stderr: string } | undefined;
   /** Cairn asked Ray to stop it. */
@@ -23,13 +25,14 @@ export interface Tracked {
 
 /** The tracked job of `handle`, or `undefined` when it is not a handle of the executor `name`. */
 export function trackedFrom(handle: JobHandle, name: string): Tracked | undefined {
-  const info = handle.info as { submissionId?: unknown; resultPath?: unknown; logPaths?: unknown; step?: unknown };
+  const info = handle.info as { submissionId?: unknown; resultPath?: unknown; logPaths?: unknown; step?: unknown; program?: unknown };
   if (handle.executor !== name || typeof info.submissionId !== 'string') return undefined;
   return {
     handle,
     id: info.submissionId,
     step: typeof info.step === 'string' ? info.step : handle.jobId,
     resultPath: typeof info.resultPath === 'string' ? info.resultPath : undefined,
+    program: typeof info.program === 'string' ? info.program : undefined,
     logPaths: info.logPaths as Tracked['logPaths'],
     cancelRequested: false,
     lastState: undefined,

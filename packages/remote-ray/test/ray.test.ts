@@ -17,6 +17,7 @@ import { missingRay, startRay, type RayCluster } from '../../../tools/testenv/ra
 import { startRunnerUntilJob } from '../../../tools/testenv/runner-child.js';
 import { createRayExecutor, type RayExecutor } from '../src/index.js';
 import { exit3, gpuEnv, napStep, pipeline, sleepy } from './fixtures/steps.mjs';
+import { commandCases } from './command.cases.js';
 
 const missing = missingRay();
 if (missing && process.env.CI) throw new Error(`Ray is required in CI: ${missing}`);
@@ -200,6 +201,9 @@ describe.skipIf(missing !== undefined)('the Ray executor on a real Ray cluster',
     await expect(new StepRunner({ prefix, executors: [executor], logger: quiet }).run([four])).rejects.toThrow(/asks Ray for 4 GPU \(the largest node has 2 GPU\)/);
     expect(executor.stats.submissions).toBe(0);
   }, 90_000);
+
+  // Command steps (programs, no Node.js on the node): test/command.cases.ts.
+  commandCases({ cluster: () => cluster, root, ray, quiet, waitFor });
 
   // Last: it takes the worker node (and its GPUs) away.
   test('a job whose node dies is lost, as an infrastructure failure', async () => {
