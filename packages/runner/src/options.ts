@@ -8,6 +8,7 @@
  */
 import { CairnError, checkExecutorName, checkKnownKeys, describeValue, isArtifactStep, isStepSpec, nearestName, resolvePrefix } from '@cairn/core';
 import { checkNotifyOptions } from './notify/check.js';
+import { checkSecretsOptions } from './secrets/check.js';
 import type { RunOptions, StepRunnerOptions } from './runner.js';
 
 /** Executors every runner has. */
@@ -186,6 +187,7 @@ const RUNNER_CHECKS = {
     if (v !== 'free' && v !== 'calendar') fail(where, `must be "free" (any version, the default) or "calendar" (Marin's YYYY.MM.DD[.N], "dev" or "…-dev"), got ${describeValue(v)}.`);
   },
   notify: (v, where) => void checkNotifyOptions(v, where),
+  secrets: (v, where) => void checkSecretsOptions(v, where),
 } satisfies Record<keyof StepRunnerOptions, Check<Readonly<Record<string, unknown>>>>;
 
 const RUN_CHECKS = {

@@ -19,6 +19,8 @@ import { leaseTiming, type LeaseOptions } from './store/leases.js';
 import { LocalStore } from './store/local/store.js';
 import { MemoryStore } from './store/memory.js';
 import { Notifier, trackTargets, type NotifyOptions } from './notify/index.js';
+import { RunSecrets } from './secrets/resolver.js';
+import type { SecretsOptions } from './secrets/types.js';
 import type { Store, StoreFactory } from './store/store.js';
 
 /** Options of {@link StepRunner}. */
@@ -83,6 +85,13 @@ export interface StepRunnerOptions {
    * logged and cut off at its timeout; it never fails the run. See {@link NotifyOptions}.
    */
   readonly notify?: NotifyOptions;
+  /**
+   * Where the values of `secret('NAME')`s come from: providers asked in order (the runner's
+   * environment, a 0600 `NAME=value` file, a command). A value is handed to its step only (in
+   * memory, or the environment of its process), masked as `***` in its logs, and never recorded.
+   * @default { providers: [{ type: 'env' }] }
+   */
+  readonly secrets?: SecretsOptions;
 }
 
 /** Steps named in a run option: handles, specs, step names or `nameWithHash`es. */
@@ -283,6 +292,7 @@ export class StepRunner {
       lowerOptions: { layout: o.layout ?? RUNNER_DEFAULTS.layout },
       versions: o.versions ?? RUNNER_DEFAULTS.versions,
       dryRun,
+      secrets: new RunSecrets(o.secrets?.providers),
     };
   }
 
