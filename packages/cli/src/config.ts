@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CairnError, resolvePrefix } from '@cairn/core';
-import { checkNotifyOptions, checkStepRunnerOptions, leaseTiming, RUNNER_DEFAULTS, type LeaseOptions, type LeaseTiming, type NotifyOptions, type StoreFactory } from '@cairn/runner';
+import { checkNotifyOptions, checkSecretsOptions, checkStepRunnerOptions, leaseTiming, RUNNER_DEFAULTS, type LeaseOptions, type LeaseTiming, type NotifyOptions, type SecretsOptions, type StoreFactory } from '@cairn/runner';
 import { cliError } from './errors.js';
 import { importUserModule } from './load-module.js';
 
@@ -66,6 +66,8 @@ export interface CairnConfig {
   readonly leases?: LeaseOptions;
   /** Notifications on run end, step failure and slow steps (the runner's `notify` option): `{ sinks: [{ type: 'webhook', url, format: 'slack' }], slowStepMs }`. */
   readonly notify?: NotifyOptions;
+  /** Where `secret('NAME')` values come from (the runner's `secrets` option): `{ providers: [{ type: 'env' }, { type: 'file', path }, { type: 'command', command }] }`. @default the environment */
+  readonly secrets?: SecretsOptions;
 }
 
 /** Types a config file: `export default defineConfig({ prefix: './store' })`. */
@@ -116,6 +118,8 @@ export interface EffectiveConfig {
   readonly leaseTiming: LeaseTiming;
   /** Notifications (the runner's `notify` option), as given in the config file. */
   readonly notify: NotifyOptions | undefined;
+  /** Secret providers (the runner's `secrets` option), as given in the config file. */
+  readonly secrets: SecretsOptions | undefined;
   /** Source of each scalar setting. */
   readonly sources: Readonly<Record<'prefix' | 'maxConcurrent' | 'executor' | 'forceRunFailed', ConfigSource>>;
 }
@@ -171,7 +175,7 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
   };
   if (typeof value !== 'object' || value === null) bad('the default export must be an object (export default defineConfig({ … }))');
   const c = value as Record<string, unknown>;
-  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift', 'versions', 'leases', 'notify']);
+  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift', 'versions', 'leases', 'notify', 'secrets']);
   for (const k of Object.keys(c)) if (!known.has(k)) bad(`unknown setting "${k}" (known: ${[...known].join(', ')})`);
   // An empty or blank prefix is refused by resolvePrefix (CAIRN_INVALID_PATH), as from a flag or CAIRN_PREFIX.
   if (c.prefix !== undefined && typeof c.prefix !== 'string') bad(`prefix must be a string, got ${c.prefix === null ? 'null' : typeof c.prefix}`);
@@ -217,6 +221,7 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
   }
   // The runner's own check; a webhook URL that is not http(s) stays CAIRN_NOTIFY_URL.
   if (c.notify !== undefined) checkNotifyOptions(c.notify, `${file}: notify`);
+  if (c.secrets !== undefined) checkSecretsOptions(c.secrets, `${file}: secrets`);
   return c as CairnConfig;
 }
 
@@ -276,6 +281,7 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
     leases: fromFile.leases,
     leaseTiming: leaseTiming(fromFile.leases),
     notify: fromFile.notify,
+    secrets: fromFile.secrets,
     sources: { prefix: prefixSource, maxConcurrent: mcSource, executor: exSource, forceRunFailed: frSource },
   };
 }

@@ -1,4 +1,4 @@
-/** `notify` in `cairn.config.*` reaches the runner; a webhook that is not http(s) is refused when the config loads. */
+/** `notify` and `secrets` in `cairn.config.*` reach the runner; a webhook that is not http(s), or an unknown secret provider, is refused when the config loads. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,15 @@ describe('notify in the config file', () => {
     const config = await loadConfig({ config: configFile('ok', `{ prefix: './store', notify: ${JSON.stringify(notify)} }`) }, {}, dir);
     expect(config.notify).toEqual(notify);
     expect(() => makeRunner(config)).not.toThrow();
+  });
+
+  it('secrets providers are handed to the runner; a bad provider is refused when the config loads', async () => {
+    const secrets = { providers: [{ type: 'env' }, { type: 'file', path: '/etc/cairn/secrets' }] };
+    const config = await loadConfig({ config: configFile('secrets', `{ prefix: './store', secrets: ${JSON.stringify(secrets)} }`) }, {}, dir);
+    expect(config.secrets).toEqual(secrets);
+    expect(() => makeRunner(config)).not.toThrow();
+    const bad = await loadConfig({ config: configFile('badsecrets', `{ secrets: { providers: [{ type: 'vault' }] } }`) }, {}, dir).catch((e: unknown) => e);
+    expect(bad).toMatchObject({ code: 'CAIRN_CONFIG', message: expect.stringMatching(/secrets\.providers\[0\]\.type must be "env", "file" or "command"/) });
   });
 
   it('a webhook URL that is not http(s) is CAIRN_NOTIFY_URL when the config loads', async () => {
