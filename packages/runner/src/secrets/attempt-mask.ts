@@ -9,8 +9,8 @@ import type { RunSecrets } from './resolver.js';
 
 /** Masks what attempt `staged` left (in place); undefined at once when the run resolved no secret. */
 export function maskAttempt(secrets: RunSecrets, error: unknown, staged: StagedAttempt): Maybe<void> {
+  if (!secrets.any) return undefined;
   const values = secrets.values();
-  if (values.length === 0) return undefined;
   if (error !== undefined) maskError(error, values);
   return Promise.all([maskFile(staged.logs.stdout, values), maskFile(staged.logs.stderr, values)]).then(() => undefined);
 }

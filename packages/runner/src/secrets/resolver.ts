@@ -35,6 +35,11 @@ export class RunSecrets {
     return out;
   }
 
+  /** True once any secret was resolved in this run (a run without secrets masks nothing). */
+  get any(): boolean {
+    return this.#values.size > 0;
+  }
+
   /** Every value resolved in this run (to mask). */
   values(): string[] {
     return [...this.#values.values()];
