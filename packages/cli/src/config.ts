@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { CairnError, resolvePrefix } from '@cairn/core';
-import { checkStepRunnerOptions, leaseTiming, RUNNER_DEFAULTS, type LeaseOptions, type LeaseTiming, type StoreFactory } from '@cairn/runner';
+import { checkNotifyOptions, checkSecretsOptions, checkStepRunnerOptions, leaseTiming, RUNNER_DEFAULTS, type LeaseOptions, type LeaseTiming, type NotifyOptions, type SecretsOptions, type StoreFactory } from '@cairn/runner';
 import { cliError } from './errors.js';
 import { importUserModule } from './load-module.js';
 
@@ -64,6 +64,10 @@ export interface CairnConfig {
   readonly versions?: 'free' | 'calendar';
   /** Lease timing (`{ heartbeatMs, staleMs, pollMs, unreadableGraceMs }`), as the runner's `leases` option; `status`, `clean` and `unlock` judge leases by the same `staleMs`. @default { heartbeatMs: 30000, staleMs: 90000 } */
   readonly leases?: LeaseOptions;
+  /** Notifications on run end, step failure and slow steps (the runner's `notify` option): `{ sinks: [{ type: 'webhook', url, format: 'slack' }], slowStepMs }`. */
+  readonly notify?: NotifyOptions;
+  /** Where `secret('NAME')` values come from (the runner's `secrets` option): `{ providers: [{ type: 'env' }, { type: 'file', path }, { type: 'command', command }] }`. @default the environment */
+  readonly secrets?: SecretsOptions;
 }
 
 /** Types a config file: `export default defineConfig({ prefix: './store' })`. */
@@ -112,6 +116,10 @@ export interface EffectiveConfig {
   readonly leases: LeaseOptions | undefined;
   /** Lease timing with the runner's defaults filled in: a lease not refreshed for `staleMs` is stale. */
   readonly leaseTiming: LeaseTiming;
+  /** Notifications (the runner's `notify` option), as given in the config file. */
+  readonly notify: NotifyOptions | undefined;
+  /** Secret providers (the runner's `secrets` option), as given in the config file. */
+  readonly secrets: SecretsOptions | undefined;
   /** Source of each scalar setting. */
   readonly sources: Readonly<Record<'prefix' | 'maxConcurrent' | 'executor' | 'forceRunFailed', ConfigSource>>;
 }
@@ -167,7 +175,7 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
   };
   if (typeof value !== 'object' || value === null) bad('the default export must be an object (export default defineConfig({ … }))');
   const c = value as Record<string, unknown>;
-  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift', 'versions', 'leases']);
+  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift', 'versions', 'leases', 'notify', 'secrets']);
   for (const k of Object.keys(c)) if (!known.has(k)) bad(`unknown setting "${k}" (known: ${[...known].join(', ')})`);
   // An empty or blank prefix is refused by resolvePrefix (CAIRN_INVALID_PATH), as from a flag or CAIRN_PREFIX.
   if (c.prefix !== undefined && typeof c.prefix !== 'string') bad(`prefix must be a string, got ${c.prefix === null ? 'null' : typeof c.prefix}`);
@@ -211,6 +219,9 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
       bad((err as Error).message.replace(/^new StepRunner\(\): /, ''));
     }
   }
+  // The runner's own check; a webhook URL that is not http(s) stays CAIRN_NOTIFY_URL.
+  if (c.notify !== undefined) checkNotifyOptions(c.notify, `${file}: notify`);
+  if (c.secrets !== undefined) checkSecretsOptions(c.secrets, `${file}: secrets`);
   return c as CairnConfig;
 }
 
@@ -269,6 +280,8 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
     versions: fromFile.versions ?? RUNNER_DEFAULTS.versions,
     leases: fromFile.leases,
     leaseTiming: leaseTiming(fromFile.leases),
+    notify: fromFile.notify,
+    secrets: fromFile.secrets,
     sources: { prefix: prefixSource, maxConcurrent: mcSource, executor: exSource, forceRunFailed: frSource },
   };
 }

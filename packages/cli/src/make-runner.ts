@@ -61,6 +61,8 @@ export function makeRunner(config: EffectiveConfig, extra: { onEvent?: RunnerLis
     ...storesOf(config),
     pools: config.pools,
     ...(config.leases !== undefined ? { leases: config.leases } : {}),
+    ...(config.notify !== undefined ? { notify: config.notify } : {}),
+    ...(config.secrets !== undefined ? { secrets: config.secrets } : {}),
     layout: config.layout,
     onDrift: config.onDrift,
     versions: config.versions,

@@ -81,6 +81,12 @@ export type CairnErrorCode =
   | 'CAIRN_STORE'
   /** Bad configuration: options, a config file's contents, `CAIRN_*` variables, a missing store prefix. */
   | 'CAIRN_CONFIG'
+  /** A notification webhook's URL is not an `http:` or `https:` URL (refused when the options are checked). */
+  | 'CAIRN_NOTIFY_URL'
+  /** A step needs a secret (`secret('NAME')`) that no configured provider resolves; raised before any step starts, naming the secret and the step, never a value. */
+  | 'CAIRN_SECRET_UNRESOLVED'
+  /** A secret file is readable or writable by group or others (the message says `chmod 600`), or is not a regular file. */
+  | 'CAIRN_SECRET_FILE_MODE'
   // CLI codes.
   /** A command-line flag or argument is malformed (a bad number, an unknown format). */
   | 'CAIRN_USAGE'

@@ -7,6 +7,7 @@ import { MAX_VALUE_DEPTH, formatKeyPath, tooDeep } from './limits.js';
 import { lower as lowerImpl } from './lower.js';
 import { checkLocation } from './paths.js';
 import { snapshotInputs } from './snapshot.js';
+import type { Secret } from './secret.js';
 import type { StepSpec } from './spec.js';
 import { APPLY_KEYS, checkLayout, checkRuntime } from './step-checks.js';
 import type { Resources, StepContext } from './types.js';
@@ -39,10 +40,11 @@ export function isOut(value: unknown): value is Out {
 
 /**
  * The lazy form of an input value: wherever the step function expects a string, a
- * dependency handle (resolving to its output path) or `OUT` may stand instead.
+ * dependency handle (resolving to its output path), `OUT` or a `secret('NAME')` (its value,
+ * resolved by the runner at the call) may stand instead.
  */
 export type Lazy<T> = T extends string
-  ? string | ArtifactStep<unknown> | Out
+  ? string | ArtifactStep<unknown> | Out | Secret
   : T extends readonly (infer E)[]
     ? readonly Lazy<E>[]
     : T extends (...args: never[]) => unknown

@@ -8,6 +8,7 @@ import { brand, DEP_SLOT_BRAND, hasBrand } from './brand.js';
 import { CairnError } from './errors.js';
 import { type ArtifactStep, isArtifactStep, isOut, OUT } from './handle.js';
 import { MAX_VALUE_DEPTH, tooDeep } from './limits.js';
+import { isSecret, SECRET_TAG } from './secret.js';
 import type { StepSpec } from './spec.js';
 
 /** A dependency's place in an `apply` step's inputs template: `deps[index]`. */
@@ -44,6 +45,8 @@ export function toTemplate(value: unknown, deps: readonly ArtifactStep<unknown>[
   if (typeof value !== 'object' || value === null) return value;
   if (isArtifactStep(value)) return DepSlot.of(deps.indexOf(value));
   if (isOut(value)) return OUT;
+  // Workers get a secret's tagged form (plain data that survives msgpack and structured clone); revealSecrets fills it in at call time.
+  if (isSecret(value)) return { [SECRET_TAG]: value.name };
   if (Array.isArray(value)) return value.map((v) => toTemplate(v, deps));
   if (isPlain(value)) {
     const out: Record<string, unknown> = {};
