@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { apply, canonicalize, command, fingerprintPayload, hasCode, lower, revealSecrets, secret, secretNames } from '../src/index.js';
 
-const fn = (i: { key: string }) => i.key.length;
+const fn = (i: { key: string; list?: string[] }) => i.key.length;
 
 describe('secret()', () => {
   it('is hashed by its name only', () => {
