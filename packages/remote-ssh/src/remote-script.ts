@@ -4,7 +4,9 @@
  * is ever parsed as shell code.
  *
  * Job directory layout (`<workDir>/jobs/<jobDirName>/`):
- *   task.msgpack    the task (written by the launch)
+ *   task.msgpack    the task (written by the launch); `task.sh` for a command step
+ *   work/           a command step's working directory: its sources, staged (see command.ts)
+ *   context.json, result.json  a command step's context and reported result ($CAIRN_CONTEXT, $CAIRN_RESULT)
  *   pid             the wrapper's pid = the job's process group and session id
  *   lock            flock'ed by every process of the job (the fd is inherited): a second
  *                   launch in the same dir finds it held and never starts beside it
@@ -51,36 +53,48 @@ export const CODE_CHECK_SCRIPT = [VERIFY_FN, 'mkdir -p -- "$3" || exit 3', 'if v
  * keeps running (or holding a GPU) for a runner that will never collect it. Its sleeps close
  * fd 9 (the job's lock), so the lock is free as soon as the job's own processes are gone.
  */
-export const WRAPPER_SCRIPT = [
-  'echo $$ > pid.tmp && mv -f pid.tmp pid',
-  "trap ':' TERM INT HUP",
-  'g="$4"; k="$5"; pg=$$',
-  '( trap "" TERM INT HUP',
-  '  c=$((g / 5)); [ "$c" -lt 1 ] && c=1; [ "$c" -gt 10 ] && c=10; n=0',
-  '  while [ ! -f exit ]; do',
-  '    sleep 1 9>&-',
-  '    n=$((n+1)); [ "$n" -lt "$c" ] && continue; n=0',
-  '    touch now; a=$(( $(stat -c %Y now 2>/dev/null || date +%s) - $(stat -c %Y heartbeat 2>/dev/null || echo 0) ))',
-  '    if [ "$a" -gt "$g" ] && [ ! -f exit ]; then',
-  '      echo "no runner for ${a} s (the heartbeat is older than the orphan grace of ${g} s): stopping the job" > watchdog',
-  '      kill -s TERM -- "-$pg" 2>/dev/null',
-  '      i=0; while [ ! -f exit ] && [ "$i" -lt "$k" ]; do sleep 1 9>&-; i=$((i+1)); done',
-  '      [ -f exit ] || kill -s KILL -- "-$pg" 2>/dev/null',
-  '      exit 0',
-  '    fi',
-  '  done ) </dev/null >/dev/null 2>&1 &',
-  'CUDA_VISIBLE_DEVICES="$3" "$1" "$2" --task task.msgpack --result result.msgpack </dev/null >stdout.log 2>stderr.log',
-  'rc=$?',
-  "printf '%s\\n' \"$rc\" > exit.tmp && mv -f exit.tmp exit",
-].join('\n');
+function wrapperScript(run: string): string {
+  return [
+    'echo $$ > pid.tmp && mv -f pid.tmp pid',
+    "trap ':' TERM INT HUP",
+    'g="$4"; k="$5"; pg=$$',
+    '( trap "" TERM INT HUP',
+    '  c=$((g / 5)); [ "$c" -lt 1 ] && c=1; [ "$c" -gt 10 ] && c=10; n=0',
+    '  while [ ! -f exit ]; do',
+    '    sleep 1 9>&-',
+    '    n=$((n+1)); [ "$n" -lt "$c" ] && continue; n=0',
+    '    touch now; a=$(( $(stat -c %Y now 2>/dev/null || date +%s) - $(stat -c %Y heartbeat 2>/dev/null || echo 0) ))',
+    '    if [ "$a" -gt "$g" ] && [ ! -f exit ]; then',
+    '      echo "no runner for ${a} s (the heartbeat is older than the orphan grace of ${g} s): stopping the job" > watchdog',
+    '      kill -s TERM -- "-$pg" 2>/dev/null',
+    '      i=0; while [ ! -f exit ] && [ "$i" -lt "$k" ]; do sleep 1 9>&-; i=$((i+1)); done',
+    '      [ -f exit ] || kill -s KILL -- "-$pg" 2>/dev/null',
+    '      exit 0',
+    '    fi',
+    '  done ) </dev/null >/dev/null 2>&1 &',
+    `CUDA_VISIBLE_DEVICES="$3" ${run} </dev/null >stdout.log 2>stderr.log`,
+    'rc=$?',
+    "printf '%s\\n' \"$rc\" > exit.tmp && mv -f exit.tmp exit",
+  ].join('\n');
+}
+
+/** The wrapper of a step run by Node: the worker entry reads the task and writes `result.msgpack`. */
+export const WRAPPER_SCRIPT = wrapperScript('"$1" "$2" --task task.msgpack --result result.msgpack');
+
+/**
+ * The wrapper of a command step (no Node on the host): the task is a shell script (`task.sh`,
+ * see command.ts) that stages the step's sources, writes its context file and `exec`s the
+ * program, so the program itself is what the group's TERM reaches. `$1` and `$2` are unused.
+ */
+export const COMMAND_WRAPPER_SCRIPT = wrapperScript('sh ./task.sh');
 
 /** Exit code of the launch when the job dir already runs a live copy (it prints `same <pid>` or `busy <pid>`). */
 export const JOB_BUSY_EXIT = 6;
 
 /**
- * Launches a detached job. `$1` job dir, `$2` wrapper script, `$3` the step bundle, `$4` its
- * SHA-256, `$5` the worker entry's SHA-256, then the wrapper's arguments (node, worker entry,
- * CUDA devices, orphan grace, kill grace). Verifies both bundles by content (exit
+ * Launches a detached job. `$1` job dir, `$2` wrapper script, then what `head` reads (the code
+ * to verify), then the wrapper's arguments (node, worker entry, CUDA devices, orphan grace,
+ * kill grace). Verifies the code by content (exit
  * {@link CODE_MISMATCH_EXIT} when one does not match: nothing runs), reads the task from stdin,
  * takes the job dir's lock (held on by the wrapper and everything it starts: the fd is
  * inherited) and, when a live copy holds it or its process group still has members (3 s after
@@ -88,35 +102,59 @@ export const JOB_BUSY_EXIT = 6;
  * ended: adopt it) or `busy <pid>` (another task, or what is left of an ended one: refuse). Otherwise starts the wrapper with `setsid` detached from
  * the SSH session, waits for its pid file and prints the pid.
  */
-export const LAUNCH_SCRIPT = [
-  'set -e',
-  VERIFY_FN,
-  'd="$1"; w="$2"; code="$3"; codesum="$4"; entrysum="$5"; shift 5',
-  'verify "$code" "$codesum" || { echo "$code does not match its SHA-256 $codesum: not running it" >&2; exit 5; }',
-  'verify "$2" "$entrysum" || { echo "$2 does not match its SHA-256 $entrysum: not running it" >&2; exit 5; }',
-  'mkdir -p "$d"',
-  'cd "$d"',
-  'cat > task.msgpack.new',
-  'exec 9>>lock',
-  'old=$(cat pid 2>/dev/null || echo 0); case "$old" in ""|*[!0-9]*) old=0;; esac',
-  // (a persistent worker's pid is its own: its step is live while it has not written `exit`)
-  'busy() { ! flock -n 9 || { [ "$old" -gt 0 ] && if [ -f worker ]; then [ ! -f exit ] && kill -0 "$old" 2>/dev/null; else kill -0 -- "-$old" 2>/dev/null; fi; }; }',
-  // A copy that has ended (its exit file written; its watchdog notices within a second) gets 3 s to go.
-  'i=0; while [ -f exit ] && busy && [ "$i" -lt 30 ]; do sleep 0.1; i=$((i+1)); done',
-  'if busy; then',
-  '  if [ ! -f exit ] && cmp -s task.msgpack.new task.msgpack; then echo "same $old"; else echo "busy $old"; fi',
-  '  rm -f task.msgpack.new',
-  '  exit 6',
-  'fi',
-  'mv -f task.msgpack.new task.msgpack',
-  'rm -f pid exit result.msgpack watchdog worker cancel',
-  'touch heartbeat',
-  'setsid sh -c "$w" cairn-job "$@" </dev/null >/dev/null 2>&1 &',
-  'exec 9>&-',
-  'i=0',
-  'while [ ! -s pid ]; do i=$((i+1)); if [ "$i" -gt 5000 ]; then echo "job did not start" >&2; exit 3; fi; sleep 0.002; done',
-  'cat pid',
-].join('\n');
+function launchScript(head: readonly string[], taskFile: string): string {
+  return [
+    'set -e',
+    VERIFY_FN,
+    ...head,
+    'mkdir -p "$d"',
+    'cd "$d"',
+    `cat > ${taskFile}.new`,
+    'exec 9>>lock',
+    'old=$(cat pid 2>/dev/null || echo 0); case "$old" in ""|*[!0-9]*) old=0;; esac',
+    // (a persistent worker's pid is its own: its step is live while it has not written `exit`)
+    'busy() { ! flock -n 9 || { [ "$old" -gt 0 ] && if [ -f worker ]; then [ ! -f exit ] && kill -0 "$old" 2>/dev/null; else kill -s 0 -- "-$old" 2>/dev/null; fi; }; }',
+    // A copy that has ended (its exit file written; its watchdog notices within a second) gets 3 s to go.
+    'i=0; while [ -f exit ] && busy && [ "$i" -lt 30 ]; do sleep 0.1; i=$((i+1)); done',
+    'if busy; then',
+    `  if [ ! -f exit ] && cmp -s ${taskFile}.new ${taskFile}; then echo "same $old"; else echo "busy $old"; fi`,
+    `  rm -f ${taskFile}.new`,
+    '  exit 6',
+    'fi',
+    `mv -f ${taskFile}.new ${taskFile}`,
+    'rm -f pid exit result.msgpack result.json watchdog worker cancel',
+    'touch heartbeat',
+    'setsid sh -c "$w" cairn-job "$@" </dev/null >/dev/null 2>&1 &',
+    'exec 9>&-',
+    'i=0',
+    'while [ ! -s pid ]; do i=$((i+1)); if [ "$i" -gt 5000 ]; then echo "job did not start" >&2; exit 3; fi; sleep 0.002; done',
+    'cat pid',
+  ].join('\n');
+}
+
+/** Launches a step run by Node: `$3` the step bundle, `$4` its SHA-256, `$5` the worker entry's SHA-256. */
+export const LAUNCH_SCRIPT = launchScript(
+  [
+    'd="$1"; w="$2"; code="$3"; codesum="$4"; entrysum="$5"; shift 5',
+    'verify "$code" "$codesum" || { echo "$code does not match its SHA-256 $codesum: not running it" >&2; exit 5; }',
+    'verify "$2" "$entrysum" || { echo "$2 does not match its SHA-256 $entrysum: not running it" >&2; exit 5; }',
+  ],
+  'task.msgpack',
+);
+
+/**
+ * Launches a command step: after the job dir and the wrapper, pairs of a staged source and its
+ * SHA-256 (each verified by content, exit {@link CODE_MISMATCH_EXIT} when one does not match:
+ * nothing runs), then `--`, then the wrapper's arguments. The task on stdin is `task.sh`.
+ */
+export const COMMAND_LAUNCH_SCRIPT = launchScript(
+  [
+    'd="$1"; w="$2"; shift 2',
+    'while [ "$#" -gt 1 ] && [ "$1" != -- ]; do verify "$1" "$2" || { echo "$1 does not match its SHA-256 $2: not running it" >&2; exit 5; }; shift 2; done',
+    'shift',
+  ],
+  'task.sh',
+);
 
 /** At most this many new log bytes per file per status check (the rest comes with the next). */
 export const LOG_CHUNK_BYTES = 256 * 1024;
@@ -150,7 +188,7 @@ export const STATUS_SCRIPT = [
 ].join('\n');
 
 /** Signals process groups: `$1` signal name, then pgids. Prints the pgids still alive afterwards. */
-export const SIGNAL_SCRIPT = ['s="$1"; shift', 'for p in "$@"; do kill -s "$s" -- "-$p" 2>/dev/null || true; done', 'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; fi; done'].join('\n');
+export const SIGNAL_SCRIPT = ['s="$1"; shift', 'for p in "$@"; do kill -s "$s" -- "-$p" 2>/dev/null || true; done', 'for p in "$@"; do if kill -s 0 -- "-$p" 2>/dev/null; then echo "$p"; fi; done'].join('\n');
 
 /**
  * Cancels detached jobs: `$1` the kill grace in tenths of a second, then pgids. TERMs each
@@ -162,15 +200,15 @@ export const CANCEL_SCRIPT = [
   't="$1"; shift',
   'for p in "$@"; do kill -s TERM -- "-$p" 2>/dev/null || true; done',
   'left=""',
-  'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; left="$left $p"; fi; done',
+  'for p in "$@"; do if kill -s 0 -- "-$p" 2>/dev/null; then echo "$p"; left="$left $p"; fi; done',
   '[ -z "$left" ] && exit 0',
-  `killer='t="$1"; shift; i=0; while [ "$i" -lt "$t" ]; do any=; for p in "$@"; do kill -0 -- "-$p" 2>/dev/null && any=1; done; [ -z "$any" ] && exit 0; sleep 0.1; i=$((i+1)); done; for p in "$@"; do kill -s KILL -- "-$p" 2>/dev/null; done'`,
+  `killer='t="$1"; shift; i=0; while [ "$i" -lt "$t" ]; do any=; for p in "$@"; do kill -s 0 -- "-$p" 2>/dev/null && any=1; done; [ -z "$any" ] && exit 0; sleep 0.1; i=$((i+1)); done; for p in "$@"; do kill -s KILL -- "-$p" 2>/dev/null; done'`,
   'setsid sh -c "$killer" cairn-killer "$t" $left </dev/null >/dev/null 2>&1 &',
   'exit 0',
 ].join('\n');
 
 /** Prints the pgids (arguments) still alive. */
-export const ALIVE_SCRIPT = 'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; fi; done';
+export const ALIVE_SCRIPT = 'for p in "$@"; do if kill -s 0 -- "-$p" 2>/dev/null; then echo "$p"; fi; done';
 
 /**
  * For each file argument prints `<size> <sha256>`; reading through stdin keeps odd file

@@ -13,18 +13,13 @@ import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { CairnError, type CommandContextFile, type CommandTemplate, type StepContext } from '@cairn/core';
 import { logPathsOf } from './log-paths.js';
+import { parseReportedResult } from './result-file.js';
 import { type Group, startGroup } from './process-group.js';
 import { readTemplate, resolveValue, checkSources } from './template.js';
 import { fileTail, TailRing } from './tail.js';
 
 /** Grace between SIGTERM and SIGKILL when the step sets none. */
 export const DEFAULT_KILL_GRACE_MS = 1000;
-
-/** What a program may write to `$CAIRN_RESULT`. */
-interface ReportedResult {
-  readonly result?: unknown;
-  readonly metadata?: Readonly<Record<string, unknown>>;
-}
 
 /**
  * The reserved command runner: `template` is the step's resolved inputs template
@@ -162,15 +157,7 @@ async function readResult(step: string, program: string, resultPath: string, ctx
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  let reported: ReportedResult;
-  try {
-    reported = JSON.parse(text) as ReportedResult;
-  } catch (cause) {
-    throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${program} wrote a result that is not JSON ($CAIRN_RESULT); write {"result": …, "metadata": {…}} (cairn_step.report does).`, { step, cause });
-  }
-  if (typeof reported !== 'object' || reported === null || Array.isArray(reported)) {
-    throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${program} wrote a result that is not a JSON object ($CAIRN_RESULT); write {"result": …, "metadata": {…}} (cairn_step.report does).`, { step });
-  }
+  const reported = parseReportedResult(step, program, text);
   if (reported.metadata !== undefined) ctx.log.info(`metadata ${JSON.stringify(reported.metadata)}`);
   return reported.result;
 }
