@@ -77,7 +77,8 @@ function taskScript(task: TaskPayload, t: CommandTemplate, host: { workDir: stri
   const ctx = { attempt: task.attempt };
   const q = shQuote;
   const fail = `exit ${STAGE_FAILED_EXIT}`;
-  const lines = [`# Cairn command step ${JSON.stringify(step)}, attempt ${task.attempt}`, `rm -rf work context.json result.json && mkdir work || ${fail}`];
+  // The launch made `work` (and the output dir); only a relaunch in this dir finds a used one.
+  const lines = [`# Cairn command step ${JSON.stringify(step)}, attempt ${task.attempt}`, `if [ -e context.json ] || [ ! -d work ]; then rm -rf work context.json && mkdir work || ${fail}; fi`];
   for (const [rel, xxh64] of Object.entries(t.sources)) {
     const from = bundlePath(host.workDir, { hash: xxh64, fileName: posix.basename(rel), area: 'sources', sha256: '', bytes: new Uint8Array() });
     const to = `work/${rel}`;
@@ -99,7 +100,7 @@ function taskScript(task: TaskPayload, t: CommandTemplate, host: { workDir: stri
     resultPath: `${host.jobDir}/result.json`,
   };
   lines.push(`printf '%s' ${q(JSON.stringify(context))} > context.json || ${fail}`);
-  if (host.outputPath.startsWith('/')) lines.push(`mkdir -p -- ${q(host.outputPath)} || ${fail}`);
+  if (host.outputPath.startsWith('/')) lines.push(`[ -d ${q(host.outputPath)} ] || mkdir -p -- ${q(host.outputPath)} || ${fail}`);
   lines.push(`cd work || ${fail}`);
   for (const [k, v] of Object.entries(t.env)) {
     if (!ENV_NAME.test(k)) throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": environment variable name ${JSON.stringify(k)} cannot be set by a POSIX shell on an SSH host; use letters, digits and _ (not first a digit).`, { step });

@@ -20,7 +20,8 @@ import { bundlePath, codeMismatch, type CodeBundle } from './deploy.js';
 import type { Fleet } from './fleet.js';
 import { linkFor } from './host-worker.js';
 import { shScript } from './quote.js';
-import { CODE_MISMATCH_EXIT, COMMAND_LAUNCH_SCRIPT, COMMAND_WRAPPER_SCRIPT, JOB_BUSY_EXIT, LAUNCH_SCRIPT, WRAPPER_SCRIPT } from './remote-script.js';
+import { finish } from './finish.js';
+import { CODE_MISMATCH_EXIT, COMMAND_LAUNCH_SCRIPT, parseQuickExit, COMMAND_WRAPPER_SCRIPT, JOB_BUSY_EXIT, LAUNCH_SCRIPT, WRAPPER_SCRIPT } from './remote-script.js';
 import { uploadDir } from './staging.js';
 import type { HostState, Job } from './state.js';
 
@@ -63,11 +64,22 @@ export async function launchDetached(f: Fleet, j: Job, h: HostState): Promise<vo
       await alreadyRunning(f, j, h, r.stdout.toString('utf8').trim());
       return;
     }
-    const pid = Number.parseInt(r.stdout.toString('utf8').trim(), 10);
+    const [pidLine = '', ...after] = r.stdout.toString('utf8').split('\n');
+    const pid = Number.parseInt(pidLine.trim(), 10);
     if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) {
       throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": could not start step "${j.info.step}" in ${jobDir} (exit ${r.code}): ${r.stderr.trim()}`, { step: j.info.step, retryable: true });
     }
     j.info.pid = pid;
+    const quick = j.info.command ? parseQuickExit(after) : undefined;
+    if (quick && !j.cancelRequested) {
+      // It already ended: collected from what the launch printed (no status check, no reads).
+      j.phase = 'running';
+      j.runningSince = Date.now();
+      h.downSince = undefined;
+      f.report(j, { state: 'running' });
+      await finish(f, j, h, quick.code, { result: quick.result, stdout: quick.stdout, stderr: quick.stderr, out: quick.outEmpty ? { dirs: [], files: [] } : undefined });
+      return;
+    }
     await nowRunning(f, j, h);
   } catch (err) {
     launchFailed(f, j, h, err);
@@ -92,6 +104,15 @@ async function nodeLaunch(f: Fleet, j: Job, h: HostState): Promise<DetachedLaunc
   return { bundles: [stepBundle, entry], script: LAUNCH_SCRIPT, args, stdin: encodeTask(task) };
 }
 
+/**
+ * How long a command launch waits for the job to end (seconds, for `sleep`): at most one poll
+ * interval (the status check would not see the end sooner) and 100 ms. A short step then ends
+ * in its launch exec (command.bench.mjs, "ssh" row); a long one is only that much later to report.
+ */
+function quickWait(f: Fleet): string {
+  return (Math.min(f.opts.pollIntervalMs, 100) / 1000).toFixed(3);
+}
+
 /** A command step (no Node on the host): its sources, verified by content, and `task.sh` (see command.ts). */
 async function commandLaunch(f: Fleet, j: Job, h: HostState): Promise<DetachedLaunch> {
   const req = j.request as JobRequest;
@@ -99,7 +120,8 @@ async function commandLaunch(f: Fleet, j: Job, h: HostState): Promise<DetachedLa
   const { outputPath, depPaths } = await remotePaths(f, j, h, req.task, jobDir);
   const { sources, script } = await prepareCommand(req.task, { workDir: h.workDir, jobDir, outputPath, depPaths, gpuIndices: j.info.gpuIndices });
   const verify = sources.flatMap((b) => [bundlePath(h.workDir, b), b.sha256]);
-  const args = [jobDir, COMMAND_WRAPPER_SCRIPT, ...verify, '--', '-', '-', ...wrapperTail(f, j)];
+  const outDir = outputPath.startsWith('/') ? outputPath : '';
+  const args = [jobDir, COMMAND_WRAPPER_SCRIPT, quickWait(f), outDir, ...verify, '--', '-', '-', ...wrapperTail(f, j)];
   return { bundles: sources, script: COMMAND_LAUNCH_SCRIPT, args, stdin: Buffer.from(script) };
 }
 

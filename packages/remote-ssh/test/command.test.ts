@@ -7,7 +7,7 @@
  */
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { command, input, lower, OUT, type ArtifactStep } from '@cairn/core';
+import { command, lower, OUT, type ArtifactStep, type Resources } from '@cairn/core';
 import { StepRunner } from '@cairn/runner';
 import type { Executor } from '@cairn/runner/executor';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,12 +33,13 @@ describe.runIf(run)('command steps on the SSH executor (no node on the host)', (
   });
 
   const ssh = (extra: Record<string, unknown> = {}) => {
-    const e = createSshExecutor({ hosts: [hostOf(s, 'h', { nodePath: '/nonexistent/node' })], pollIntervalMs: 50, cancelGraceMs: 1000, ...extra });
+    const host = hostOf(s, 'h', { nodePath: '/nonexistent/node', capacity: { cpus: 4, memoryGb: 16, gpus: [0, 1, 2] } });
+    const e = createSshExecutor({ hosts: [host], pollIntervalMs: 50, cancelGraceMs: 1000, ...extra });
     open.push(e);
     return e;
   };
   /** Submits one command step straight to a started executor; resolves with its terminal status and log paths. */
-  const submit = async (e: Executor, step: ArtifactStep<unknown>, opts: { depPaths?: Record<string, string>; signal?: AbortSignal } = {}) => {
+  const submit = async (e: Executor, step: ArtifactStep<unknown>, opts: { depPaths?: Record<string, string>; signal?: AbortSignal; resources?: Resources } = {}) => {
     const prefix = scratch();
     const rec = new Recorder(prefix);
     await e.start(rec);
@@ -54,6 +55,17 @@ describe.runIf(run)('command steps on the SSH executor (no node on the host)', (
     expect(end.error).toBeUndefined();
     expect(end).toMatchObject({ state: 'succeeded', result: { ok: true } });
     expect(readFileSync(job.logPaths.stdout, 'utf8')).toBe('no node on /usr/local/lib/cairn-test-no-node/bin\n');
+  }, 60_000);
+
+  it('passes arguments and environment values through the shell unchanged; CUDA_VISIBLE_DEVICES names the GPUs it was given', async () => {
+    const odd = `it's $HOME "quoted" \\ \`date\` ; rm -rf /tmp/x\nsecond line`;
+    const script = 'printf "%s" "$1" > "$CAIRN_OUTPUT/arg"; printf "%s" "$ODD" > "$CAIRN_OUTPUT/env"; printf "%s|%s" "$CUDA_VISIBLE_DEVICES" "$CAIRN_ATTEMPT" > "$CAIRN_OUTPUT/cuda"';
+    const step = command({ name: 'quoting', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', script, 'quoting', odd], env: { ODD: odd }, resources: { gpus: 2 } });
+    const { job, done } = await submit(ssh(), step, { resources: { gpus: 2 } });
+    expect(await done()).toMatchObject({ state: 'succeeded' });
+    expect(readFileSync(join(job.outputPath, 'arg'), 'utf8')).toBe(odd);
+    expect(readFileSync(join(job.outputPath, 'env'), 'utf8')).toBe(odd);
+    expect(readFileSync(join(job.outputPath, 'cuda'), 'utf8')).toBe('0,1|1');
   }, 60_000);
 
   it('runs a Python program with a declared source on a dependency uploaded to the host, reporting its result through cairn_step', async () => {
