@@ -8,6 +8,8 @@
 // Reports ms/step and the ratios. Needs root and openssh-server for the SSH rows
 // (tools/testenv/install-ssh.sh), and built @cairn/core, @cairn/runner, @cairn/remote-ssh
 // (`npx nx run-many -t build`).
+// The SSH executor keeps its default poll interval (1000 ms; POLL_MS=… to change it): a short
+// step ends within its launch exec, whatever the interval.
 //   node tools/bench/command.bench.mjs [steps=200] [--local-only | --ssh-only] [--rounds N]
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -114,7 +116,6 @@ async function ssh() {
       const specs = trueSteps(STEPS);
       steps.push(await paced(STEPS, 1, (i) => runStep(specs[i])));
     }
-    if (globalThis.__T) { const T = globalThis.__T; const m = (k) => median(T.map((x) => x[k])); console.log(`prep ${m(0).toFixed(1)} exec ${m(1).toFixed(1)} quick ${T.filter((x) => x[2]).length}/${T.length}`); }
     report('ssh, one at a time', "bare ssh exec('true'), one connection", bare, `SSH executor command step (pollIntervalMs ${process.env.POLL_MS ?? 1000})`, steps, 1.5);
     await ex.stop();
     conn.end();
