@@ -57,6 +57,15 @@ describe.runIf(run)('command steps on the SSH executor (no node on the host)', (
     expect(readFileSync(job.logPaths.stdout, 'utf8')).toBe('no node on /usr/local/lib/cairn-test-no-node/bin\n');
   }, 60_000);
 
+  it('a short step whose output is too large to come with its launch is collected whole all the same', async () => {
+    // 150 KB of stdout: over what the launch prints inline, so the status check and reads collect it.
+    const big = command({ name: 'big', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', 'head -c 150000 /dev/zero | tr "\\0" x; echo; echo err >&2; printf \'{"result": 7}\' > "$CAIRN_RESULT"'] });
+    const { job, done } = await submit(ssh({ pollIntervalMs: 100 }), big);
+    expect(await done()).toMatchObject({ state: 'succeeded', result: 7 });
+    expect(readFileSync(job.logPaths.stdout, 'utf8')).toBe(`${'x'.repeat(150_000)}\n`);
+    expect(readFileSync(job.logPaths.stderr, 'utf8')).toBe('err\n');
+  }, 60_000);
+
   it('passes arguments and environment values through the shell unchanged; CUDA_VISIBLE_DEVICES names the GPUs it was given', async () => {
     const odd = `it's $HOME "quoted" \\ \`date\` ; rm -rf /tmp/x\nsecond line`;
     const script = 'printf "%s" "$1" > "$CAIRN_OUTPUT/arg"; printf "%s" "$ODD" > "$CAIRN_OUTPUT/env"; printf "%s|%s" "$CUDA_VISIBLE_DEVICES" "$CAIRN_ATTEMPT" > "$CAIRN_OUTPUT/cuda"';
