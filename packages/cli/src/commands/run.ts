@@ -11,6 +11,7 @@ import { ExitCode } from '../errors.js';
 import { makeRunner } from '../make-runner.js';
 import { loadPipeline } from '../pipeline.js';
 import { selection } from '../selection.js';
+import { shortHash } from '../step-pick.js';
 import { makePlan } from '../plan.js';
 import { JournalWriter } from '../report/journal.js';
 import { formatDuration } from '../table.js';
@@ -68,6 +69,8 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
     else if (level === 'warn' || (level === 'error' && ctx.verbose)) progress.note(`${level === 'warn' ? c.yellow('warning') : c.red('error')} ${message}`);
   };
   const runner = makeRunner(config, { logger: { info: (m) => logLine('info', m), warn: (m) => logLine('warn', m), error: (m) => logLine('error', m) } });
+  // Each step's short hash beside its name: what `cairn logs`/`status` take to pick one build.
+  const hashes = new Map(pipeline.specs.map((s) => [s.outputPath(runner.prefix()), shortHash(s.nameWithHash, s.name).slice(s.name.length + 1)]));
   // The display's own writes reach the terminal even when made inside a step's captured context (a nested run).
   const progress = new Progress({
     mode,
@@ -75,6 +78,7 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
     colors: ctx.colors,
     columns: () => ctx.stdout.columns ?? 100,
     showOutput: true,
+    hashOf: (path) => hashes.get(path),
   });
   const journal = new JournalWriter(runner.prefix(), runner.store);
   runner.on((event: RunnerEvent) => {

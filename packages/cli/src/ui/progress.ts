@@ -46,6 +46,8 @@ export interface ProgressOptions {
   readonly columns?: () => number;
   /** Show steps' output (followed from the log files each `running` event names). @default false */
   readonly showOutput?: boolean;
+  /** The short hash shown after a step's name (by output path), so a build can be picked later (`cairn logs train-1a2b3c4d`). */
+  readonly hashOf?: (path: string) => string | undefined;
 }
 
 /** Receives runner events and renders them. Call `finish()` once the run ends. */
@@ -64,6 +66,7 @@ export class Progress {
   #timer: NodeJS.Timeout | undefined;
   #dirty = false;
   #columns: () => number;
+  readonly #hashOf: (path: string) => string | undefined;
 
   constructor(options: ProgressOptions) {
     this.#mode = options.mode;
@@ -71,6 +74,7 @@ export class Progress {
     this.#c = options.colors;
     this.#columns = options.columns ?? (() => 100);
     this.#showOutput = options.showOutput ?? false;
+    this.#hashOf = options.hashOf ?? (() => undefined);
     if (this.#mode === 'tty') {
       this.#timer = setInterval(() => this.#tick(), REDRAW_MS);
       this.#timer.unref();
@@ -159,7 +163,8 @@ export class Progress {
 
   #describe(e: StepEvent): string | undefined {
     const c = this.#c;
-    const name = c.bold(e.step);
+    const hash = this.#hashOf(e.path);
+    const name = `${c.bold(e.step)}${hash !== undefined ? c.dim(` ${hash}`) : ''}`;
     const prev = this.#steps.get(e.path);
     const tail = e.message ? c.dim(` ${e.message}`) : '';
     const stamp = this.#mode === 'plain' ? `${new Date(e.time).toISOString().slice(11, 19)} ` : '';
