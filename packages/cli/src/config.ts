@@ -208,6 +208,7 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
       if (use !== undefined && typeof use !== 'string' && typeof use !== 'function' && (typeof use !== 'object' || use === null || typeof (use as { create?: unknown }).create !== 'function')) {
         bad(`executors.${name}.use must be a built-in's name ('inline', 'threads', 'process'), an executor factory ({ name, create }) or a create function`);
       }
+      if (typeof use === 'string') checkExecutorRef(use, `${file}: executors.${name}.use`, []);
       const opts = (e as ExecutorConfig).options;
       if (opts !== undefined && (typeof opts !== 'object' || opts === null || Array.isArray(opts))) bad(`executors.${name}.options must be an object`);
     }
