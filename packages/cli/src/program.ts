@@ -76,6 +76,7 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .option('--rebuild-all', 'rerun every step the targets need')
     .option('--accept-drift [step]', "serve this drifted step (a fixed path built from another recipe) as recorded; alone: every drifted step (repeatable)", collectOptional)
     .option('--json', 'stream events and step output as JSON lines')
+    .option('--typecheck', "type-check the pipeline's project (tsc --noEmit) first; type errors stop the run (CAIRN_TYPECHECK)")
     .addHelpText('after', example('cairn run pipeline.ts train --prefix ./store --max-concurrent 4'))
     .action(async (file: string, targets: string[], o) => done(await runCommand(ctx, file, targets, o)));
 

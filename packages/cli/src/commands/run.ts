@@ -12,6 +12,7 @@ import { makeRunner } from '../make-runner.js';
 import { loadPipeline } from '../pipeline.js';
 import { selection } from '../selection.js';
 import { shortHash } from '../step-pick.js';
+import { typecheckPipeline } from '../typecheck.js';
 import { makePlan } from '../plan.js';
 import { JournalWriter } from '../report/journal.js';
 import { formatDuration } from '../table.js';
@@ -32,6 +33,8 @@ export interface RunCommandOptions {
   readonly rebuildAll?: boolean;
   /** `--accept-drift [STEP]`. */
   readonly acceptDrift?: readonly string[] | boolean;
+  /** `--typecheck`: `tsc --noEmit` on the pipeline's project first; its errors are `CAIRN_TYPECHECK`. */
+  readonly typecheck?: boolean;
 }
 
 /** Lines of a failure's message shown after the run (a drift's diff and fixes fit; a huge message is cut). */
@@ -52,8 +55,9 @@ function firstLine(error: unknown): string {
 
 /** Runs the pipeline; resolves with the exit code. */
 export async function runCommand(ctx: CliContext, file: string, selectors: readonly string[], options: RunCommandOptions): Promise<number> {
-  const { rebuild, rebuildAll, acceptDrift, ...flags } = options;
+  const { rebuild, rebuildAll, acceptDrift, typecheck, ...flags } = options;
   const config = await loadConfig({ config: ctx.configFile, ...flags }, ctx.env, ctx.cwd);
+  if (typecheck === true) await typecheckPipeline(file, ctx.cwd);
   const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
   const { targets, options: chosen } = selection(pipeline, selectors, { rebuild, rebuildAll, acceptDrift });
   if (options.dryRun) {
