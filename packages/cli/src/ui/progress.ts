@@ -217,6 +217,19 @@ export class Progress {
     return `${plain.slice(0, Math.max(1, cols - 2))}…`;
   }
 
+  /**
+   * Time left: the steps not started take the average finished step's time; a running one the
+   * average less what it ran, or, once past the average, half again what it ran (so the estimate
+   * grows while a long step runs instead of standing at the short steps' average), shared by the
+   * steps running at once.
+   */
+  #eta(elapsed: readonly number[], left: number): number {
+    const avg = this.#ranMs / this.#ranDone;
+    let work = Math.max(0, left - elapsed.length) * avg;
+    for (const e of elapsed) work += e < avg ? avg - e : e / 2;
+    return work / Math.max(1, elapsed.length);
+  }
+
   #redraw(): void {
     if (!this.#dirty && ![...this.#steps.values()].some((s) => s.state === 'running')) return;
     this.#dirty = false;
@@ -230,8 +243,7 @@ export class Progress {
     const bar = c.green('█'.repeat(filled)) + c.dim('░'.repeat(width - filled));
     const running = [...this.#steps.entries()].filter(([, s]) => s.state === 'running');
     const left = total - done;
-    const concurrency = Math.max(1, running.length);
-    const eta = this.#ranDone > 0 && left > 0 ? ` eta ${formatDuration(((this.#ranMs / this.#ranDone) * left) / concurrency)}` : '';
+    const eta = this.#ranDone > 0 && left > 0 ? ` eta ${formatDuration(this.#eta(running.map(([, s]) => now - s.since), left))}` : '';
     const parts: string[] = [];
     for (const st of Object.keys(RUN_STATES) as StepState[]) {
       const n = this.#counts.get(st) ?? 0;
