@@ -56,6 +56,7 @@ export function makeRunner(config: EffectiveConfig, extra: { onEvent?: RunnerLis
     prefix: requirePrefix(config),
     maxConcurrent: config.maxConcurrent,
     defaultExecutor: config.executor,
+    ...(config.remoteExecutor !== undefined ? { remoteExecutor: config.remoteExecutor } : {}),
     executors,
     executorOptions,
     ...storesOf(config),

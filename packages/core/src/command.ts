@@ -170,7 +170,7 @@ export function command(options: CommandOptions<Readonly<Record<string, unknown>
   if (typeof options !== 'object' || options === null) {
     throw new CairnError('CAIRN_INVALID_SPEC', `command(options): options must be an object like { name, version, program, args }, got ${describeValue(options)}.`);
   }
-  const name = typeof options.name === 'string' ? options.name : String(options.name);
+  const name = typeof options.name === 'string' ? options.name : describeValue(options.name);
   checkKnownKeys(options, COMMAND_KEYS, `command() for step "${name}"`, { step: name });
   const inputs = options.inputs ?? {};
   if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs) || isArtifactStep(inputs)) {

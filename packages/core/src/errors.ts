@@ -92,6 +92,8 @@ export type CairnErrorCode =
   | 'CAIRN_USAGE'
   /** A pipeline module cannot be found or imported, or exports no valid targets (the message quotes the first real error, file:line:col). */
   | 'CAIRN_PIPELINE_LOAD'
+  /** `cairn run --typecheck`: the pipeline's project does not type-check (tsc's errors in the message). */
+  | 'CAIRN_TYPECHECK'
   /** No step (in the pipeline or the store) matches what was asked for; the message lists what exists. */
   | 'CAIRN_NO_SUCH_STEP'
   /** A step selector matches several steps; the message lists them. */

@@ -296,6 +296,21 @@ function findDeps(inputs: unknown, step: string): ArtifactStep<unknown>[] {
 export type LoadedValue<K, R> = K extends ResultKind ? R : KindValue<K>;
 
 /**
+ * Declares a lazy step with runtime arguments: inputs that reach the function but never its
+ * identity (changing them rebuilds nothing).
+ *
+ * ```ts
+ * apply({ name: 'train', fn: train, version: 'v1', inputs: { data, out: OUT, lr: 3e-4 },
+ *   runtime: { numWorkers: 8 } });
+ * ```
+ */
+export function apply<I, R, RT extends Partial<I>, K extends AnyKind>(options: ApplyRuntimeOptions<I, R, RT> & { artifact: K }): ArtifactStep<LoadedValue<K, Awaited<R>>>;
+export function apply<I, R, RT extends Partial<I>>(options: ApplyRuntimeOptions<I, R, RT>): ArtifactStep<Awaited<R>>;
+
+// The plain form is declared last: when no form matches, TypeScript reports the last one's
+// error, and for a typo in an input name that is "'tokns' does not exist in type …", naming it
+// (with the runtime form last it said that `runtime` was missing).
+/**
  * Declares a lazy step. Nothing runs: the handle is lowered to a `StepSpec` graph by
  * `lower()` and executed by a `StepRunner`.
  *
@@ -313,17 +328,6 @@ export type LoadedValue<K, R> = K extends ResultKind ? R : KindValue<K>;
  */
 export function apply<I, R, K extends AnyKind>(options: ApplyOptions<I, R> & { artifact: K }): ArtifactStep<LoadedValue<K, Awaited<R>>>;
 export function apply<I, R>(options: ApplyOptions<I, R>): ArtifactStep<Awaited<R>>;
-/**
- * Declares a lazy step with runtime arguments: inputs that reach the function but never its
- * identity (changing them rebuilds nothing).
- *
- * ```ts
- * apply({ name: 'train', fn: train, version: 'v1', inputs: { data, out: OUT, lr: 3e-4 },
- *   runtime: { numWorkers: 8 } });
- * ```
- */
-export function apply<I, R, RT extends Partial<I>, K extends AnyKind>(options: ApplyRuntimeOptions<I, R, RT> & { artifact: K }): ArtifactStep<LoadedValue<K, Awaited<R>>>;
-export function apply<I, R, RT extends Partial<I>>(options: ApplyRuntimeOptions<I, R, RT>): ArtifactStep<Awaited<R>>;
 export function apply<I, R>(options: ApplyOptions<I, R> | ApplyRuntimeOptions<I, R, Partial<I>>): ArtifactStep<unknown> {
   return new ArtifactStep<unknown>(options as unknown as ApplyOptions<never, unknown>);
 }

@@ -2,6 +2,7 @@
  * `StepRunner`: runs steps lazily and content-addressed, like Marin's StepRunner, with
  * event-driven completion, leases, retries, timeouts, cancellation and pluggable executors.
  */
+import { checkSelectorNames } from './run/selector-names.js';
 import { randomBytes } from 'node:crypto';
 import { type ArtifactStep, CairnError, type Layout, resolvePrefix, type VersionRule } from '@cairn/core';
 import type { ExecutorClient, LoadedArtifact } from './context.js';
@@ -221,6 +222,7 @@ export class StepRunner {
   /** Reports what `run` would do, writing nothing: the run's own discovery and classification, without running. */
   plan(steps: Steps, options: Pick<RunOptions, 'forceRunFailed' | 'rebuild' | 'acceptDrift'> = {}): Promise<Plan> {
     checkRunOptions(options, 'plan()');
+    checkSelectorNames(steps, options, { layout: this.#options.layout }, 'plan()');
     return makePlan(new Run(this.#runConfig(options, true)), steps);
   }
 
@@ -234,6 +236,7 @@ export class StepRunner {
   async run(steps: Steps, options: RunOptions = {}): Promise<RunSummary | Plan> {
     checkRunOptions(options);
     if (options.dryRun) return this.plan(steps, options);
+    checkSelectorNames(steps, options, { layout: this.#options.layout }, 'run()');
     if (this.#options.notify === undefined) return new Run(this.#runConfig(options, false)).execute(steps);
     const tracked = trackTargets(steps);
     const notifier = new Notifier(this.#options.notify, this.#options.logger ?? defaultLogger, tracked.names);
