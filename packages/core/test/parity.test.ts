@@ -163,7 +163,7 @@ describe.runIf(nativeBackend)('native vs TypeScript parity', () => {
         check(g, randomTables(k, n), k);
       }
     }
-  });
+  }, 120_000); // 20k-step graphs through both backends: 20 s alone, over 30 s on a loaded 2-core machine
 
   it('agree on lowered tables: xxh64HexMany, duplicateSteps and loweredIdentities', () => {
     fc.assert(

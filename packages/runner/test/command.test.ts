@@ -158,7 +158,7 @@ describe.each(EXECUTORS)('command steps on %s', (executor) => {
 
   it('a timeout stops the program', async () => {
     const pidFile = join(project, `timeout-${executor}.pid`);
-    const step = command({ name: 'slow', version: 'v1', program: 'python3', args: ['spawner.py', pidFile], dir: project, timeoutMs: 1500, killGraceMs: 200 });
+    const step = command({ name: 'slow', version: 'v1', program: 'python3', args: ['spawner.py', pidFile], dir: project, timeoutMs: 6000, killGraceMs: 200 });
     const err = stepError(await run(step, { prefix: fresh(), defaultExecutor: executor, logger: quiet }).catch((e: unknown) => e));
     expect(hasCode(err, 'CAIRN_TIMEOUT')).toBe(true);
     const sleepPid = Number(readFileSync(pidFile, 'utf8'));
