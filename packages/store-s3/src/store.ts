@@ -27,7 +27,8 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
-import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, RecordWant, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
+import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, RecordWant, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState, StoreMarker } from '@cairn/runner/store';
+import { markerText, parseStoreMarker, STORE_MARKER_FILE } from '@cairn/runner/store';
 import { attemptOf, attemptPrefix, isAttemptKey, objectsOf, withObjects } from './attempts.js';
 import { parseJobRecord } from './formats.js';
 import type { StepObjects } from './listing.js';
@@ -145,6 +146,22 @@ export class S3Store implements Store {
 
   async checkWritable(prefix: string): Promise<void> {
     await this.s3.check(prefix);
+  }
+
+  /**
+   * Writes the store marker (`{prefix}/.cairn/store.json`, the local store's format) unless one
+   * is there: one `PUT If-None-Match: *`, so racing runners leave the first marker whole.
+   */
+  async markStore(prefix: string): Promise<void> {
+    const d = stepDir(prefix);
+    await this.s3.objects.createIfAbsent(d.bucket, d.dir + STORE_MARKER_FILE, markerText());
+  }
+
+  /** The store marker under `prefix`; null when absent or not a marker. */
+  async readMarker(prefix: string): Promise<StoreMarker | null> {
+    const d = stepDir(prefix);
+    const got = await this.s3.objects.get(d.bucket, d.dir + STORE_MARKER_FILE);
+    return got === null ? null : parseStoreMarker(got.body.toString('utf8'));
   }
 
   readStates(paths: readonly string[], withRecord: readonly RecordWant[] | RecordWant): Promise<StoredState[]> {
