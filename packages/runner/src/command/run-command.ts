@@ -16,6 +16,7 @@ import { logPathsOf } from './log-paths.js';
 import { type Group, startGroup } from './process-group.js';
 import { readTemplate, resolveValue, checkSources } from './template.js';
 import { fileTail, TailRing } from './tail.js';
+import { fetchLocalDeps, localDepPaths, localize } from './local-deps.js';
 
 /** Grace between SIGTERM and SIGKILL when the step sets none. */
 export const DEFAULT_KILL_GRACE_MS = 1000;
@@ -37,7 +38,10 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
   const t = readTemplate(step, template);
   await checkSources(step, t);
   ctx.signal.throwIfAborted();
-  const argv = t.args.map((a) => resolveValue(a, ctx));
+  // Dependencies on an object store are fetched, and the program sees their local directories (local-deps.ts).
+  const local = await fetchLocalDeps(ctx);
+  ctx.signal.throwIfAborted();
+  const argv = localize(t.args.map((a) => resolveValue(a, ctx)), local);
   const scratch = await mkdtemp(join(tmpdir(), 'cairn-command-'));
   try {
     const resultPath = join(scratch, 'result.json');
@@ -48,9 +52,9 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
       step,
       attempt: ctx.attempt,
       outputPath: ctx.outputPath,
-      inputs: t.inputs,
+      inputs: localize(t.inputs, local),
       runtime: t.runtime,
-      depPaths: ctx.depPaths,
+      depPaths: localDepPaths(ctx.depPaths, local),
       argv: [t.program, ...argv],
       sources: t.sources,
       ...(gpuIndices === undefined ? {} : { gpuIndices }),
@@ -58,7 +62,7 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
     };
     await writeFile(contextPath, JSON.stringify(context));
     const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const [k, v] of Object.entries(t.env)) env[k] = resolveValue(v, ctx);
+    for (const [k, v] of Object.entries(t.env)) env[k] = localize(resolveValue(v, ctx), local);
     env.CAIRN_CONTEXT = contextPath;
     env.CAIRN_RESULT = resultPath;
     env.CAIRN_OUTPUT = ctx.outputPath;
