@@ -90,6 +90,8 @@ export class S3Store implements Store {
    * so a fence never compares the listed ETag with one a refresh in flight is about to replace.
    */
   readonly #leaseOps = new Map<string, Promise<unknown>>();
+  /** Prefixes this store has marked (`markStore`), by bucket and key prefix. */
+  readonly #marked = new Map<string, Promise<void>>();
 
   /** How workers in other threads, processes or hosts build `ctx.store` and `ctx.localInput` (no credentials in it). */
   readonly stepAccessRef: StepAccessRef;
@@ -150,11 +152,20 @@ export class S3Store implements Store {
 
   /**
    * Writes the store marker (`{prefix}/.cairn/store.json`, the local store's format) unless one
-   * is there: one `PUT If-None-Match: *`, so racing runners leave the first marker whole.
+   * is there: one `PUT If-None-Match: *` per prefix and store, so racing runners leave the first
+   * marker whole.
    */
-  async markStore(prefix: string): Promise<void> {
+  markStore(prefix: string): Promise<void> {
     const d = stepDir(prefix);
-    await this.s3.objects.createIfAbsent(d.bucket, d.dir + STORE_MARKER_FILE, markerText());
+    const id = `${d.bucket}/${d.dir}`;
+    // Once per prefix and store, like the provider check before it (a failure is tried again next run).
+    let marked = this.#marked.get(id);
+    if (marked === undefined) {
+      marked = this.s3.objects.createIfAbsent(d.bucket, d.dir + STORE_MARKER_FILE, markerText()).then(() => undefined);
+      marked.catch(() => this.#marked.delete(id));
+      this.#marked.set(id, marked);
+    }
+    return marked;
   }
 
   /** The store marker under `prefix`; null when absent or not a marker. */

@@ -157,16 +157,16 @@ export default {
     expect(after.map((r) => r.status)).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS']);
   });
 
-  it('unlock: lists a dead runner’s lease as stale and clears it with --stale; a live one is kept', { timeout: 90_000 }, async () => {
+  it('unlock: lists a dead runner’s lease as stale and clears it with --stale; a live one is kept', { timeout: 120_000 }, async () => {
     const cairnIn = cairnCli;
     const { bucket, key } = s3.locate(prefix);
     const holder = (pid: number, ageS: number) => JSON.stringify({ worker_id: `${hostname()}-${pid}`, timestamp: Date.now() / 1000 - ageS, host: hostname(), pid, processStartTime: null, runId: 'dead-run', token: `t.${pid}` });
     // A lease is judged by the lease object's age on the gateway (README "Clocks"), not by the
     // timestamp in it: the orphan is left unrefreshed past a short staleMs, the busy one is fresh.
-    const config = readFileSync(join(project, 'cairn.config.mjs'), 'utf8').replace('export default {', 'export default {\n  leases: { heartbeatMs: 1000, staleMs: 6000 },');
+    const config = readFileSync(join(project, 'cairn.config.mjs'), 'utf8').replace('export default {', 'export default {\n  leases: { heartbeatMs: 1000, staleMs: 15000 },');
     writeFileSync(join(project, 'short-leases.mjs'), config);
     await s3.objects.put(bucket, `${key}/orphan/v1-0000000000000001/.executor_status.lock`, holder(2 ** 22 + 7, 3600));
-    await new Promise((r) => setTimeout(r, 8_000));
+    await new Promise((r) => setTimeout(r, 17_000)); // past staleMs, with whole-second ages
     const busy = () => s3.objects.put(bucket, `${key}/busy/v1-0000000000000002/.executor_status.lock`, holder(process.pid, 0));
     await busy();
     const cairn = (args: readonly string[]) => cairnIn([...args, '--config', join(project, 'short-leases.mjs')]);
