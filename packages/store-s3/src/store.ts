@@ -27,7 +27,8 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
-import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, RecordWant, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
+import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, RecordWant, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState, StoreMarker } from '@cairn/runner/store';
+import { markerText, parseStoreMarker, STORE_MARKER_FILE } from '@cairn/runner/store';
 import { attemptOf, attemptPrefix, isAttemptKey, objectsOf, withObjects } from './attempts.js';
 import { parseJobRecord } from './formats.js';
 import type { StepObjects } from './listing.js';
@@ -89,6 +90,8 @@ export class S3Store implements Store {
    * so a fence never compares the listed ETag with one a refresh in flight is about to replace.
    */
   readonly #leaseOps = new Map<string, Promise<unknown>>();
+  /** Prefixes this store has marked (`markStore`), by bucket and key prefix. */
+  readonly #marked = new Map<string, Promise<void>>();
 
   /** How workers in other threads, processes or hosts build `ctx.store` and `ctx.localInput` (no credentials in it). */
   readonly stepAccessRef: StepAccessRef;
@@ -145,6 +148,31 @@ export class S3Store implements Store {
 
   async checkWritable(prefix: string): Promise<void> {
     await this.s3.check(prefix);
+  }
+
+  /**
+   * Writes the store marker (`{prefix}/.cairn/store.json`, the local store's format) unless one
+   * is there: one `PUT If-None-Match: *` per prefix and store, so racing runners leave the first
+   * marker whole.
+   */
+  markStore(prefix: string): Promise<void> {
+    const d = stepDir(prefix);
+    const id = `${d.bucket}/${d.dir}`;
+    // Once per prefix and store, like the provider check before it (a failure is tried again next run).
+    let marked = this.#marked.get(id);
+    if (marked === undefined) {
+      marked = this.s3.objects.createIfAbsent(d.bucket, d.dir + STORE_MARKER_FILE, markerText()).then(() => undefined);
+      marked.catch(() => this.#marked.delete(id));
+      this.#marked.set(id, marked);
+    }
+    return marked;
+  }
+
+  /** The store marker under `prefix`; null when absent or not a marker. */
+  async readMarker(prefix: string): Promise<StoreMarker | null> {
+    const d = stepDir(prefix);
+    const got = await this.s3.objects.get(d.bucket, d.dir + STORE_MARKER_FILE);
+    return got === null ? null : parseStoreMarker(got.body.toString('utf8'));
   }
 
   readStates(paths: readonly string[], withRecord: readonly RecordWant[] | RecordWant): Promise<StoredState[]> {

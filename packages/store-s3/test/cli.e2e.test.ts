@@ -5,12 +5,12 @@
  * `graph`, `report`, `clean` and `unlock` all read (and change) the bucket. Runs the BUILT CLI.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { S3Primitives } from '../src/index.js';
+import { S3Primitives, S3Store } from '../src/index.js';
 import { clientOptions, freshPrefix, haveRgw, useGateway } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -66,6 +66,7 @@ export default {
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       child.on('close', (code) => resolve({ code, stdout, stderr }));
     });
+  const cairnCli = cairn;
   const ok = (r: Result) => expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(0);
   const keys = async (under = '') => {
     const { bucket, key } = s3.locate(prefix);
@@ -156,23 +157,65 @@ export default {
     expect(after.map((r) => r.status)).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS']);
   });
 
-  it('unlock: lists a dead runner’s lease as stale and clears it with --stale; a live one is kept', { timeout: 60_000 }, async () => {
+  it('unlock: lists a dead runner’s lease as stale and clears it with --stale; a live one is kept', { timeout: 120_000 }, async () => {
+    const cairnIn = cairnCli;
     const { bucket, key } = s3.locate(prefix);
-    // Holders on this host in this PID namespace, so a dead pid is judged dead at once (the object's own age is fresh).
-    const pidNs = readlinkSync('/proc/self/ns/pid');
-    const holder = (pid: number, ageS: number) => JSON.stringify({ worker_id: `${hostname()}-${pid}`, timestamp: Date.now() / 1000 - ageS, host: hostname(), pid, processStartTime: null, pidNs, runId: 'dead-run', token: `t.${pid}` });
+    const holder = (pid: number, ageS: number) => JSON.stringify({ worker_id: `${hostname()}-${pid}`, timestamp: Date.now() / 1000 - ageS, host: hostname(), pid, processStartTime: null, runId: 'dead-run', token: `t.${pid}` });
+    // A lease is judged by the lease object's age on the gateway (README "Clocks"), not by the
+    // timestamp in it: the orphan is left unrefreshed past a short staleMs, the busy one is fresh.
+    const config = readFileSync(join(project, 'cairn.config.mjs'), 'utf8').replace('export default {', 'export default {\n  leases: { heartbeatMs: 1000, staleMs: 15000 },');
+    writeFileSync(join(project, 'short-leases.mjs'), config);
     await s3.objects.put(bucket, `${key}/orphan/v1-0000000000000001/.executor_status.lock`, holder(2 ** 22 + 7, 3600));
-    await s3.objects.put(bucket, `${key}/busy/v1-0000000000000002/.executor_status.lock`, holder(process.pid, 0));
+    await new Promise((r) => setTimeout(r, 17_000)); // past staleMs, with whole-second ages
+    const busy = () => s3.objects.put(bucket, `${key}/busy/v1-0000000000000002/.executor_status.lock`, holder(process.pid, 0));
+    await busy();
+    const cairn = (args: readonly string[]) => cairnIn([...args, '--config', join(project, 'short-leases.mjs')]);
     const list = await cairn(['unlock']);
     ok(list);
     expect(list.stdout).toMatch(/stale orphan\/v1-0000000000000001 held by .*:4194311 \(run dead-run\)/);
     expect(list.stdout).toMatch(/live\s+busy\/v1-0000000000000002 held by/);
+    await busy(); // refreshed, as its live holder would
     const cleared = await cairn(['unlock', '--stale']);
     ok(cleared);
     expect(cleared.stdout).toMatch(/cleared orphan\/v1-0000000000000001/);
     expect(cleared.stdout).toMatch(/1 stale lease\(s\) cleared\./);
     expect(await keys('orphan/')).toEqual([]);
     expect(await keys('busy/')).toEqual(['busy/v1-0000000000000002/.executor_status.lock']);
+  });
+
+  it('clean refuses an s3:// prefix that is not a Cairn store; the marker every run writes makes one', { timeout: 90_000 }, async () => {
+    // The runs above marked the prefix (a conditional PUT of the local store's marker format).
+    const { bucket, key } = s3.locate(prefix);
+    const marker = JSON.parse((await s3.objects.get(bucket, `${key}/.cairn/store.json`))?.body.toString() ?? 'null') as { format: string; version: number; created: number } | null;
+    expect(marker).toMatchObject({ format: 'cairn-store', version: 1 });
+    const other = s3.locate(freshPrefix(gw.get(), 'notastore'));
+    const otherUrl = `s3://${other.bucket}/${other.key}`;
+    // An empty prefix, and one whose only step-like thing is a status file (anyone may write one): nothing removed.
+    const empty = await cairn(['clean', '--yes', '--prefix', `${otherUrl}-empty`]);
+    expect(empty.code, empty.stdout + empty.stderr).toBe(2);
+    expect(empty.stderr).toMatch(/CAIRN_NOT_A_STORE/);
+    await s3.objects.put(other.bucket, `${other.key}/junk/v1/.executor_status`, 'FAILED');
+    const refused = await cairn(['clean', '--yes', '--prefix', otherUrl]);
+    expect(refused.code, refused.stdout + refused.stderr).toBe(2);
+    expect(refused.stderr).toMatch(/not a Cairn store[^]*store marker \(\.cairn\/store\.json\)[^]*junk\/v1[^]*Nothing was removed[^]*\[CAIRN_NOT_A_STORE\]/);
+    expect(await s3.objects.head(other.bucket, `${other.key}/junk/v1/.executor_status`)).not.toBeNull();
+    // Marked (as a run marks it), the same prefix is a store: clean removes the failed step.
+    const rgw = gw.get();
+    const store = new S3Store({ endpoint: rgw.endpoint, region: rgw.region, credentials: { accessKeyId: rgw.accessKeyId, secretAccessKey: rgw.secretAccessKey }, cacheDir: false });
+    try {
+      expect(await store.readMarker(otherUrl)).toBeNull();
+      await Promise.all([store.markStore(otherUrl), store.markStore(otherUrl)]);
+      const first = await store.readMarker(otherUrl);
+      expect(first).toMatchObject({ format: 'cairn-store', version: 1 });
+      await store.markStore(otherUrl); // never rewritten
+      expect(await store.readMarker(otherUrl)).toEqual(first);
+    } finally {
+      store.s3.destroy();
+    }
+    const cleaned = await cairn(['clean', '--yes', '--prefix', otherUrl]);
+    ok(cleaned);
+    expect(cleaned.stdout).toMatch(/removed junk\/v1/);
+    expect(await s3.objects.head(other.bucket, `${other.key}/junk/v1/.executor_status`)).toBeNull();
   });
 
   it('a prefix whose bucket does not exist, or no store plugin for s3://, is one clear error', { timeout: 60_000 }, async () => {

@@ -68,6 +68,7 @@ describe.skipIf(!haveRgw)('S3Store end to end: a StepRunner on s3:// against a r
     const runner = new StepRunner({ prefix, store, logger: quiet });
     await store.connect(prefix); // the once-per-prefix checks, counted apart
     await store.checkWritable(prefix);
+    await store.markStore(prefix); // the store marker: one conditional PUT per prefix, also apart
     const before = store.s3.counter.counts();
     expect((await runner.run([new StepSpec({ name: 'noop', fn: () => undefined })])).counts).toEqual({ succeeded: 1 });
     // LISTs: the lookup, the re-check under the lease, the two fences. An attempt that wrote no file

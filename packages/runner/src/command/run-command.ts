@@ -18,6 +18,7 @@ import { type Group, startGroup } from './process-group.js';
 import { readTemplate, checkSources } from './template.js';
 import { fileTail, TailRing } from './tail.js';
 import { commandArgs, commandContext, commandEnv } from './context-file.js';
+import { fetchLocalDeps, localDepPaths, localize } from './local-deps.js';
 
 /** Grace between SIGTERM and SIGKILL when the step sets none. */
 export const DEFAULT_KILL_GRACE_MS = 1000;
@@ -33,14 +34,17 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
   const t = readTemplate(step, template);
   await checkSources(step, t);
   ctx.signal.throwIfAborted();
-  const argv = commandArgs(t, ctx);
+  // Dependencies on an object store are fetched, and the program sees their local directories (local-deps.ts).
+  const local = await fetchLocalDeps(ctx);
+  ctx.signal.throwIfAborted();
+  const argv = localize(commandArgs(t, ctx), local);
   const scratch = await mkdtemp(join(tmpdir(), 'cairn-command-'));
   try {
     const resultPath = join(scratch, 'result.json');
     const contextPath = join(scratch, 'context.json');
-    const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: ctx.depPaths, gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath };
-    await writeFile(contextPath, JSON.stringify(commandContext(t, attempt)));
-    const env: NodeJS.ProcessEnv = { ...process.env, ...commandEnv(t, attempt) };
+    const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: localDepPaths(ctx.depPaths, local), gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath };
+    await writeFile(contextPath, JSON.stringify(localize(commandContext(t, attempt), local)));
+    const env: NodeJS.ProcessEnv = { ...process.env, ...localize(commandEnv(t, attempt), local) };
     const exit = await runProgram(step, t, argv, env, ctx);
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (exit.failure !== undefined) throw exit.failure;

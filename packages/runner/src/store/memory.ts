@@ -4,6 +4,7 @@
  */
 import { CairnError } from '@cairn/core';
 import { PathIndex } from '../path-index.js';
+import { DirIndex } from './dir-index.js';
 import { type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
 import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { StatusToken } from './status.js';
@@ -60,6 +61,8 @@ class Entries implements MemoryEntries {
   readonly #index = new PathIndex<MemoryEntry>();
   #lastPath: string | undefined = undefined;
   #lastEntry: MemoryEntry | undefined = undefined;
+  /** Names under each directory (`list`, dir-index.ts): made at the first listing, then fed each new entry (a run that never lists pays nothing). */
+  #dirs: DirIndex | undefined = undefined;
 
   get size(): number {
     return this.#index.size;
@@ -98,6 +101,7 @@ class Entries implements MemoryEntries {
     if (e === undefined) {
       e = newEntry(path);
       this.#index.add(e);
+      this.#dirs?.add(path);
       // Made right before the step's next operation, which will ask for it.
       this.#lastPath = path;
       this.#lastEntry = e;
@@ -107,12 +111,25 @@ class Entries implements MemoryEntries {
 
   delete(path: string): boolean {
     if (path === this.#lastPath) this.#lastPath = this.#lastEntry = undefined;
+    // The directory index only grows: a removal (tests) makes the next listing build a new one.
+    this.#dirs = undefined;
     return this.#index.delete(path);
   }
 
   clear(): void {
     this.#lastPath = this.#lastEntry = undefined;
     this.#index.clear();
+    this.#dirs = undefined;
+  }
+
+  /** The names directly under `dir` of entries and of directories holding entries (costs what it returns, plus the entries added since the last call). */
+  names(dir: string): string[] {
+    if (this.#dirs === undefined) {
+      const dirs = new DirIndex();
+      for (const e of this.#index.values()) dirs.add(e.path);
+      this.#dirs = dirs;
+    }
+    return this.#dirs.names(dir);
   }
 
   *entries(): MapIterator<[string, MemoryEntry]> {
@@ -195,16 +212,9 @@ export class MemoryStore implements Store {
     return out;
   }
 
-  /** Names of the steps stored directly under `dir` (a scan of every entry: for plans and tests, not hot paths). */
+  /** Names of the steps stored directly under `dir` (hidden names left out), from an index of the entries' directories. */
   list(dir: string): Maybe<readonly string[]> {
-    const base = dir.endsWith('/') ? dir : `${dir}/`;
-    const names = new Set<string>();
-    for (const path of this.#map.keys()) {
-      if (!path.startsWith(base)) continue;
-      const name = path.slice(base.length).split('/')[0] as string;
-      if (name !== '' && !name.startsWith('.')) names.add(name);
-    }
-    return [...names];
+    return this.#map.names(dir).filter((name) => name !== '' && !name.startsWith('.'));
   }
 
   checkWritable(): Maybe<void> {}

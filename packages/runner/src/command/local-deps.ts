@@ -1,0 +1,46 @@
+/**
+ * A command step's dependencies as local directories. On an object store a dependency's output
+ * path is a URL (`s3://…`) that no program can open: each such dependency is fetched through
+ * `ctx.localInput` (the store's download: once per host, keys that would leave the directory
+ * refused) before the program starts, and every argument, environment value, input and context
+ * entry that is exactly that URL becomes the local directory. On a filesystem store the paths are
+ * local already and nothing is fetched or changed.
+ */
+import { hasScheme, type StepContext } from '@cairn/core';
+
+/** Dependency URL → local directory; undefined when every dependency path is local already. */
+export type LocalDeps = ReadonlyMap<string, string> | undefined;
+
+/** Fetches the dependencies whose output paths are URLs (not `file://`), one after another. */
+export async function fetchLocalDeps(ctx: StepContext): Promise<LocalDeps> {
+  let local: Map<string, string> | undefined;
+  const fetch = ctx.localInput;
+  for (const [key, path] of Object.entries(ctx.depPaths)) {
+    if (fetch === undefined || !hasScheme(path) || path.startsWith('file://') || local?.has(path) === true) continue;
+    (local ??= new Map()).set(path, await fetch(key));
+  }
+  return local;
+}
+
+/** `value` with every string that is a fetched dependency's URL replaced by its local directory (arrays and plain objects copied). */
+export function localize<T>(value: T, local: LocalDeps): T {
+  if (local === undefined) return value;
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return local.get(v) ?? v;
+    if (Array.isArray(v)) return v.map(walk);
+    if (typeof v === 'object' && v !== null && (Object.getPrototypeOf(v) === Object.prototype || Object.getPrototypeOf(v) === null)) {
+      const out: Record<string, unknown> = {};
+      for (const [k, e] of Object.entries(v)) out[k] = walk(e);
+      return out;
+    }
+    return v;
+  };
+  return walk(value) as T;
+}
+
+/** `ctx.depPaths` (whatever object the executor made it) as a plain object, each fetched dependency's URL replaced by its local directory. */
+export function localDepPaths(depPaths: Readonly<Record<string, string>>, local: LocalDeps): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, path] of Object.entries(depPaths)) out[key] = local?.get(path) ?? path;
+  return out;
+}
