@@ -13,9 +13,37 @@ import { hasCode, StepSpec, type Resources } from '@cairn/core';
 import type { GridExecutor, GridExecutorOptions } from '@cairn/grid';
 import { localLayout, StepRunner, type ArtifactRecord, type JobHandle } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { GRID_STEPS, gridScale, jobFor, RecordingHost, tempRoot, workerEntry } from './grid-jobs.js';
+import { commandJobFor, GRID_PROGRAMS, GRID_STEPS, gridScale, jobFor, RecordingHost, tempRoot, workerEntry } from './grid-jobs.js';
 import type { GridTestCluster } from './grid-clusters.js';
 import { napSteps } from './grid-pipelines.mjs';
+
+/** Resolves with `path`'s JSON once it exists (rejects after `timeoutMs`). */
+async function jsonFile<T>(path: string, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+/** True while `pid` is a live process (a zombie counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once none of `pids` is alive; rejects naming the survivors after `timeoutMs`. */
+async function allGone(pids: readonly number[], timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (pids.some(alive)) {
+    if (Date.now() > deadline) throw new Error(`still running after the cancel: ${pids.filter(alive).join(', ')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 /** Makes the scheduler's executor for a cluster (the plugin's own `create…Executor`). */
 export type ExecutorFactory = (cluster: GridTestCluster, options: GridExecutorOptions) => GridExecutor;
@@ -115,6 +143,45 @@ export function describeExecutor(label: string, c: ExecutorSuiteContext, concurr
       expect(hasCode(s.error, 'CAIRN_TIMEOUT')).toBe(true);
       expect(readFileSync(join(job.attemptDir, 'exitcode'), 'utf8')).toMatch(/^\d+ USR2\n$/);
     }, c.warning.timeoutMs + 15_000);
+
+    // Command steps: the job script runs the program itself. `nodePath` names no Node: a job that started one would fail.
+    const noNode = { nodePath: '/nonexistent/node', workerEntry: '/nonexistent/worker-entry.js' };
+
+    test('a command step runs python3 straight from its job script: result, output, logs', async () => {
+      const { ex, host } = await c.started(noNode);
+      const job = commandJobFor(c.root(), 'ok', { resources: c.requested });
+      const h = await ex.submit(job);
+      const s = await host.final(h.jobId);
+      expect(s).toMatchObject({ state: 'succeeded', exitCode: 0, result: { answer: 42, attempt: 1, out: true } });
+      expect(readFileSync(join(job.outputPath, 'done.txt'), 'utf8')).toBe(`python ran ${job.spec.name}\n`);
+      const stdout = readFileSync(job.logPaths.stdout, 'utf8');
+      // It ran in the project directory (declared sources and relative paths as on the runner's host).
+      expect(stdout).toContain(`py step ran in ${GRID_PROGRAMS.replace(/\/$/, '')}`);
+      expect(stdout).toContain('INFO metadata {"mode":"ok"}');
+      expect(readFileSync(join(job.attemptDir, 'job.sh'), 'utf8')).not.toContain(noNode.nodePath);
+    });
+
+    test("a failing program fails the step with its exit code and stderr's last lines", async () => {
+      const { ex, host } = await c.started(noNode);
+      const s = await host.final((await ex.submit(commandJobFor(c.root(), 'fail'))).jobId);
+      expect(s).toMatchObject({ state: 'failed', exitCode: 3, reason: 'exit code 3' });
+      expect(hasCode(s.error, 'CAIRN_COMMAND_FAILED')).toBe(true);
+      const message = String((s.error as Error).message);
+      expect(message).toContain('python3 exited with code 3');
+      expect(message).toContain('noise 29\ndisk on fire');
+      expect(message).not.toContain('noise 10\n'); // the last 20 lines only
+    });
+
+    test('cancel() of a command step kills the program and what it started', async () => {
+      const { ex, host } = await c.started(noNode);
+      const job = commandJobFor(c.root(), 'sleepy');
+      const h = await ex.submit(job);
+      const pids = await jsonFile<number[]>(join(job.outputPath, 'pids'));
+      expect(pids.every(alive)).toBe(true);
+      await ex.cancel([h]);
+      expect(await host.final(h.jobId)).toMatchObject({ state: 'cancelled' });
+      await allGone(pids);
+    });
 
     test('a new executor instance adopts a running job instead of resubmitting', async () => {
       const first = await c.started();
@@ -217,6 +284,37 @@ export function describePacking(label: string, start: () => Promise<GridTestClus
       expect(s).toMatchObject({ state: 'failed', reason: 'TIMEOUT' });
       expect(hasCode(s.error, 'CAIRN_TIMEOUT')).toBe(true);
       expect(await host.final(b!.jobId)).toMatchObject({ state: 'succeeded' });
+    });
+
+    test('packed command steps run one after another in one task, each with its own result, exit code and stderr tail', async () => {
+      const { ex, host } = await h.started({ pack: { stepsPerTask: 3, maxWaitMs: 200 } });
+      const jobs = (['ok', 'fail', 'ok'] as const).map((m) => commandJobFor(root(), m));
+      const handles = await Promise.all(jobs.map((j) => ex.submit(j)));
+      expect(ex.counters.submissions).toBe(1);
+      expect(new Set(handles.map((x) => x.info[ex.scheduler.idKey])).size).toBe(1);
+      const s = await Promise.all(handles.map((x) => host.final(x.jobId)));
+      for (const i of [0, 2]) {
+        expect(s[i]).toMatchObject({ state: 'succeeded', result: { answer: 42, attempt: 1, out: true } });
+        expect(readFileSync(join(jobs[i]!.outputPath, 'done.txt'), 'utf8')).toBe(`python ran ${jobs[i]!.spec.name}\n`);
+        expect(readFileSync(jobs[i]!.logPaths.stdout, 'utf8')).toContain('py step ran in');
+      }
+      expect(s[1]).toMatchObject({ state: 'failed', reason: 'CAIRN_COMMAND_FAILED' });
+      const message = String((s[1]!.error as Error).message);
+      expect(message).toContain('python3 exited with code 3');
+      expect(message).toContain('noise 29\ndisk on fire');
+      expect(readFileSync(jobs[1]!.logPaths.stderr, 'utf8')).toContain('disk on fire');
+      expect(readFileSync(jobs[0]!.logPaths.stderr, 'utf8')).not.toContain('disk on fire');
+    });
+
+    test('cancel() of a packed command step kills its program and what it started; the task goes on', async () => {
+      const { ex, host } = await h.started({ pack: { stepsPerTask: 2, maxWaitMs: 100 } });
+      const jobs = (['sleepy', 'ok'] as const).map((m) => commandJobFor(root(), m));
+      const [a, b] = await Promise.all(jobs.map((j) => ex.submit(j)));
+      const pids = await jsonFile<number[]>(join(jobs[0]!.outputPath, 'pids'));
+      await ex.cancel([a!]);
+      expect(await host.final(a!.jobId)).toMatchObject({ state: 'cancelled' });
+      await allGone(pids);
+      expect(await host.final(b!.jobId)).toMatchObject({ state: 'succeeded', result: { answer: 42 } });
     });
 
     const n = gridScale().packedSteps;

@@ -23,6 +23,14 @@ export interface JobFiles {
   readonly begin: string;
   /** `"<code> <signal|->"` (plus ` unstarted` for a packed step its task never started), written atomically when the step ends. */
   readonly exit: string;
+  /** A command step's context file (`$CAIRN_CONTEXT`, JSON), written at submission. */
+  readonly context: string;
+  /** Where a command step's program may write its result (`$CAIRN_RESULT`, JSON). */
+  readonly commandResult: string;
+  /** `"<CAIRN_* code><TAB><message>"`: why a command job's wrapper did not start the program. */
+  readonly commandError: string;
+  /** A command step's declared sources as submitted, under their relative paths (the wrapper compares the project's copies with them). */
+  readonly sources: string;
 }
 
 /** The files of an attempt directory. */
@@ -34,6 +42,10 @@ export function jobFiles(dir: string): JobFiles {
     result: join(dir, 'result.msgpack'),
     begin: join(dir, 'begin'),
     exit: join(dir, 'exitcode'),
+    context: join(dir, 'context.json'),
+    commandResult: join(dir, 'command-result.json'),
+    commandError: join(dir, 'command-error'),
+    sources: join(dir, 'sources'),
   };
 }
 

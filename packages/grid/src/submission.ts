@@ -15,7 +15,8 @@ import { packWorkerPath } from './paths.js';
 import { workerEntryPath, type JobHandle, type JobRequest } from './runner-api.js';
 import type { GridScheduler, SubmitRequest } from './scheduler.js';
 import type { GridJobRecord, PackPlace } from './tracked.js';
-import { packWrapperScript, wrapperScript } from './wrapper.js';
+import { commandWrapperScript, packWrapperScript, wrapperScript } from './wrapper.js';
+import { isCommandTask, prepareCommand } from './command-job.js';
 
 /** Calls the core made to the scheduler (for tests, benchmarks and diagnostics). */
 export interface GridCounters {
@@ -67,7 +68,7 @@ async function send(ctx: SubmitContext, request: SubmitRequest, steps: readonly 
   }
 }
 
-function record(ctx: SubmitContext, job: JobRequest, id: string, pack?: PackPlace): JobHandle {
+function record(ctx: SubmitContext, job: JobRequest, id: string, pack?: PackPlace, command?: GridJobRecord['command']): JobHandle {
   const info: GridJobRecord & Record<string, unknown> = {
     [ctx.scheduler.idKey]: id,
     scheduler: ctx.scheduler.name,
@@ -77,30 +78,40 @@ function record(ctx: SubmitContext, job: JobRequest, id: string, pack?: PackPlac
     stderr: job.logPaths.stderr,
     step: job.spec.name,
     ...(pack ? { pack } : {}),
+    ...(command ? { command } : {}),
   };
   return { jobId: job.jobKey, executor: ctx.name, info };
 }
 
-/** Submits one step as its own job. */
+/** Submits one step as its own job: the runner's worker, or for a command step the program itself (no Node on the node). */
 export async function submitSingle(ctx: SubmitContext, job: JobRequest): Promise<JobHandle> {
   const files = jobFiles(job.attemptDir);
   const resources = job.resources ?? {};
   const { warnSeconds, watchdogSeconds } = limits(ctx, resources.timeLimit);
-  const script = wrapperScript({
-    title: `Cairn step "${job.spec.name}" (${job.jobKey})`,
-    files,
-    logs: job.logPaths,
-    nodePath: ctx.options.nodePath ?? process.execPath,
-    workerEntry: ctx.options.workerEntry ?? workerEntryPath(),
-    watchdogSeconds,
-  });
   const access = ctx.options.jobAccess;
   await prepareAttempt(job, files, access);
+  const title = `Cairn step "${job.spec.name}" (${job.jobKey})`;
+  let script: string;
+  let command: GridJobRecord['command'];
+  if (isCommandTask(job.task)) {
+    const plan = await prepareCommand(job.task, files, access);
+    script = commandWrapperScript({ title, step: job.spec.name, files, logs: job.logPaths, plan, outputPath: job.task.outputPath, watchdogSeconds });
+    command = { program: plan.program };
+  } else {
+    script = wrapperScript({
+      title,
+      files,
+      logs: job.logPaths,
+      nodePath: ctx.options.nodePath ?? process.execPath,
+      workerEntry: ctx.options.workerEntry ?? workerEntryPath(),
+      watchdogSeconds,
+    });
+  }
   await writeJobFile(files.script, script, 'script', access);
   const name = jobName(ctx.options.jobNamePrefix ?? 'cairn', job.task.nameWithHash);
   const request = { name, scriptPath: files.script, script, workdir: ctx.options.workdir ?? process.cwd(), outputDir: files.dir, resources, warnSeconds };
   ctx.counters.steps++;
-  return record(ctx, job, await send(ctx, request, [job.spec.name]));
+  return record(ctx, job, await send(ctx, request, [job.spec.name]), undefined, command);
 }
 
 /** A manifest field must not break the tab-separated line format. */

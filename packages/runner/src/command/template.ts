@@ -36,7 +36,7 @@ export function readTemplate(step: string, template: unknown): CommandTemplate {
 }
 
 /** The string an argument or environment value stands for in this attempt. */
-export function resolveValue(v: CommandValue, ctx: StepContext): string {
+export function resolveValue(v: CommandValue, ctx: Pick<StepContext, 'attempt'>): string {
   return typeof v === 'string' ? v : String(ctx.attempt);
 }
 

@@ -7,6 +7,8 @@ export { decodeResult, encodeResult, failure, rebuildError } from '../worker/res
 export { lineLogger } from '../worker/run-task.js';
 export { tailLogs } from '../executors/common.js';
 export { workerEntryPath } from '../worker/paths.js';
+// Command steps run by a remote executor without a Node worker: the template check and its context values, written once.
+export { readTemplate, resolveValue } from '../command/template.js';
 
 export type {
   CancelSupport,
