@@ -40,7 +40,10 @@ function alive(pid: number): boolean {
 async function allGone(pids: readonly number[], timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (pids.some(alive)) {
-    if (Date.now() > deadline) throw new Error(`still running after the cancel: ${pids.filter(alive).join(', ')}`);
+    if (Date.now() > deadline) {
+      const left = pids.filter(alive).map((p) => `${p} (${readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim()})`);
+      throw new Error(`still running after the cancel (pids ${pids.join(', ')}): ${left.join(', ')}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
@@ -286,8 +289,11 @@ export function describePacking(label: string, start: () => Promise<GridTestClus
       expect(await host.final(b!.jobId)).toMatchObject({ state: 'succeeded' });
     });
 
+    // A packed task of command steps is a shell loop: these name no Node and no pack worker, so a task that started one would fail.
+    const noNode = { nodePath: '/nonexistent/node', packWorker: '/nonexistent/pack-worker.js' };
+
     test('packed command steps run one after another in one task, each with its own result, exit code and stderr tail', async () => {
-      const { ex, host } = await h.started({ pack: { stepsPerTask: 3, maxWaitMs: 200 } });
+      const { ex, host } = await h.started({ ...noNode, pack: { stepsPerTask: 3, maxWaitMs: 200 } });
       const jobs = (['ok', 'fail', 'ok'] as const).map((m) => commandJobFor(root(), m));
       const handles = await Promise.all(jobs.map((j) => ex.submit(j)));
       expect(ex.counters.submissions).toBe(1);
@@ -298,7 +304,8 @@ export function describePacking(label: string, start: () => Promise<GridTestClus
         expect(readFileSync(join(jobs[i]!.outputPath, 'done.txt'), 'utf8')).toBe(`python ran ${jobs[i]!.spec.name}\n`);
         expect(readFileSync(jobs[i]!.logPaths.stdout, 'utf8')).toContain('py step ran in');
       }
-      expect(s[1]).toMatchObject({ state: 'failed', reason: 'CAIRN_COMMAND_FAILED' });
+      expect(s[1]).toMatchObject({ state: 'failed', exitCode: 3, reason: 'exit code 3' });
+      expect(hasCode(s[1]!.error, 'CAIRN_COMMAND_FAILED')).toBe(true);
       const message = String((s[1]!.error as Error).message);
       expect(message).toContain('python3 exited with code 3');
       expect(message).toContain('noise 29\ndisk on fire');
@@ -307,12 +314,41 @@ export function describePacking(label: string, start: () => Promise<GridTestClus
     });
 
     test('cancel() of a packed command step kills its program and what it started; the task goes on', async () => {
-      const { ex, host } = await h.started({ pack: { stepsPerTask: 2, maxWaitMs: 100 } });
+      const { ex, host } = await h.started({ ...noNode, pack: { stepsPerTask: 2, maxWaitMs: 100 } });
       const jobs = (['sleepy', 'ok'] as const).map((m) => commandJobFor(root(), m));
       const [a, b] = await Promise.all(jobs.map((j) => ex.submit(j)));
       const pids = await jsonFile<number[]>(join(jobs[0]!.outputPath, 'pids'));
       await ex.cancel([a!]);
       expect(await host.final(a!.jobId)).toMatchObject({ state: 'cancelled' });
+      await allGone(pids);
+      expect(await host.final(b!.jobId)).toMatchObject({ state: 'succeeded', result: { answer: 42 } });
+    });
+
+    test('cancelling every step of a packed task, or the task from outside, kills the programs it runs', async () => {
+      const { ex, host } = await h.started({ ...noNode, pack: { stepsPerTask: 2, maxWaitMs: 100 } });
+      const jobs = (['sleepy', 'sleepy'] as const).map((m) => commandJobFor(root(), m));
+      const [a, b] = await Promise.all(jobs.map((j) => ex.submit(j)));
+      const first = await jsonFile<number[]>(join(jobs[0]!.outputPath, 'pids'));
+      await ex.cancel([a!, b!]);
+      for (const x of [a!, b!]) expect(await host.final(x.jobId)).toMatchObject({ state: 'cancelled' });
+      await allGone(first);
+      // From outside: the scheduler's own cancel of the task (scancel, qdel).
+      const outside = (['sleepy', 'ok'] as const).map((m) => commandJobFor(root(), m));
+      const [c2] = await Promise.all(outside.map((j) => ex.submit(j)));
+      const pids = await jsonFile<number[]>(join(outside[0]!.outputPath, 'pids'));
+      await h.cluster().externalCancel(String(c2!.info[ex.scheduler.idKey]));
+      expect(await host.final(c2!.jobId)).toMatchObject({ state: 'failed', reason: 'CANCELLED' });
+      await allGone(pids);
+    });
+
+    test("a packed command step's own time limit stops its program as TIMEOUT; the next step runs", async () => {
+      const { ex, host } = await h.started({ ...noNode, pack: { stepsPerTask: 2, maxWaitMs: 100 } });
+      const jobs = (['sleepy', 'ok'] as const).map((m) => commandJobFor(root(), m, { resources: { timeLimit: 3 } }));
+      const [a, b] = await Promise.all(jobs.map((j) => ex.submit(j)));
+      const pids = await jsonFile<number[]>(join(jobs[0]!.outputPath, 'pids'));
+      const s = await host.final(a!.jobId);
+      expect(s).toMatchObject({ state: 'failed', reason: 'TIMEOUT' });
+      expect(hasCode(s.error, 'CAIRN_TIMEOUT')).toBe(true);
       await allGone(pids);
       expect(await host.final(b!.jobId)).toMatchObject({ state: 'succeeded', result: { answer: 42 } });
     });

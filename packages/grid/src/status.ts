@@ -52,7 +52,7 @@ export async function statusOf(job: Tracked, v: Verdict, ctx: StatusContext): Pr
       return { state: 'failed', ...base, error: await failure(job, label, code, v.exitCode === undefined ? what : `${what}, exit code ${v.exitCode}`) };
     }
     case 'result': {
-      if (job.command !== undefined && job.pack === undefined) return commandStatus(job, job.command.program, v.code, `${label}`);
+      if (job.command !== undefined) return commandStatus(job, job.command.program, v.code, label);
       const bytes = await readFile(job.files.result).catch(() => undefined);
       if (bytes === undefined) {
         if (v.code === 0 && !ctx.graceExpired) return undefined; // the result may lag the exit file on a shared FS

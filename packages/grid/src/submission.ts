@@ -15,7 +15,7 @@ import { packWorkerPath } from './paths.js';
 import { workerEntryPath, type JobHandle, type JobRequest } from './runner-api.js';
 import type { GridScheduler, SubmitRequest } from './scheduler.js';
 import type { GridJobRecord, PackPlace } from './tracked.js';
-import { commandWrapperScript, packWrapperScript, wrapperScript } from './wrapper.js';
+import { commandPackWrapperScript, commandStepScript, commandWrapperScript, graceSeconds, packWrapperScript, wrapperScript } from './wrapper.js';
 import { isCommandTask, prepareCommand } from './command-job.js';
 
 /** Calls the core made to the scheduler (for tests, benchmarks and diagnostics). */
@@ -141,21 +141,36 @@ export async function submitArray(ctx: SubmitContext, jobs: readonly JobRequest[
   await createJobDir(dir, undefined, access);
   const taskLimit = tasks.reduce<number | undefined>((max, t) => (t.timeLimit === undefined ? max : Math.max(max ?? 0, t.timeLimit)), undefined);
   const { warnSeconds, watchdogSeconds } = limits(ctx, taskLimit);
-  const script = packWrapperScript({
-    title: `Cairn pack of ${tasks.reduce((n, t) => n + t.steps.length, 0)} steps in ${tasks.length} task(s)`,
-    files,
-    taskVar: ctx.scheduler.arrayTaskVar,
-    nodePath: ctx.options.nodePath ?? process.execPath,
-    packWorker: ctx.options.packWorker ?? packWorkerPath(),
-    watchdogSeconds,
-  });
+  // Command steps are packed only with command steps (executor.ts): their task is a shell loop, no Node.
+  const commands = isCommandTask((jobs[tasks[0]?.steps[0] ?? 0] as JobRequest).task);
+  const title = `Cairn pack of ${tasks.reduce((n, t) => n + t.steps.length, 0)} steps in ${tasks.length} task(s)`;
+  const script = commands
+    ? commandPackWrapperScript({ title, files, taskVar: ctx.scheduler.arrayTaskVar, watchdogSeconds })
+    : packWrapperScript({
+        title,
+        files,
+        taskVar: ctx.scheduler.arrayTaskVar,
+        nodePath: ctx.options.nodePath ?? process.execPath,
+        packWorker: ctx.options.packWorker ?? packWorkerPath(),
+        watchdogSeconds,
+      });
+  const programs = new Map<number, string>();
   for (const [t, task] of tasks.entries()) {
     const lines: string[] = [];
     for (const i of task.steps) {
       const job = jobs[i] as JobRequest;
-      await prepareAttempt(job, jobFiles(job.attemptDir), access);
+      const stepFiles = jobFiles(job.attemptDir);
+      await prepareAttempt(job, stepFiles, access);
       const limit = job.resources?.timeLimit;
-      lines.push([field(job.attemptDir, job), field(job.logPaths.stdout, job), field(job.logPaths.stderr, job), limit === undefined ? '-' : String(limit)].join('\t'));
+      const fields = [field(job.attemptDir, job), field(job.logPaths.stdout, job), field(job.logPaths.stderr, job), limit === undefined ? '-' : String(limit)];
+      if (commands) {
+        const plan = await prepareCommand(job.task, stepFiles, access);
+        const stepScript = commandStepScript({ title: `Cairn step "${job.spec.name}" (${job.jobKey})`, step: job.spec.name, files: stepFiles, plan, outputPath: job.task.outputPath });
+        await writeJobFile(stepFiles.script, stepScript, 'script', access);
+        fields.push(String(graceSeconds(plan.killGraceMs)));
+        programs.set(i, plan.program);
+      }
+      lines.push(fields.join('\t'));
     }
     await writeJobFile(files.manifest(t + 1), `${lines.join('\n')}\n`, 'data', access);
   }
@@ -176,7 +191,8 @@ export async function submitArray(ctx: SubmitContext, jobs: readonly JobRequest[
   for (const [t, task] of tasks.entries()) {
     const id = tasks.length > 1 ? ctx.scheduler.taskId(base, t + 1) : base;
     for (const [index, i] of task.steps.entries()) {
-      handles.set(i, record(ctx, jobs[i] as JobRequest, id, { dir, task: t + 1, index, size: task.steps.length }));
+      const program = programs.get(i);
+      handles.set(i, record(ctx, jobs[i] as JobRequest, id, { dir, task: t + 1, index, size: task.steps.length }, program === undefined ? undefined : { program }));
     }
   }
   return handles;
