@@ -13,7 +13,7 @@ import { join } from 'node:path';
 export interface JobFiles {
   /** The attempt directory. */
   readonly dir: string;
-  /** The wrapper script of a job that runs this step alone. */
+  /** The wrapper script of a job that runs this step alone, or a packed command step's own script. */
   readonly script: string;
   /** The encoded task. */
   readonly task: string;
@@ -55,7 +55,7 @@ export interface PackFiles {
   readonly dir: string;
   /** The wrapper script every task runs. */
   readonly script: string;
-  /** Steps of task `k`: one line per step, `dir<TAB>stdout<TAB>stderr<TAB>timeLimitSeconds<TAB>warnSeconds`. */
+  /** Steps of task `k`: one line per step, `dir<TAB>stdout<TAB>stderr<TAB>timeLimitSeconds|-` (command packs add `<TAB>killGraceSeconds`). */
   manifest(k: number): string;
   /** Indices (0-based, one per line) of task `k`'s steps that are finished: their exit-code files are written. */
   done(k: number): string;
