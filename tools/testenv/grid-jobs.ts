@@ -47,7 +47,7 @@ export const GRID_PROGRAMS = fileURLToPath(new URL('./grid-programs/', import.me
 export const PYTHON_HELPER = fileURLToPath(new URL('../../python', import.meta.url));
 
 /** Modes of `grid-programs/step.py`. */
-export type ProgramMode = 'ok' | 'fail' | 'sleepy' | 'ticker';
+export type ProgramMode = 'ok' | 'fail' | 'sleepy' | 'nap' | 'ticker';
 
 /** A command step running `python3 step.py <mode> <OUT>` (a declared source) in grid-programs/. */
 export function commandStepFor(mode: ProgramMode, options: { readonly resources?: Resources; readonly tag?: string; readonly executor?: string } = {}): StepSpec {

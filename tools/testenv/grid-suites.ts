@@ -186,6 +186,18 @@ export function describeExecutor(label: string, c: ExecutorSuiteContext, concurr
       await allGone(pids);
     });
 
+    test("a new executor instance adopts a running command job and reads the program's result", async () => {
+      const first = await c.started(noNode);
+      const h = await first.ex.submit(commandJobFor(c.root(), 'nap'));
+      await first.host.running(h.jobId);
+      await first.ex.stop(); // the runner "restarts"
+      const recorded = JSON.parse(JSON.stringify(h)) as typeof h; // as persisted in the step's record
+      const second = await c.started(noNode);
+      expect(await second.ex.adopt!(recorded)).toEqual(recorded);
+      expect(await second.host.final(h.jobId)).toMatchObject({ state: 'succeeded', result: 'napped' });
+      expect(second.ex.counters.submissions).toBe(0);
+    });
+
     test('a new executor instance adopts a running job instead of resubmitting', async () => {
       const first = await c.started();
       const job = jobFor(c.root(), 'nap');

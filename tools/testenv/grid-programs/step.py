@@ -5,6 +5,7 @@
 ok: writes <out>/done.txt, prints to stdout and reports a result through cairn_step.
 fail: prints 30 numbered lines and "disk on fire" to stderr, exits 3.
 sleepy: starts `sleep 300` (a grandchild of the job), writes both pids to <out>/pids, sleeps.
+nap: sleeps 2 s, then reports "napped".
 ticker: prints `tick <i> <ms> <job id>` every 200 ms, 40 times (the live-logs case), then reports 40.
 """
 import json
@@ -37,6 +38,9 @@ elif mode == "sleepy":
     os.replace(os.path.join(out, "pids.tmp"), os.path.join(out, "pids"))
     print("sleeping", flush=True)
     time.sleep(300)
+elif mode == "nap":
+    time.sleep(2)
+    report("napped")
 elif mode == "ticker":
     job = os.environ.get("SLURM_ARRAY_JOB_ID") or os.environ.get("SLURM_JOB_ID") or os.environ.get("JOB_ID")
     for i in range(1, 41):
