@@ -64,7 +64,8 @@ export interface NativeBinding {
    * Nodes are numbered dependencies first (each dependency index below its dependent's);
    * node `i`'s version is entry `versionOf[i]` of the `versions` table, its config fingerprint
    * `fingerprints[16i, 16i + 16)`; `extras[i]` is canonical text placed after the `deps`
-   * member of its `hashAttrs` (usually empty).
+   * member of its `hashAttrs` (usually empty). `known` (`16 * n` bytes) gives some hashes in
+   * advance, as `fingerprintAll`'s does: those nodes are copied, not computed.
    */
   loweredIdentities(
     offsets: Uint32Array,
@@ -77,6 +78,7 @@ export interface NativeBinding {
     fingerprints: Uint8Array,
     extraOffsets: Uint32Array,
     extras: Uint8Array,
+    known?: Uint8Array,
   ): Uint8Array;
   /**
    * Reads the file `name + suffix` for every name in `names` (separated by NUL bytes; `''` names

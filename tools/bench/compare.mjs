@@ -32,6 +32,9 @@ const JOBS = {
   'cold-100k': ['runner', 'cold-disk', { shape: 'layered', n: 100 * K, runs: 1 }],
   'warm-100k': ['runner', 'warm-disk', { shape: 'layered', n: 100 * K, runs: 3 }],
   'warm-100k-sinks': ['runner', 'warm-disk', { shape: 'layered', n: 100 * K, targets: 'sinks', runs: 3 }],
+  // Issue 32: handles of one layered graph pulled from a generator, and the same as an array.
+  'stream-4k-generator': ['runner', 'stream', { shape: 'layered', n: 4 * K, from: 'generator', runs: 3 }],
+  'stream-4k-array': ['runner', 'stream', { shape: 'layered', n: 4 * K, from: 'array', runs: 3 }],
 };
 
 function parseArgs(argv) {

@@ -5,8 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { CairnError } from '@cairn/core';
-import { RUNNER_DEFAULTS, type StoreFactory } from '@cairn/runner';
+import { CairnError, resolvePrefix } from '@cairn/core';
+import { checkStepRunnerOptions, leaseTiming, RUNNER_DEFAULTS, type LeaseOptions, type LeaseTiming, type StoreFactory } from '@cairn/runner';
 import { cliError } from './errors.js';
 import { importUserModule } from './load-module.js';
 
@@ -62,6 +62,8 @@ export interface CairnConfig {
   readonly onDrift?: 'error' | 'warn';
   /** The version rule: `'free'` (any version) or `'calendar'` (Marin's `YYYY.MM.DD[.N]`, `dev`, `…-dev`; others refused). @default 'free' */
   readonly versions?: 'free' | 'calendar';
+  /** Lease timing (`{ heartbeatMs, staleMs, pollMs, unreadableGraceMs }`), as the runner's `leases` option; `status`, `clean` and `unlock` judge leases by the same `staleMs`. @default { heartbeatMs: 30000, staleMs: 90000 } */
+  readonly leases?: LeaseOptions;
 }
 
 /** Types a config file: `export default defineConfig({ prefix: './store' })`. */
@@ -106,6 +108,10 @@ export interface EffectiveConfig {
   readonly onDrift: 'error' | 'warn';
   /** The version rule. */
   readonly versions: 'free' | 'calendar';
+  /** Lease timing given in the config file (the runner's `leases` option), as given. */
+  readonly leases: LeaseOptions | undefined;
+  /** Lease timing with the runner's defaults filled in: a lease not refreshed for `staleMs` is stale. */
+  readonly leaseTiming: LeaseTiming;
   /** Source of each scalar setting. */
   readonly sources: Readonly<Record<'prefix' | 'maxConcurrent' | 'executor' | 'forceRunFailed', ConfigSource>>;
 }
@@ -143,8 +149,9 @@ export function findConfigFile(cwd: string): string | undefined {
 
 /** Parses a positive integer flag or variable; `what` names it in the error. */
 export function parsePositiveInt(value: string, what: string, code: 'CAIRN_USAGE' | 'CAIRN_CONFIG' = 'CAIRN_USAGE'): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw cliError(code, `${what} must be a positive integer, got "${value}".`, 'Pass a whole number such as 4.');
+  // Decimal digits only: Number() also reads "0x10", "1e3", " 4 " and "0b11".
+  const n = /^[0-9]+$/.test(value) ? Number(value) : Number.NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw cliError(code, `${what} must be a positive integer, got "${value}".`, 'Pass a whole number such as 4.');
   return n;
 }
 
@@ -160,15 +167,28 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
   };
   if (typeof value !== 'object' || value === null) bad('the default export must be an object (export default defineConfig({ … }))');
   const c = value as Record<string, unknown>;
-  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift', 'versions']);
+  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift', 'versions', 'leases']);
   for (const k of Object.keys(c)) if (!known.has(k)) bad(`unknown setting "${k}" (known: ${[...known].join(', ')})`);
-  if (c.prefix !== undefined && (typeof c.prefix !== 'string' || c.prefix === '')) bad('prefix must be a non-empty string');
+  // An empty or blank prefix is refused by resolvePrefix (CAIRN_INVALID_PATH), as from a flag or CAIRN_PREFIX.
+  if (c.prefix !== undefined && typeof c.prefix !== 'string') bad(`prefix must be a string, got ${c.prefix === null ? 'null' : typeof c.prefix}`);
   if (c.maxConcurrent !== undefined && !(Number.isInteger(c.maxConcurrent) && (c.maxConcurrent as number) >= 1)) bad('maxConcurrent must be a positive integer');
   if (c.forceRunFailed !== undefined && typeof c.forceRunFailed !== 'boolean') bad('forceRunFailed must be a boolean');
   if (c.layout !== undefined && c.layout !== 'content' && c.layout !== 'versioned') bad(`layout must be "content" or "versioned", got ${JSON.stringify(c.layout)}`);
   if (c.onDrift !== undefined && c.onDrift !== 'error' && c.onDrift !== 'warn') bad(`onDrift must be "error" or "warn", got ${JSON.stringify(c.onDrift)}`);
   if (c.versions !== undefined && c.versions !== 'free' && c.versions !== 'calendar') bad(`versions must be "free" or "calendar", got ${JSON.stringify(c.versions)}`);
-  if (c.executors !== undefined && (typeof c.executors !== 'object' || c.executors === null)) bad('executors must be an object keyed by executor name');
+  if (c.executors !== undefined) {
+    if (typeof c.executors !== 'object' || c.executors === null || Array.isArray(c.executors)) bad('executors must be an object keyed by executor name, e.g. { threads: { options: { maxThreads: 8 } } }');
+    for (const [name, e] of Object.entries(c.executors as object)) {
+      if (typeof e !== 'object' || e === null || Array.isArray(e)) bad(`executors.${name} must be an object such as { use: 'process', options: { … } } (or {} for a built-in's defaults), got ${e === null ? 'null' : Array.isArray(e) ? 'an array' : typeof e}`);
+      for (const k of Object.keys(e as object)) if (k !== 'use' && k !== 'options') bad(`executors.${name} has an unknown key "${k}" (known: use, options)`);
+      const use = (e as ExecutorConfig).use;
+      if (use !== undefined && typeof use !== 'string' && typeof use !== 'function' && (typeof use !== 'object' || use === null || typeof (use as { create?: unknown }).create !== 'function')) {
+        bad(`executors.${name}.use must be a built-in's name ('inline', 'threads', 'process'), an executor factory ({ name, create }) or a create function`);
+      }
+      const opts = (e as ExecutorConfig).options;
+      if (opts !== undefined && (typeof opts !== 'object' || opts === null || Array.isArray(opts))) bad(`executors.${name}.options must be an object`);
+    }
+  }
   if (c.stores !== undefined) {
     if (typeof c.stores !== 'object' || c.stores === null || Array.isArray(c.stores)) bad('stores must be an object keyed by store name, e.g. { s3: { use: s3StoreFactory, options: { endpoint } } }');
     for (const [name, e] of Object.entries(c.stores as object)) {
@@ -183,12 +203,15 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
     for (const [k, v] of Object.entries(c.pools as object)) if (!(typeof v === 'number' && v >= 0)) bad(`pools.${k} must be a non-negative number`);
   }
   if (c.defaults !== undefined && (typeof c.defaults !== 'object' || c.defaults === null)) bad('defaults must be an object');
+  // The runner's own check of its `leases` option (the same rules, the same messages).
+  if (c.leases !== undefined) {
+    try {
+      checkStepRunnerOptions({ leases: c.leases });
+    } catch (err) {
+      bad((err as Error).message.replace(/^new StepRunner\(\): /, ''));
+    }
+  }
   return c as CairnConfig;
-}
-
-/** Resolves a prefix: URLs and absolute paths as-is, relative paths against `base`. */
-function resolvePrefix(prefix: string, base: string): string {
-  return /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(prefix) ? prefix : resolve(base, prefix);
 }
 
 /**
@@ -208,9 +231,10 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
 
   let prefix: string | undefined;
   let prefixSource: ConfigSource = 'default';
-  if (flags.prefix !== undefined) [prefix, prefixSource] = [resolvePrefix(flags.prefix, cwd), 'flag'];
-  else if (env.CAIRN_PREFIX) [prefix, prefixSource] = [resolvePrefix(env.CAIRN_PREFIX, cwd), 'env'];
-  else if (fromFile.prefix !== undefined) [prefix, prefixSource] = [resolvePrefix(fromFile.prefix, fileDir), 'file'];
+  // Core's resolver, the runner's own: an empty CAIRN_PREFIX is refused, as the runner refuses it.
+  if (flags.prefix !== undefined) [prefix, prefixSource] = [resolvePrefix(flags.prefix, '--prefix', cwd), 'flag'];
+  else if (env.CAIRN_PREFIX !== undefined) [prefix, prefixSource] = [resolvePrefix(env.CAIRN_PREFIX, 'CAIRN_PREFIX', cwd), 'env'];
+  else if (fromFile.prefix !== undefined) [prefix, prefixSource] = [resolvePrefix(fromFile.prefix, `${file}: prefix`, fileDir), 'file'];
 
   let maxConcurrent: number = RUNNER_DEFAULTS.maxConcurrent;
   let mcSource: ConfigSource = 'default';
@@ -243,6 +267,8 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
     layout: fromFile.layout ?? RUNNER_DEFAULTS.layout,
     onDrift: fromFile.onDrift ?? RUNNER_DEFAULTS.onDrift,
     versions: fromFile.versions ?? RUNNER_DEFAULTS.versions,
+    leases: fromFile.leases,
+    leaseTiming: leaseTiming(fromFile.leases),
     sources: { prefix: prefixSource, maxConcurrent: mcSource, executor: exSource, forceRunFailed: frSource },
   };
 }

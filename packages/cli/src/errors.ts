@@ -12,7 +12,7 @@ export const ExitCode = {
   failed: 1,
   /** Bad usage, bad configuration or a pipeline that cannot be loaded or lowered. */
   usage: 2,
-  /** Interrupted (Ctrl-C) after running steps were cancelled. */
+  /** Interrupted (Ctrl-C or SIGTERM) after running steps were cancelled. */
   interrupted: 130,
 } as const;
 
@@ -27,6 +27,10 @@ const USAGE_CODES: ReadonlySet<CairnErrorCode> = new Set<CairnErrorCode>([
   'CAIRN_NO_SUCH_STEP',
   'CAIRN_AMBIGUOUS_STEP',
   'CAIRN_NO_STORE',
+  'CAIRN_NOT_A_STORE',
+  'CAIRN_INVALID_PATH',
+  'CAIRN_UNKNOWN_OPTION',
+  'CAIRN_TOO_DEEP',
   'CAIRN_NO_LOGS',
   'CAIRN_INVALID_NAME',
   'CAIRN_INVALID_SPEC',

@@ -60,6 +60,7 @@ export function makeRunner(config: EffectiveConfig, extra: { onEvent?: RunnerLis
     executorOptions,
     ...storesOf(config),
     pools: config.pools,
+    ...(config.leases !== undefined ? { leases: config.leases } : {}),
     layout: config.layout,
     onDrift: config.onDrift,
     versions: config.versions,

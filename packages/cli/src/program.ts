@@ -44,7 +44,12 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .version(cliVersion(), '-V, --version', 'print the version of @cairn/cli')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
-    .configureOutput({ writeOut: (s) => ctx.stdout.write(s), writeErr: (s) => ctx.stderr.write(s) })
+    .configureOutput({
+      writeOut: (s) => ctx.stdout.write(s),
+      writeErr: (s) => ctx.stderr.write(s),
+      // Commander's own usage errors (an unknown flag, a missing argument) carry the code every error carries.
+      outputError: (s, write) => write(s.replace(/^(error: .*?)(\n|$)/, '$1 [CAIRN_USAGE]$2')),
+    })
     .addHelpText('after', example('cairn run examples/pipeline.ts --prefix /tmp/store'))
     .hook('preAction', (root, command) => {
       const g = root.opts<{ config?: string | true; verbose?: boolean; color?: boolean }>();

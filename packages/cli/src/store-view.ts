@@ -22,6 +22,8 @@ export interface StoreView {
   readonly store: Store;
   /** True for a filesystem store (paths are local files). */
   readonly local: boolean;
+  /** A lease not refreshed for this long is stale: the configured `leases.staleMs` (the runner's default, 90 s, when none). */
+  readonly staleMs: number;
   /** Every step under the prefix: status, record, lease. */
   scan(): Promise<StoredStep[]>;
   /** Attempt directories dead runs left beside output paths (filesystem stores; an object store stages locally). */
@@ -47,11 +49,12 @@ export function insidePrefix(view: Pick<StoreView, 'prefix' | 'rel'>, path: stri
 }
 
 /** A filesystem store, read directly. */
-function localView(prefix: string, store: Store): StoreView {
+function localView(prefix: string, store: Store, staleMs: number): StoreView {
   const view: StoreView = {
     prefix,
     store,
     local: true,
+    staleMs,
     scan: () => scanStore(prefix),
     staged: async () => findStagedDirs(prefix),
     rel: (path) => relative(prefix, path) || '.',
@@ -80,7 +83,7 @@ function localView(prefix: string, store: Store): StoreView {
 }
 
 /** A store that is not on this filesystem, through its browser. */
-function browsedView(prefix: string, store: Store, browse: StoreBrowser): StoreView {
+function browsedView(prefix: string, store: Store, browse: StoreBrowser, staleMs: number): StoreView {
   const base = prefix.replace(/\/+$/, '');
   const text = async (path: string) => {
     const bytes = await browse.readFile(path);
@@ -90,6 +93,7 @@ function browsedView(prefix: string, store: Store, browse: StoreBrowser): StoreV
     prefix,
     store,
     local: false,
+    staleMs,
     async scan() {
       const found = await browse.findSteps(prefix, MAX_DEPTH);
       const paths = found.map((f) => f.path);
@@ -130,11 +134,12 @@ function browsedView(prefix: string, store: Store, browse: StoreBrowser): StoreV
  */
 export async function openStore(config: EffectiveConfig): Promise<StoreView> {
   const prefix = requirePrefix(config);
-  const store = new StepRunner({ prefix, ...storesOf(config) }).store;
-  if (store.kind === 'local') return localView(prefix, store);
+  const store = new StepRunner({ prefix, ...storesOf(config), ...(config.leases !== undefined ? { leases: config.leases } : {}) }).store;
+  const staleMs = config.leaseTiming.staleMs;
+  if (store.kind === 'local') return localView(prefix, store, staleMs);
   await store.connect?.(prefix);
   if (store.browse === undefined) {
     throw new CairnError('CAIRN_STORE', `The ${store.kind} store of ${prefix} cannot be browsed (it offers no browse), so the CLI cannot list what it holds. Use a store plugin that implements Store.browse.`);
   }
-  return browsedView(prefix, store, store.browse);
+  return browsedView(prefix, store, store.browse, staleMs);
 }

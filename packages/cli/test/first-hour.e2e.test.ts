@@ -81,7 +81,7 @@ describe('error codes, defaults and the version', () => {
     expect(code(['status', '--prefix', join(project.dir, 'no-store-here')])).toBe('CAIRN_NO_STORE');
     expect(code(['status'])).toBe('CAIRN_CONFIG'); // no prefix set
     expect(code(['config'], { CAIRN_MAX_CONCURRENT: 'lots' })).toBe('CAIRN_CONFIG');
-    expect(code(['graph', 'pipeline.mjs', '--format', 'png'])).toBeUndefined(); // commander's own usage error
+    expect(code(['graph', 'pipeline.mjs', '--format', 'png'])).toBe('CAIRN_USAGE'); // commander's own usage error (issue 28: it printed no code)
   });
 
   it('reruns a failed step by default, as the library does (forceRunFailed: true)', () => {

@@ -7,6 +7,7 @@ import { ExitCode, exitCodeOf, formatError } from '../src/errors.js';
 import { clusterModel, type ClusterGroup } from '../src/graph/clusters.js';
 import { layeredLayout } from '../src/graph/layout.js';
 import { Progress } from '../src/ui/progress.js';
+import { replay } from './helpers/vterm.js';
 
 describe('layeredLayout', () => {
   it('puts each node one layer right of its deepest dependency; a long edge passes a dummy point in each layer it crosses', () => {
@@ -85,6 +86,22 @@ describe('Progress', () => {
     expect(tty).toContain('\u001b[2A\u001b[0J'); // the two-line block is erased before the line
     expect(tty).toContain('FAILED   train: boom');
     p.finish();
+  });
+
+  it("leaves no fragment of the bar after Ctrl-C (the terminal echoes ^C where the cursor is)", async () => {
+    let tty = '';
+    const p = new Progress({ mode: 'tty', write: (s) => (tty += s), colors: pc.createColors(false), columns: () => 120 });
+    p.onEvent(step('running', Date.now(), { attempt: 1 }));
+    await new Promise((r) => setTimeout(r, 250));
+    expect(tty).toContain('▶ train/v1');
+    tty += '^C'; // the terminal's echo, below the block
+    p.note('Interrupted: cancelling running steps (Ctrl-C again to exit at once).');
+    p.onEvent(step('cancelled', Date.now()));
+    p.finish();
+    const screen = replay(tty);
+    expect(screen.at(-2)).toBe('Interrupted: cancelling running steps (Ctrl-C again to exit at once).');
+    expect(screen.at(-1)).toMatch(/cancel\s+train$/);
+    expect(screen.join('\n')).not.toMatch(/[█░▶]|\^C/);
   });
 });
 

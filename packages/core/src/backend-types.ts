@@ -57,6 +57,12 @@ export interface LoweredTables {
   readonly fingerprints: Uint8Array;
   /** Canonical members placed after `"deps"` in node `i`'s `hashAttrs` (e.g. `,"expectedFingerprint":"…"`); usually empty. */
   readonly extras: ByteTable;
+  /**
+   * Hashes given in advance (`16 * n` bytes): a node whose 16 bytes are lowercase hex digits is
+   * taken as hashed (its attrs are not read); all-zero means compute. A lowering session passes
+   * the steps of earlier calls this way. @default every node computed
+   */
+  readonly known?: Uint8Array | undefined;
 }
 
 /** Everything core needs from a backend. */

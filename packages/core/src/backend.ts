@@ -132,7 +132,7 @@ export function adaptNative(b: NativeBinding): CoreBackend {
     loweredIdentities(t: LoweredTables) {
       try {
         const { graph: g, names, versions, extras } = t;
-        return b.loweredIdentities(g.offsets, g.deps, names.offsets, names.bytes, t.versionOf, versions.offsets, versions.bytes, t.fingerprints, extras.offsets, extras.bytes);
+        return b.loweredIdentities(g.offsets, g.deps, names.offsets, names.bytes, t.versionOf, versions.offsets, versions.bytes, t.fingerprints, extras.offsets, extras.bytes, t.known);
       } catch (err) {
         throw mapNativeError(err);
       }

@@ -92,6 +92,8 @@ export type CairnErrorCode =
   | 'CAIRN_AMBIGUOUS_STEP'
   /** The store prefix does not exist or holds no run yet. */
   | 'CAIRN_NO_STORE'
+  /** A command that removes (`cairn clean`) was pointed at a directory that is not a Cairn store (no store marker, no Cairn record); nothing was removed. */
+  | 'CAIRN_NOT_A_STORE'
   /** A step has no logs for the attempt asked for. */
   | 'CAIRN_NO_LOGS'
   /** A remote host or cluster failed (connection, submission, infrastructure). */

@@ -6,6 +6,7 @@ import { checkKnownKeys, describeValue } from './known-keys.js';
 import { MAX_VALUE_DEPTH, formatKeyPath, tooDeep } from './limits.js';
 import { lower as lowerImpl } from './lower.js';
 import { checkLocation } from './paths.js';
+import { snapshotInputs } from './snapshot.js';
 import type { StepSpec } from './spec.js';
 import { APPLY_KEYS, checkLayout, checkRuntime } from './step-checks.js';
 import type { Resources, StepContext } from './types.js';
@@ -169,8 +170,9 @@ export class ArtifactStep<T = unknown> {
       throw new CairnError('CAIRN_INVALID_SPEC', `Step "${this.name}": fn must be a function.`, { step: this.name });
     }
     this.fn = opts.fn;
-    this.inputs = opts.inputs;
-    this.deps = Object.freeze(findDeps(opts.inputs, this.name));
+    // A copy (snapshot.ts): changing the given object later cannot add a hidden dependency.
+    this.inputs = snapshotInputs(opts.inputs);
+    this.deps = Object.freeze(findDeps(this.inputs, this.name));
     this.pin = opts.pin === undefined ? undefined : checkLocation('pin', opts.pin, this.name);
     this.layout = checkLayout(this.name, opts.layout);
     this.runtime = checkRuntime(this.name, opts.runtime, opts.inputs);

@@ -4,3 +4,4 @@
  */
 export { specInternals } from './spec.js';
 export type { SpecInternals } from './spec.js';
+export { LoweringSession, loweringWork } from './lower.js';

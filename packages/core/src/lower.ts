@@ -9,12 +9,19 @@ import { fingerprintPayload, writePayload } from './payload.js';
 import { captureProvenance } from './provenance.js';
 import { checkSource, type LoweredGraph, setLazyHooks, specOf, StepSpec } from './spec.js';
 import { getBackend } from './backend.js';
+import type { LoweredTables } from './backend-types.js';
 import type { Provenance } from './types.js';
 import { checkLayout } from './step-checks.js';
 import { resolveInputs, toTemplate } from './template.js';
 import { isMutableVersion } from './validate.js';
 
 let lowerEpoch = 0;
+
+/**
+ * @internal What lowering has done in this process: `calls` lowering passes, `nodes` handles
+ * made into specs. Read by the tests that check a streamed pipeline is lowered in linear work.
+ */
+export const loweringWork = { calls: 0, nodes: 0 };
 const EMPTY_U32 = new Uint32Array(0);
 const EMPTY_U8 = new Uint8Array(0);
 
@@ -162,6 +169,8 @@ export interface LowerOptions {
  * no file or network I/O (the one side effect is capturing provenance once per call).
  * Memoized by handle identity (a shared sub-graph is lowered once) and iterative (no
  * recursion, so million-step chains are fine). Steps given as `StepSpec` pass through.
+ * Lowering piece by piece (handles pulled one at a time) shares work across calls only
+ * through a {@link LoweringSession}.
  */
 export function lower(handle: ArtifactStep<unknown> | StepSpec, options?: LowerOptions): StepSpec;
 export function lower(handles: readonly (ArtifactStep<unknown> | StepSpec)[], options?: LowerOptions): StepSpec[];
@@ -173,56 +182,168 @@ export function lower(input: ArtifactStep<unknown> | StepSpec | readonly (Artifa
   // Most graphs have no two handles with one name@version; the first pass only confirms it
   // afterwards (one backend call), and the rare graph that has some is lowered again by the
   // pass that merges or refuses them as it goes.
-  const out = lowerPass(roots, provenance, layout, false) ?? (lowerPass(roots, provenance, layout, true) as StepSpec[]);
+  const out = lowerPass(new Lowering(provenance, layout, false, false), roots) ?? (lowerPass(new Lowering(provenance, layout, true, false), roots) as StepSpec[]);
   return single ? (out[0] as StepSpec) : out;
 }
 
 /**
- * One lowering pass over `roots`. With `dedupe`, every new step is looked up by
- * name@version as it is made: the same step again (another handle) is merged, a different
- * one is `CAIRN_DUPLICATE_STEP`. Without it, the pass returns `undefined` when the backend
- * finds any name@version twice.
+ * @internal Lowering in pieces: each {@link lower} call of one session lowers only the handles
+ * no earlier call of the session lowered, and returns the same spec for a handle every time
+ * (a runner pulling a pipeline one handle at a time lowers each step once, not once per
+ * dependent pulled after it). Identities are those one `lower()` call of everything gives.
+ * Provenance is captured once, by the first call. A call that throws leaves the session as
+ * new: the next call starts over (its specs are new objects with the same identities).
+ * Marks live on the handles: lowering a handle elsewhere meanwhile (another session, a
+ * plain `lower()`) makes this session lower it again, merged with its earlier step.
  */
-function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined, layout: Layout, dedupe: boolean): StepSpec[] | undefined {
-  // Memo and stack state live on the handles, stamped with this call's epoch: no
-  // million-entry maps to build and collect. New steps are numbered as they are made,
-  // dependencies first, and described by packed tables: the backend derives every
-  // fingerprint and step hash from them in one call, and the specs are views over them.
-  const epoch = ++lowerEpoch;
-  const sources: ArtifactStep<unknown>[] = [];
-  const specs: (StepSpec | undefined)[] = [];
-  const graph: LoweredGraph = { sources, specs, offsets: EMPTY_U32, edges: EMPTY_U32, fingerprints: EMPTY_U8, hashes: EMPTY_U8, provenance, layout };
+export class LoweringSession {
+  readonly #layout: Layout;
+  #state: Lowering | undefined;
+
+  constructor(options?: LowerOptions) {
+    this.#layout = checkLayout(undefined, options?.layout, 'LoweringSession: options.layout') ?? 'content';
+  }
+
+  /** `items` as specs, in order (specs pass through); lowers what this session has not. */
+  lower(items: readonly unknown[]): StepSpec[] {
+    const state = (this.#state ??= new Lowering(captureProvenance(), this.#layout, true, true));
+    try {
+      return lowerPass(state, items) as StepSpec[];
+    } catch (err) {
+      this.#state = undefined;
+      throw err;
+    }
+  }
+}
+
+/**
+ * What one lowering has numbered so far, in growing tables: every node of one `lower()` call,
+ * or of every call of a {@link LoweringSession}. Node `i` is `sources[i]`; the specs are views
+ * over these tables (`graph`), which are replaced by bigger copies as they grow.
+ */
+class Lowering {
+  /** The handle marks of this lowering (memo and stack state live on the handles: no million-entry maps). */
+  readonly epoch = ++lowerEpoch;
+  readonly sources: ArtifactStep<unknown>[] = [];
+  readonly graph: LoweredGraph;
+  readonly versions = new VersionTable();
+  /** Set when every new step is looked up by name@version as it is made (see {@link lowerPass}). */
+  readonly made: IdentTable | undefined;
+  /** Whether the tables outlive one call (kept at their capacity instead of trimmed). */
+  readonly session: boolean;
+  versionOf: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  mutableAt = new Uint8Array(1024);
+  offsets: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
+  edges: Uint32Array<ArrayBuffer> = new Uint32Array(4096);
+  fingerprints: Uint8Array = new Uint8Array(16 * 1024);
+  hashes: Uint8Array = EMPTY_U8;
+  /** Scratch of {@link hashNew}: node `i`'s local number + 1 during one call, else 0. */
+  slot: Int32Array = new Int32Array(0);
+
+  constructor(provenance: Provenance | undefined, layout: Layout, dedupe: boolean, session: boolean) {
+    this.graph = { sources: this.sources, specs: [], offsets: EMPTY_U32, edges: EMPTY_U32, fingerprints: EMPTY_U8, hashes: EMPTY_U8, provenance, layout };
+    this.session = session;
+    // A session's calls must find the steps of earlier calls by name@version: it always dedupes.
+    this.made = dedupe || session ? new IdentTable(this.sources) : undefined;
+  }
+
+  /** Makes room for node `n` (and the offset after it). */
+  grow(n: number): void {
+    if (n + 2 <= this.offsets.length) return;
+    this.offsets = growU32(this.offsets, n + 2);
+    this.versionOf = growU32(this.versionOf, n + 2);
+    const m = new Uint8Array(this.offsets.length);
+    m.set(this.mutableAt);
+    this.mutableAt = m;
+  }
+}
+
+/**
+ * Scratch tables of a lowering pass, reused from call to call (the backend keeps nothing of
+ * them): a session's call per pulled handle made five 64 KiB buffers each, most of its time
+ * in the collector (bench row "apply handles of one graph: generator vs array").
+ */
+const PAYLOADS = new TableWriter();
+const STACK: ArtifactStep<unknown>[] = [];
+const NEXT: number[] = [];
+const NAMES = new TableWriter();
+const EXTRAS = new TableWriter();
+
+/** The local tables of a session's call (see {@link hashNew}), reused from call to call. */
+class LocalTables {
+  offsets = new Uint32Array(256);
+  deps = new Uint32Array(1024);
+  versionOf = new Uint32Array(256);
+  fingerprints = new Uint8Array(16 * 256);
+  known = new Uint8Array(16 * 256);
+
+  /** Room for `nodes` nodes and `edges` edges. */
+  reserve(nodes: number, edges: number): void {
+    if (nodes + 1 > this.offsets.length) {
+      const size = Math.max(2 * this.offsets.length, nodes + 1);
+      this.offsets = new Uint32Array(size);
+      this.versionOf = new Uint32Array(size);
+      this.fingerprints = new Uint8Array(16 * size);
+      this.known = new Uint8Array(16 * size);
+    }
+    if (edges > this.deps.length) this.deps = new Uint32Array(Math.max(2 * this.deps.length, edges));
+  }
+}
+const LOCAL = new LocalTables();
+
+/** `a`, or a zeroed copy at least `min` long (doubling), keeping its contents. */
+function growI32(a: Int32Array, min: number): Int32Array {
+  if (min <= a.length) return a;
+  const b = new Int32Array(Math.max(2 * a.length, min, 1024));
+  b.set(a);
+  return b;
+}
+
+/** `a` (holding `used` bytes) copied into one at least `min` long, doubling. */
+function growU8(a: Uint8Array, used: number, min: number): Uint8Array {
+  if (min <= a.length) return a;
+  const b = new Uint8Array(Math.max(2 * a.length, min));
+  b.set(a.subarray(0, used));
+  return b;
+}
+
+/**
+ * Lowers `roots` into `state`. A new lowering (`made` unset) returns `undefined` when the
+ * backend finds any name@version twice; with `made`, every new step is looked up by
+ * name@version as it is made: the same step again (another handle) is merged, a different
+ * one is `CAIRN_DUPLICATE_STEP`.
+ */
+function lowerPass(state: Lowering, roots: readonly unknown[]): StepSpec[] | undefined {
+  // New steps are numbered as they are made, dependencies first, and described by packed
+  // tables: the backend derives every fingerprint and step hash from them in one call, and
+  // the specs are views over them.
+  const epoch = state.epoch;
+  loweringWork.calls++;
+  const { sources, graph, versions, made } = state;
+  /** The first node of this call: nodes below it were lowered (and hashed) by earlier calls. */
+  const first = sources.length;
   const backend = getBackend();
-  const names = new TableWriter();
-  const extras = new TableWriter();
   // Payloads are hashed a chunk at a time while lowering goes on: the chunk stays small
   // (in cache) and only the 16-byte fingerprints are kept.
-  const payloads = new TableWriter();
-  let chunkStart = 0;
-  let fingerprints = new Uint8Array(16 * 1024);
+  const payloads = PAYLOADS;
+  payloads.clear();
+  let chunkStart = first;
   const flush = (): void => {
     const end = chunkStart + payloads.count;
-    if (16 * end > fingerprints.length) {
-      const bigger = new Uint8Array(Math.max(2 * fingerprints.length, 16 * end));
-      bigger.set(fingerprints.subarray(0, 16 * chunkStart));
-      fingerprints = bigger;
-    }
-    backend.xxh64HexMany(payloads.table(), fingerprints, 16 * chunkStart);
+    state.fingerprints = growU8(state.fingerprints, 16 * chunkStart, 16 * end);
+    backend.xxh64HexMany(payloads.table(), state.fingerprints, 16 * chunkStart);
     chunkStart = end;
     payloads.clear();
   };
-  const versions = new VersionTable();
-  let versionOf: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
-  let mutableAt = new Uint8Array(1024);
-  let offsets: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
-  let edges = new Uint32Array(4096);
-  const made = dedupe ? new IdentTable(sources) : undefined;
+  let { offsets, edges, versionOf, mutableAt } = state;
   const passed: StepSpec[] = [];
   /** Nodes with a pin: checked for sharing one output path once the pass is done. */
   const pinned: number[] = [];
   const out: StepSpec[] = [];
-  const stack: ArtifactStep<unknown>[] = [];
-  const next: number[] = [];
+  // The walk's stack is empty between handles: one pair serves every call.
+  const stack = STACK;
+  const next = NEXT;
+  stack.length = next.length = 0;
   for (let r = 0; r < roots.length; r++) {
     const root = roots[r];
     if (isStepSpec(root)) {
@@ -261,85 +382,198 @@ function lowerPass(roots: readonly unknown[], provenance: Provenance | undefined
       // The new node's dependencies go to the edge list first (they are checked from there).
       const n = sources.length;
       if (n + 2 > offsets.length) {
-        offsets = growU32(offsets, n + 2);
-        versionOf = growU32(versionOf, n + 2);
-        const m = new Uint8Array(offsets.length);
-        m.set(mutableAt);
-        mutableAt = m;
+        state.grow(n);
+        ({ offsets, versionOf, mutableAt } = state);
       }
       const e0 = offsets[n] as number;
-      if (e0 + hdeps.length > edges.length) edges = growU32(edges, e0 + hdeps.length);
+      if (e0 + hdeps.length > edges.length) edges = state.edges = growU32(edges, e0 + hdeps.length);
       for (let k = 0; k < hdeps.length; k++) edges[e0 + k] = (hdeps[k] as ArtifactStep<unknown>)._index(epoch);
       const e1 = e0 + hdeps.length;
       checkHandle(h, edges, e0, e1, mutableAt, sources, payloads);
       const prior = made === undefined ? -1 : made.find(h.name, h.version);
       if (prior >= 0) {
-        // The same name@version again: fine when it is the same step (a rebuilt handle).
         payloads.pop();
-        const p0 = offsets[prior] as number, p1 = offsets[prior + 1] as number;
-        const theirs = fingerprintPayload(sources[prior] as ArtifactStep<unknown>);
-        const mine = fingerprintPayload(h);
-        let same = p1 - p0 === e1 - e0 && theirs === mine;
-        for (let k = 0; same && k < e1 - e0; k++) same = edges[p0 + k] === edges[e0 + k];
-        if (!same) {
-          throw new CairnError(
-            'CAIRN_DUPLICATE_STEP',
-            `Two different steps are named "${h.name}" with version "${h.version}" (fingerprints ${backend.xxh64Hex(theirs)} and ${backend.xxh64Hex(mine)}); they would share one output. Rename one, or give it another version.`,
-            { step: h.name },
-          );
-        }
-        const priorRuntime = (sources[prior] as ArtifactStep<unknown>).runtime;
-        if (priorRuntime !== h.runtime && canonicalize(priorRuntime ?? {}) !== canonicalize(h.runtime ?? {})) {
-          throw new CairnError(
-            'CAIRN_DUPLICATE_STEP',
-            `Step "${h.name}@${h.version}" is given twice with different runtime arguments (${canonicalize(priorRuntime ?? {})} and ${canonicalize(h.runtime ?? {})}); it is one step and runs once. Build it from one handle, or give both the same runtime arguments.`,
-            { step: h.name },
-          );
-        }
-        const priorKind = (sources[prior] as ArtifactStep<unknown>).artifact;
-        if (priorKind !== h.artifact && priorKind?.name !== h.artifact?.name) {
-          throw new CairnError(
-            'CAIRN_DUPLICATE_STEP',
-            `Step "${h.name}@${h.version}" is given twice with different artifact kinds (${priorKind?.name ?? 'none'} and ${h.artifact?.name ?? 'none'}); it is one step with one output. Build it from one handle, or give both the same kind.`,
-            { step: h.name },
-          );
-        }
+        // The same handle again (marked meanwhile by another lowering), or the same step from another handle.
+        if (sources[prior] !== h) checkSameStep(sources, offsets, edges, prior, h, e0, e1);
         h._mark(epoch, 2, prior);
         continue;
       }
       offsets[n + 1] = e1;
+      loweringWork.nodes++;
       sources.push(h);
       h._mark(epoch, 2, n);
       made?.add(n);
       versionOf[n] = versions.id(h.version);
       mutableAt[n] = isMutableVersion(h.version) ? 1 : 0;
       if (h.pin !== undefined) pinned.push(n);
-      names.add(h.name);
-      if (h.expectedFingerprint === undefined) extras.addEmpty();
-      else extras.add(`,"expectedFingerprint":${JSON.stringify(h.expectedFingerprint)}`);
-      specs.push(undefined); // made on first use (specOf): upstream specs are reached through their dependents
+      graph.specs.push(undefined); // made on first use (specOf): upstream specs are reached through their dependents
 
       if (payloads.pos > 48 * 1024) flush();
     }
     out.push(specOf(graph, root._index(epoch)));
   }
   const n = sources.length;
-  if (n > 0) {
-    if (made === undefined && backend.duplicateSteps(names.table(), versionOf.subarray(0, n)).length > 0) return undefined;
-    checkOutputPaths(sources, offsets, edges, pinned, layout);
-    flush();
-    graph.offsets = offsets.slice(0, n + 1);
-    graph.edges = edges.slice(0, offsets[n]);
-    graph.fingerprints = fingerprints.subarray(0, 16 * n);
-    graph.hashes = backend.loweredIdentities({
-      graph: { offsets: graph.offsets, deps: graph.edges },
-      names: names.table(),
-      versionOf: versionOf.subarray(0, n),
-      versions: versions.writer.table(),
-      fingerprints: graph.fingerprints,
-      extras: extras.table(),
-    });
+  if (n > first) {
+    if (made === undefined) {
+      // Only a plain call's first pass (first === 0): its names go on to the backend below.
+      const names = NAMES;
+      names.clear();
+      for (let i = 0; i < n; i++) names.add((sources[i] as ArtifactStep<unknown>).name);
+      if (backend.duplicateSteps(names.table(), versionOf.subarray(0, n)).length > 0) return undefined;
+      checkOutputPaths(sources, offsets, edges, pinned, graph.layout);
+      flush();
+      hashNew(state, first, names);
+    } else {
+      checkOutputPaths(sources, offsets, edges, pinned, graph.layout);
+      flush();
+      hashNew(state, first, undefined);
+    }
   }
   if (passed.length > 0) computeIdentities(passed);
   return out;
+}
+
+/** `CAIRN_DUPLICATE_STEP` unless handle `h` (dependencies `edges[e0, e1)`) is the same step as node `prior`. */
+function checkSameStep(sources: readonly ArtifactStep<unknown>[], offsets: Uint32Array, edges: Uint32Array, prior: number, h: ArtifactStep<unknown>, e0: number, e1: number): void {
+  const p0 = offsets[prior] as number, p1 = offsets[prior + 1] as number;
+  const theirs = fingerprintPayload(sources[prior] as ArtifactStep<unknown>);
+  const mine = fingerprintPayload(h);
+  let same = p1 - p0 === e1 - e0 && theirs === mine;
+  for (let k = 0; same && k < e1 - e0; k++) same = edges[p0 + k] === edges[e0 + k];
+  if (!same) {
+    const backend = getBackend();
+    throw new CairnError(
+      'CAIRN_DUPLICATE_STEP',
+      `Two different steps are named "${h.name}" with version "${h.version}" (fingerprints ${backend.xxh64Hex(theirs)} and ${backend.xxh64Hex(mine)}); they would share one output. Rename one, or give it another version.`,
+      { step: h.name },
+    );
+  }
+  const priorRuntime = (sources[prior] as ArtifactStep<unknown>).runtime;
+  if (priorRuntime !== h.runtime && canonicalize(priorRuntime ?? {}) !== canonicalize(h.runtime ?? {})) {
+    throw new CairnError(
+      'CAIRN_DUPLICATE_STEP',
+      `Step "${h.name}@${h.version}" is given twice with different runtime arguments (${canonicalize(priorRuntime ?? {})} and ${canonicalize(h.runtime ?? {})}); it is one step and runs once. Build it from one handle, or give both the same runtime arguments.`,
+      { step: h.name },
+    );
+  }
+  const priorKind = (sources[prior] as ArtifactStep<unknown>).artifact;
+  if (priorKind !== h.artifact && priorKind?.name !== h.artifact?.name) {
+    throw new CairnError(
+      'CAIRN_DUPLICATE_STEP',
+      `Step "${h.name}@${h.version}" is given twice with different artifact kinds (${priorKind?.name ?? 'none'} and ${h.artifact?.name ?? 'none'}); it is one step with one output. Build it from one handle, or give both the same kind.`,
+      { step: h.name },
+    );
+  }
+}
+
+/** Appends the `hashAttrs` extra of `h` (canonical members after `deps`; usually none). */
+function addExtra(extras: TableWriter, h: ArtifactStep<unknown>): void {
+  if (h.expectedFingerprint === undefined) extras.addEmpty();
+  else extras.add(`,"expectedFingerprint":${JSON.stringify(h.expectedFingerprint)}`);
+}
+
+/**
+ * Computes the step hashes of nodes `[first, n)` in one backend call and publishes the grown
+ * tables to the specs. Nodes of earlier calls they depend on go to the backend first, as
+ * nodes with known hashes and no dependencies, so the call's work is its new nodes and their
+ * edges, not the whole session (bench row "apply handles of one graph: generator vs array").
+ */
+function hashNew(state: Lowering, first: number, names: TableWriter | undefined): void {
+  const { sources, offsets, edges, versionOf, fingerprints, graph } = state;
+  const n = sources.length;
+  const m = n - first;
+  let tables: LoweredTables;
+  /** Nodes of earlier calls that new nodes depend on, in first-seen order. */
+  let boundary: number[] | undefined;
+  if (first === 0) {
+    if (names === undefined) {
+      names = NAMES;
+      names.clear();
+      for (let i = 0; i < n; i++) names.add((sources[i] as ArtifactStep<unknown>).name);
+    }
+    const extras = EXTRAS;
+    extras.clear();
+    for (let i = 0; i < n; i++) addExtra(extras, sources[i] as ArtifactStep<unknown>);
+    tables = {
+      graph: { offsets: offsets.subarray(0, n + 1), deps: edges.subarray(0, offsets[n]) },
+      names: names.table(),
+      versionOf: versionOf.subarray(0, n),
+      versions: state.versions.writer.table(),
+      fingerprints: fingerprints.subarray(0, 16 * n),
+      extras: extras.table(),
+    };
+  } else {
+    // Local numbering: the boundary nodes first (0..b), then the new nodes (b..b+m). A node's
+    // local number + 1 is kept in `state.slot` during the call (0: not numbered yet).
+    boundary = [];
+    const slot = (state.slot = growI32(state.slot, first));
+    const e0 = offsets[first] as number, e1 = offsets[n] as number;
+    for (let k = e0; k < e1; k++) {
+      const d = edges[k] as number;
+      if (d < first && slot[d] === 0) {
+        boundary.push(d);
+        slot[d] = boundary.length;
+      }
+    }
+    const b = boundary.length;
+    const t = LOCAL;
+    t.reserve(b + m, e1 - e0);
+    const localOffsets = t.offsets.subarray(0, b + m + 1);
+    localOffsets.fill(0, 0, b + 1);
+    for (let i = 0; i < m; i++) localOffsets[b + i + 1] = (offsets[first + i + 1] as number) - e0;
+    const localDeps = t.deps.subarray(0, e1 - e0);
+    for (let k = e0; k < e1; k++) {
+      const d = edges[k] as number;
+      localDeps[k - e0] = d < first ? (slot[d] as number) - 1 : b + d - first;
+    }
+    const localNames = NAMES;
+    const localExtras = EXTRAS;
+    localNames.clear();
+    localExtras.clear();
+    const localVersionOf = t.versionOf.subarray(0, b + m);
+    const localFingerprints = t.fingerprints.subarray(0, 16 * (b + m));
+    const known = t.known.subarray(0, 16 * (b + m));
+    for (let j = 0; j < b; j++) {
+      const d = boundary[j] as number;
+      slot[d] = 0;
+      localNames.add((sources[d] as ArtifactStep<unknown>).name);
+      localExtras.addEmpty();
+      localVersionOf[j] = versionOf[d] as number;
+      localFingerprints.set(fingerprints.subarray(16 * d, 16 * d + 16), 16 * j);
+      known.set(state.hashes.subarray(16 * d, 16 * d + 16), 16 * j);
+    }
+    known.fill(0, 16 * b);
+    for (let i = first; i < n; i++) {
+      const h = sources[i] as ArtifactStep<unknown>;
+      localNames.add(h.name);
+      addExtra(localExtras, h);
+    }
+    localVersionOf.set(versionOf.subarray(first, n), b);
+    localFingerprints.set(fingerprints.subarray(16 * first, 16 * n), 16 * b);
+    tables = {
+      graph: { offsets: localOffsets, deps: localDeps },
+      names: localNames.table(),
+      versionOf: localVersionOf,
+      versions: state.versions.writer.table(),
+      fingerprints: localFingerprints,
+      extras: localExtras.table(),
+      known,
+    };
+  }
+  const hashes = getBackend().loweredIdentities(tables);
+  if (!state.session) {
+    // One call: the tables are trimmed to what the specs read.
+    graph.offsets = offsets.slice(0, n + 1);
+    graph.edges = edges.slice(0, offsets[n]);
+    graph.fingerprints = fingerprints.subarray(0, 16 * n);
+    graph.hashes = hashes;
+    return;
+  }
+  const from = 16 * (boundary?.length ?? 0);
+  state.hashes = growU8(state.hashes, 16 * first, 16 * n);
+  state.hashes.set(hashes.subarray(from), 16 * first);
+  graph.offsets = offsets;
+  graph.edges = edges;
+  graph.fingerprints = fingerprints;
+  graph.hashes = state.hashes;
 }

@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { posix, resolve } from 'node:path';
 import { CairnError } from './errors.js';
@@ -42,7 +43,8 @@ export function checkLocation(kind: LocationKind, value: unknown, step: string):
     return abs.length > 1 && abs.endsWith('/') ? abs.slice(0, -1) : abs;
   }
   if (value.trim() === '') return fail('is empty, which would make the prefix itself the step\'s directory', `give a path relative to the prefix (e.g. "${step}/v1"), or leave ${kind} out.`);
-  if (value === '~' || value.startsWith('~/')) return fail('starts with "~", which Cairn does not expand in step locations', 'give an absolute path, or a path relative to the prefix.');
+  // Any leading "~" ("~", "~/x", "~user/x"): a shell would expand it, Cairn never does in locations.
+  if (value.startsWith('~')) return fail('starts with "~", which Cairn does not expand in step locations', 'give an absolute path, or a path relative to the prefix.');
   let rel = posix.normalize(value);
   while (rel.endsWith('/')) rel = rel.slice(0, -1);
   if (rel === '.' || rel === '') return fail('is the prefix itself once normalised', `give a path relative to the prefix (e.g. "${step}/v1"), or leave ${kind} out.`);
@@ -51,24 +53,71 @@ export function checkLocation(kind: LocationKind, value: unknown, step: string):
   return rel;
 }
 
+/** Kernel pseudo-filesystems: a store there never works (a prefix under /proc never returned). */
+const PSEUDO_FS = ['/proc', '/sys'] as const;
+
+/** The pseudo-filesystem `abs` lies in (`/proc`, `/sys`), or undefined. */
+function pseudoFsOf(abs: string): string | undefined {
+  return PSEUDO_FS.find((root) => abs === root || abs.startsWith(`${root}/`));
+}
+
 /**
- * The store prefix to use, from an option or `CAIRN_PREFIX` (`from` names which, for messages).
- * A URL is kept as given; `~` and `~/…` are expanded to this user's home directory; any other
- * path is made absolute (against the working directory). An empty prefix (it would make the
- * working directory the store) and `~user/…` (not expanded) are refused with `CAIRN_INVALID_PATH`.
+ * `abs` with its nearest existing ancestor's symbolic links resolved (`/dev/fd/…` is under
+ * /proc), so a link cannot lead a prefix into a pseudo-filesystem; `abs` when nothing resolves.
  */
-export function resolvePrefix(value: unknown, from = 'prefix'): string {
+function realAncestor(abs: string): string {
+  let dir = abs;
+  const rest: string[] = [];
+  for (;;) {
+    try {
+      return posix.join(realpathSync(dir), ...rest.reverse());
+    } catch {
+      const parent = posix.dirname(dir);
+      if (parent === dir) return abs;
+      rest.push(posix.basename(dir));
+      dir = parent;
+    }
+  }
+}
+
+/**
+ * The store prefix to use, from an option, a flag, `CAIRN_PREFIX` or a config file (`from`
+ * names which, for messages). The one resolver of prefixes: the runner and the CLI both call it.
+ *
+ * - A URL is kept as given (a `file://` URL is checked like the path it names).
+ * - `~` and `~/…` are expanded to this user's home directory (`os.homedir()`: `$HOME`).
+ * - Any other path is made absolute against `base` (the working directory; the CLI passes a
+ *   config file's directory for the file's `prefix`).
+ *
+ * Refused with `CAIRN_INVALID_PATH`: a non-string, `''` or only whitespace (it made the working
+ * directory the store), a control character, `~user/…` (other users' homes are not looked up),
+ * and a path under `/proc` or `/sys`, also through a symbolic link (a store there never works).
+ */
+export function resolvePrefix(value: unknown, from = 'prefix', base?: string): string {
+  const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
   const fail = (why: string): never => {
-    throw new CairnError('CAIRN_INVALID_PATH', `${from} ${typeof value === 'string' ? JSON.stringify(value) : String(value)} ${why}`);
+    throw new CairnError('CAIRN_INVALID_PATH', `${from} ${shown} ${why}`);
   };
   if (typeof value !== 'string') return fail(`is ${value === null ? 'null' : `a ${typeof value}`}; give a directory (e.g. "./.cairn") or a URL (e.g. "s3://bucket/cairn").`);
-  if (value.trim() === '') return fail('is empty, which would make the working directory the store; give a directory (e.g. "./.cairn") or a URL.');
+  if (value.trim() === '') return fail('is empty, which would make the working directory the store; give a directory (e.g. "./.cairn") or a URL. (An unset shell variable, as in --prefix "$STORE", gives an empty prefix.)');
   if (CONTROL.test(value)) return fail('holds a control character; remove it.');
   if (!value.isWellFormed()) return fail('holds a lone surrogate; fix the text encoding.');
-  if (hasScheme(value)) return value;
-  if (value === '~' || value.startsWith('~/')) return resolve(homedir(), `.${value.slice(1)}`);
-  if (value.startsWith('~')) return fail('starts with "~user", which Cairn does not expand; give the absolute path.');
-  return resolve(value);
+  let abs: string;
+  if (hasScheme(value)) {
+    if (!/^file:\/\//i.test(value)) return value;
+    let path: string;
+    try {
+      path = decodeURIComponent(value.slice('file://'.length).replace(/^[^/]*/, ''));
+    } catch {
+      return fail('is not a valid file:// URL (a bad %-escape); give a plain path instead.');
+    }
+    abs = posix.normalize(path || '/');
+  } else if (value === '~' || value.startsWith('~/')) abs = resolve(homedir(), `.${value.slice(1)}`);
+  else if (value.startsWith('~')) return fail('starts with "~user", which Cairn does not expand; give the absolute path.');
+  else abs = base === undefined ? resolve(value) : resolve(base, value);
+  const pseudo = pseudoFsOf(abs) ?? pseudoFsOf(realAncestor(abs));
+  if (pseudo !== undefined) return fail(`is under ${pseudo}, a kernel pseudo-filesystem where a store cannot live; give a directory on a real disk (e.g. "./.cairn").`);
+  return hasScheme(value) ? value : abs;
 }
 
 /**

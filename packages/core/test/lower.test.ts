@@ -236,12 +236,20 @@ describe('lowered apply specs', () => {
     expect(out).toBe('/o/a|/o/b');
   });
 
-  it('refuses to resolve inputs that were changed after lowering', () => {
+  it('refuses to resolve inputs that were changed after lowering; the object given to apply() is a copy', () => {
     const inputs = { n: 1, out: OUT };
     const h = apply({ name: 'm', fn: noop, version: 'v1', inputs });
     const spec = h.lower();
+    // apply() kept a snapshot: changing the object given does not change the step.
     inputs.n = 2;
-    expect(() => spec.inputs).toThrow(/changed after lowering/);
+    expect(spec.inputs).toMatchObject({ n: 1 });
+    // The copy is frozen; what it holds by reference (a Map) can still change, and is caught.
+    expect(() => ((h.inputs as { n: number }).n = 3)).toThrow(TypeError);
+    const table = new Map([['k', 1]]);
+    const h2 = apply({ name: 'm2', fn: (_i: { table: Map<string, number>; out: string }) => undefined, version: 'v1', inputs: { table, out: OUT } });
+    const spec2 = h2.lower();
+    table.set('k', 2);
+    expect(() => spec2.inputs).toThrow(/changed after lowering/);
   });
 
   it('still refuses two different steps with one name@version, and reuses identical ones', () => {

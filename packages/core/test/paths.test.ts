@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -22,6 +23,8 @@ describe('pins and overrideOutputPath stay inside the prefix', () => {
     ['a/.cairn/logs', /reserved for Cairn's own files/],
     ['.cairn', /reserved/],
     ['~/data', /does not expand/],
+    ['~bob/data', /does not expand/], // issue 28: a pin starting with ~user was accepted
+    ['~', /does not expand/],
     ['a\0b', /control character/],
     ['a\nb', /control character/],
   ];
@@ -80,6 +83,23 @@ describe('resolvePrefix', () => {
     expect(resolvePrefix('/data/cairn/')).toBe('/data/cairn');
     expect(resolvePrefix('s3://bucket/cairn/')).toBe('s3://bucket/cairn/');
     expect(resolvePrefix('file:///data/cairn')).toBe('file:///data/cairn');
+  });
+
+  it('resolves a relative path against the base given (a config file\'s directory), ~ still from home', () => {
+    expect(resolvePrefix('store', 'prefix', '/etc/project')).toBe('/etc/project/store');
+    expect(resolvePrefix('~/store', 'prefix', '/etc/project')).toBe(resolve(homedir(), 'store'));
+  });
+
+  it('refuses a prefix under /proc or /sys (a store there never returned), also through a link', () => {
+    for (const p of ['/proc', '/proc/x', '/sys/fs/x', 'file:///proc/x', '/a/../proc/1']) {
+      const err = thrown(() => resolvePrefix(p, '--prefix'));
+      expect(err.code, p).toBe('CAIRN_INVALID_PATH');
+      expect(err.message).toMatch(/is under \/(proc|sys), a kernel pseudo-filesystem/);
+    }
+    // /dev/fd is a link into /proc/self/fd on Linux.
+    if (existsSync('/dev/fd')) expect(thrown(() => resolvePrefix('/dev/fd/store')).message).toMatch(/under \/proc/);
+    expect(resolvePrefix('/procedures/x')).toBe('/procedures/x');
+    expect(resolvePrefix('/system')).toBe('/system');
   });
 
   it('refuses non-strings and control characters', () => {

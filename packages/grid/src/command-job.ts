@@ -12,10 +12,10 @@
  */
 import { mkdir, readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { CairnError, COMMAND_MODULE, getBackend, resolveTemplate, type CommandContextFile, type TaskPayload } from '@cairn/core';
+import { CairnError, COMMAND_MODULE, getBackend, resolveTemplate, type TaskPayload } from '@cairn/core';
 import type { JobFiles } from './files.js';
 import { writeJobFile, type JobAccess } from './job-dir.js';
-import { readTemplate, resolveValue } from './runner-api.js';
+import { commandArgs, commandContext, commandEnv, readTemplate } from './runner-api.js';
 
 /** What the wrapper of a command job runs. */
 export interface CommandPlan {
@@ -46,6 +46,7 @@ export async function prepareCommand(task: TaskPayload, files: JobFiles, access:
   const step = task.name;
   const t = readTemplate(step, resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, step));
   const sources: Record<string, string> = {};
+  // Read once, hashed and copied from the same bytes: the copy is exactly the content the identity covers.
   for (const [rel, want] of Object.entries(t.sources)) {
     const from = join(t.cwd, rel);
     let bytes: Buffer;
@@ -63,28 +64,10 @@ export async function prepareCommand(task: TaskPayload, files: JobFiles, access:
     await writeJobFile(copy, bytes, 'data', access);
     sources[rel] = copy;
   }
-  const args = t.args.map((a) => resolveValue(a, task));
-  const context: CommandContextFile = {
-    cairn: 1,
-    step,
-    attempt: task.attempt,
-    outputPath: task.outputPath,
-    inputs: t.inputs,
-    runtime: t.runtime,
-    depPaths: task.depPaths,
-    argv: [t.program, ...args],
-    sources: t.sources,
-    resultPath: files.commandResult,
-  };
-  await writeJobFile(files.context, JSON.stringify(context), 'data', access);
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(t.env)) env[k] = resolveValue(v, task);
-  Object.assign(env, {
-    CAIRN_CONTEXT: files.context,
-    CAIRN_RESULT: files.commandResult,
-    CAIRN_OUTPUT: task.outputPath,
-    CAIRN_STEP: step,
-    CAIRN_ATTEMPT: String(task.attempt),
-  });
+  // The scheduler assigns GPUs on the node: CUDA_VISIBLE_DEVICES is what it sets, and the context has no gpuIndices.
+  const attempt = { step, attempt: task.attempt, outputPath: task.outputPath, depPaths: task.depPaths, contextPath: files.context, resultPath: files.commandResult };
+  await writeJobFile(files.context, JSON.stringify(commandContext(t, attempt)), 'data', access);
+  const args = commandArgs(t, attempt);
+  const env = commandEnv(t, attempt);
   return { program: t.program, args, env, cwd: t.cwd, sources, killGraceMs: t.killGraceMs ?? DEFAULT_KILL_GRACE_MS };
 }

@@ -4,15 +4,26 @@
  * (0 = success; anything else a failure naming the code or signal, with the last lines of the
  * program's stderr), and the result the program reported in `$CAIRN_RESULT`.
  */
-import { appendFile, readFile } from 'node:fs/promises';
+import { appendFile, open, readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { CairnError, type CairnErrorCode } from '@cairn/core';
-import { logTail } from './logs.js';
-import type { JobStatus } from './runner-api.js';
+import { lastLines, parseReportedResult, TAIL_BYTES, type JobStatus } from './runner-api.js';
 import type { Tracked } from './tracked.js';
 
-/** The last lines of stderr quoted in a failure (as on the local executors). */
-const TAIL_LINES = 20;
+/** The last lines of the attempt's stderr log (the attempt's own file: from its start). */
+async function stderrTail(path: string): Promise<string> {
+  const handle = await open(path, 'r').catch(() => undefined);
+  if (handle === undefined) return '';
+  try {
+    const { size } = await handle.stat();
+    const start = Math.max(0, size - TAIL_BYTES);
+    const buf = Buffer.alloc(size - start);
+    await handle.read(buf, 0, buf.length, start);
+    return lastLines(buf.toString('utf8'), start > 0);
+  } finally {
+    await handle.close();
+  }
+}
 
 /** `exited with code 3`, or for 128+N `exited with code 137 (killed by SIGKILL)`. */
 function how(code: number): string {
@@ -31,7 +42,7 @@ export async function commandStatus(job: Tracked, program: string, code: number,
     return { state: 'failed', exitCode: code, reason: errCode, error: new CairnError(errCode, message, { step }) };
   }
   if (code !== 0) {
-    const tail = await logTail({ stderr: job.logs.stderr, stdout: job.logs.stderr }, TAIL_LINES);
+    const tail = await stderrTail(job.logs.stderr);
     const message = `Step "${step}": ${program} ${how(code)} (${label} job ${job.id}).${tail ? `\nstderr (last lines):\n${tail}` : ' It wrote nothing to stderr.'}`;
     return { state: 'failed', exitCode: code, reason: `exit code ${code}`, error: new CairnError('CAIRN_COMMAND_FAILED', message, { step }) };
   }
@@ -42,19 +53,12 @@ export async function commandStatus(job: Tracked, program: string, code: number,
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { state: 'succeeded', result: undefined, exitCode: 0 };
     throw err;
   }
-  const bad = (what: string, cause?: unknown): JobStatus => ({
-    state: 'failed',
-    exitCode: 0,
-    reason: 'CAIRN_COMMAND_FAILED',
-    error: new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${program} wrote a result that is ${what} ($CAIRN_RESULT); write {"result": …, "metadata": {…}} (cairn_step.report does).`, { step, cause }),
-  });
-  let reported: { result?: unknown; metadata?: unknown };
+  let reported;
   try {
-    reported = JSON.parse(text) as typeof reported;
-  } catch (cause) {
-    return bad('not JSON', cause);
+    reported = parseReportedResult(step, program, text);
+  } catch (error) {
+    return { state: 'failed', exitCode: 0, reason: 'CAIRN_COMMAND_FAILED', error };
   }
-  if (typeof reported !== 'object' || reported === null || Array.isArray(reported)) return bad('not a JSON object');
   // As a local worker's ctx.log.info would: the metadata goes to the attempt's log.
   if (reported.metadata !== undefined) await appendFile(job.logs.stdout, `[${step}] INFO metadata ${JSON.stringify(reported.metadata)}\n`).catch(() => undefined);
   return { state: 'succeeded', result: reported.result, exitCode: 0 };

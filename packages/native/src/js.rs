@@ -63,7 +63,7 @@ unsafe fn throw(env: napi_env, t: Thrown) {
     }
 }
 
-const MAX_ARGS: usize = 10;
+const MAX_ARGS: usize = 11;
 
 pub(crate) unsafe fn args(env: napi_env, info: napi_callback_info) -> R<[napi_value; MAX_ARGS]> {
     let mut argv: [napi_value; MAX_ARGS] = [null_mut(); MAX_ARGS];
@@ -434,7 +434,14 @@ unsafe fn js_lowered_identities(env: napi_env, info: napi_callback_info) -> R<na
             extras,
         }
         .check()?;
-        new_typed(env, NAPI_UINT8_ARRAY, 16 * n, |out| lowered_identities(&l, out))
+        let known = if type_of(env, a[10])? == NAPI_UNDEFINED {
+            None
+        } else {
+            let k = typed(env, a[10], NAPI_UINT8_ARRAY, "known")?.u8s();
+            check_known(k, n)?;
+            Some(k)
+        };
+        new_typed(env, NAPI_UINT8_ARRAY, 16 * n, |out| lowered_identities(&l, known, out))
     }
 }
 

@@ -19,6 +19,9 @@ const EXECUTOR_METHODS = ['start', 'submit', 'poll', 'cancel', 'stop'] as const;
 const STORE_METHODS = ['readStates', 'checkWritable', 'createLease', 'readLease', 'refreshLease', 'breakLease', 'releaseLease', 'stage', 'commit', 'abandon', 'sweep', 'writeJob', 'readJob', 'removeJob', 'attemptLogs'] as const;
 const LEASE_KEYS: ReadonlySet<string> = new Set(['heartbeatMs', 'staleMs', 'pollMs', 'unreadableGraceMs']);
 
+/** The longest delay a Node timer honours (2^31-1 ms); a longer one fires at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 type Check<O> = (value: unknown, where: string, all: O) => void;
 
 /** `where` is the option's path (`new StepRunner(): leases.staleMs`); `what` says what it must be. */
@@ -160,6 +163,10 @@ const RUNNER_CHECKS = {
     if (!isPlainObject(v)) fail(where, `must be an object such as { heartbeatMs: 30000, staleMs: 90000 }, got ${describeValue(v)}.`);
     checkKnownKeys(v, LEASE_KEYS, where);
     for (const k of LEASE_KEYS) if (v[k] !== undefined) positiveMs(v[k], `${where}.${k}`);
+    // These two are timers: Node fires a timer longer than 2^31-1 ms at once (pollMs: 2**31 polled every 1 ms).
+    for (const k of ['heartbeatMs', 'pollMs']) {
+      if (typeof v[k] === 'number' && (v[k] as number) > MAX_TIMER_MS) fail(`${where}.${k}`, `must be at most ${MAX_TIMER_MS} ms (about 24.8 days; a longer Node timer fires at once), got ${v[k] as number}.`);
+    }
     const heartbeat = (v.heartbeatMs as number | undefined) ?? 30_000;
     const stale = (v.staleMs as number | undefined) ?? 90_000;
     // A lease refreshed less often than it goes stale is taken over while its holder still runs.

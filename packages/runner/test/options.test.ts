@@ -84,6 +84,13 @@ describe('checkStepRunnerOptions', () => {
     expect(runner({ leases: { heartbeat: 10 } }).message).toMatch(/leases: unknown option "heartbeat"; did you mean "heartbeatMs"/);
     expect(runner({ leases: { staleMs: 1000 } }).message).toMatch(/leases\.staleMs \(1000\) must be larger than heartbeatMs \(30000\)/);
     expect(runner({ leases: { pollMs: 0 } }).message).toMatch(/leases\.pollMs must be a positive number of milliseconds, got 0/);
+    // Issue 28: a timer above 2^31-1 ms fires at once in Node (pollMs: 2**31 polled every 1 ms).
+    for (const k of ['pollMs', 'heartbeatMs']) {
+      const err = runner({ leases: { [k]: 2 ** 31, staleMs: 2 ** 32 } });
+      expect(err.code, k).toBe('CAIRN_CONFIG');
+      expect(err.message).toMatch(new RegExp(`leases\\.${k} must be at most 2147483647 ms`));
+    }
+    expect(() => checkStepRunnerOptions({ leases: { pollMs: 2 ** 31 - 1 } })).not.toThrow();
   });
 
   it('options that are not a plain object', () => {

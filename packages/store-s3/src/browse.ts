@@ -8,6 +8,7 @@
  */
 import { CairnError } from '@cairn/core';
 import type { FoundStep, ListedFile, StoreBrowser } from '@cairn/runner/store';
+import { attemptOf } from './attempts.js';
 import { LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
 import type { S3Objects } from './objects.js';
 import { dirKey, parseS3Url, s3Url } from './url.js';
@@ -42,12 +43,27 @@ function enclosing(found: ReadonlyMap<string, boolean>, rel: string): string | u
   return undefined;
 }
 
+/** The committed attempt prefix of a step directory (attempts.ts): null for the old layout, undefined when not built. */
+export type CommittedPrefix = (bucket: string, dir: string) => Promise<string | null | undefined>;
+
+/** Where an attempt's key lies: its step directory and its prefix (`@run/`), when `key` has a `/@…/` segment. */
+function attemptKeyOf(key: string): { dir: string; prefix: string } | undefined {
+  for (let i = key.indexOf('/@'); i >= 0; i = key.indexOf('/@', i + 1)) {
+    const prefix = attemptOf(key.slice(i + 1));
+    if (prefix !== undefined) return { dir: key.slice(0, i + 1), prefix };
+  }
+  return key.startsWith('@') && attemptOf(key) !== undefined ? { dir: '', prefix: attemptOf(key) as string } : undefined;
+}
+
 /** The S3 store's {@link StoreBrowser}. */
 export class S3Browser implements StoreBrowser {
   readonly #objects: S3Objects;
+  readonly #committed: CommittedPrefix;
 
-  constructor(objects: S3Objects) {
+  /** `committed`: how listings tell the committed attempt's objects from others (a step's record). */
+  constructor(objects: S3Objects, committed: CommittedPrefix) {
     this.#objects = objects;
+    this.#committed = committed;
   }
 
   async findSteps(prefix: string, maxDepth: number): Promise<readonly FoundStep[]> {
@@ -84,13 +100,23 @@ export class S3Browser implements StoreBrowser {
       .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   }
 
+  /** The files under `dir`; of a step's attempt prefixes only the committed one (the others are unpublished or being removed). */
   async listFiles(dir: string): Promise<readonly ListedFile[]> {
     const loc = parseS3Url(dir);
     const out: ListedFile[] = [];
+    const committed = new Map<string, Promise<string | null | undefined>>();
     let token: string | undefined;
     do {
       const page = await this.#objects.list(loc.bucket, { prefix: dirKey(loc.key), continuationToken: token });
-      for (const o of page.objects) out.push({ path: s3Url({ bucket: loc.bucket, key: o.key }), lastModified: o.lastModified });
+      for (const o of page.objects) {
+        const a = attemptKeyOf(o.key);
+        if (a !== undefined) {
+          let c = committed.get(a.dir);
+          if (c === undefined) committed.set(a.dir, (c = this.#committed(loc.bucket, a.dir)));
+          if ((await c) !== a.prefix) continue;
+        }
+        out.push({ path: s3Url({ bucket: loc.bucket, key: o.key }), lastModified: o.lastModified });
+      }
       token = page.truncated ? page.next : undefined;
     } while (token !== undefined);
     return out;

@@ -11,6 +11,15 @@
  *
  * A held lease is known by its ETag (what conditions compare) and its holder's token (what a
  * reader compares).
+ *
+ * Liveness is judged by the lease object's age on the gateway, not by the holder's clock: a
+ * refresh rewrites the object, so its `Last-Modified` is the gateway's time of the last refresh,
+ * and the gateway's `Date` header on the same response is its time now. `read` reports the
+ * lease's times in this host's clock (`timestamp` = now − age), so the runner's staleness rule
+ * (`now - timestamp > staleMs`) compares the object's age on one clock with `staleMs`: a runner
+ * whose clock runs ahead does not take live leases, and a dead holder whose clock ran ahead
+ * (a timestamp in the future) is taken over once its lease is `staleMs` old. Such a timestamp is
+ * a warning naming the lease. (Ages are in whole seconds, as the gateway reports them.)
  */
 import type { LeaseHolder, LeaseInfo } from '@cairn/runner/store';
 import type { S3Objects } from './objects.js';
@@ -35,15 +44,22 @@ export interface ObservedLease extends LeaseInfo {
   readonly etag: string;
 }
 
+/** A holder timestamp this far ahead of the gateway's clock is worth a warning. */
+const FUTURE_SLACK_MS = 5_000;
+
 /** Lease operations over {@link S3Objects}. */
 export class S3Leases {
   readonly #objects: S3Objects;
   readonly #caps: () => ProviderCapabilities;
+  readonly #warn: (message: string) => void;
+  /** Leases (key and ETag) already warned about, so a poll warns once. */
+  readonly #warned = new Set<string>();
 
   /** `caps` is read at each call (the probe runs once, before the first run). */
-  constructor(objects: S3Objects, caps: () => ProviderCapabilities) {
+  constructor(objects: S3Objects, caps: () => ProviderCapabilities, warn: (message: string) => void = () => undefined) {
     this.#objects = objects;
     this.#caps = caps;
+    this.#warn = warn;
   }
 
   get #safe(): boolean {
@@ -59,12 +75,27 @@ export class S3Leases {
     return etag === null ? null : { bucket, key, etag, token: holder.token };
   }
 
-  /** Reads the lease; null when there is none. */
+  /**
+   * Reads the lease; null when there is none. Its times are this host's clock minus the
+   * object's age on the gateway (see the file's header); `raw` is what the holder wrote.
+   */
   async read(bucket: string, key: string): Promise<ObservedLease | null> {
     const got = await this.#objects.get(bucket, key);
     if (got === null) return null;
+    const now = Date.now();
     const raw = got.body.toString('utf8');
-    return { holder: parseHolder(raw), raw, mtimeMs: got.lastModified, etag: got.etag };
+    const holder = parseHolder(raw);
+    // Without a Date header the age falls back to this host's clock.
+    const age = Math.max(0, (got.serverDate ?? now) - got.lastModified);
+    const seen = now - age;
+    if (holder === null) return { holder, raw, mtimeMs: seen, etag: got.etag };
+    const ts = holder.timestamp < 1e11 ? holder.timestamp * 1000 : holder.timestamp;
+    const ahead = ts - (got.serverDate ?? now);
+    if (ahead > FUTURE_SLACK_MS && !this.#warned.has(`${key} ${got.etag}`)) {
+      this.#warned.add(`${key} ${got.etag}`);
+      this.#warn(`The lease s3://${bucket}/${key} (held by ${holder.worker_id}) has a timestamp ${Math.round(ahead / 1000)} s in the future: its holder's clock is wrong. It is judged by the lease object's age on the store instead (taken over once it is not refreshed for staleMs).`);
+    }
+    return { holder: { ...holder, timestamp: seen / 1000 }, raw, mtimeMs: seen, etag: got.etag };
   }
 
   /** Rewrites our lease with `holder` (a fresh timestamp) if it is still ours; null when it is not. */

@@ -35,6 +35,12 @@ export interface ObjectHead {
 export interface GotObject extends ObjectHead {
   /** The object's bytes. */
   readonly body: Buffer;
+  /**
+   * The gateway's clock when it answered (its `Date` header, epoch ms, second precision), when
+   * it sent one: `serverDate - lastModified` is the object's age on the gateway's own clock,
+   * whatever this host's clock says.
+   */
+  readonly serverDate?: number;
 }
 
 /** One LIST page. */
@@ -75,9 +81,24 @@ export class S3Objects {
   readonly client: S3Client;
   readonly #scrubber: Scrubber;
 
+  /** The `Date` header of each response, by its output's `$metadata` (kept by the middlewares that copy the output). */
+  readonly #dates = new WeakMap<object, number>();
+
   constructor(client: S3Client, scrubber: Scrubber) {
     this.client = client;
     this.#scrubber = scrubber;
+    const dates = this.#dates;
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        const date = (out.response as { headers?: Record<string, string | undefined> } | undefined)?.headers?.date;
+        const ms = date === undefined ? Number.NaN : Date.parse(date);
+        const meta = (out.output as { $metadata?: object } | undefined)?.$metadata;
+        if (Number.isFinite(ms) && typeof meta === 'object' && meta !== null) dates.set(meta, ms);
+        return out;
+      },
+      { step: 'initialize', name: 'cairnServerDate', priority: 'high' },
+    );
   }
 
   /** A `CAIRN_STORE` error for a failed request on `bucket/key`, with no credential in it. */
@@ -104,7 +125,8 @@ export class S3Objects {
     try {
       const out = await this.client.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
       const body = Buffer.from((await out.Body?.transformToByteArray()) ?? new Uint8Array());
-      return { body, etag: unquote(out.ETag), size: out.ContentLength ?? body.length, lastModified: out.LastModified?.getTime() ?? 0 };
+      const serverDate = this.#dates.get(out.$metadata);
+      return { body, etag: unquote(out.ETag), size: out.ContentLength ?? body.length, lastModified: out.LastModified?.getTime() ?? 0, ...(serverDate !== undefined ? { serverDate } : {}) };
     } catch (err) {
       if (statusOf(err) === 404) return null;
       return this.#fail('read', bucket, key, err);

@@ -93,25 +93,40 @@ async function filesUnder(dir: string): Promise<string[]> {
 
 const MD5_ETAG = /^[0-9a-f]{32}(-\d+)?$/;
 
-/** Uploads every file under `localDir` to `keyPrefix` (a directory key) and verifies each. */
-export async function uploadDirectory(objects: S3Objects, localDir: string, bucket: string, keyPrefix: string, options: UploadOptions = {}): Promise<UploadedFile[]> {
+/**
+ * Uploads every file under `localDir` to `keyPrefix` (a directory key) and verifies each.
+ * `keyFor(path)`: the key of the file at `path` (relative, `/`-separated) when it is not
+ * `keyPrefix + path`.
+ */
+export async function uploadDirectory(objects: S3Objects, localDir: string, bucket: string, keyPrefix: string, options: UploadOptions = {}, keyFor?: (path: string) => string): Promise<UploadedFile[]> {
   const partSize = Math.max(options.partSize ?? 8 * 1024 * 1024, 5 * 1024 * 1024);
   const files = await filesUnder(localDir);
+  const key = keyFor ?? ((path: string) => keyPrefix + path);
   const out = new Array<UploadedFile>(files.length);
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < files.length) {
+    while (next < files.length && !failed) {
       const i = next++;
-      out[i] = await uploadFile(objects, files[i] as string, localDir, bucket, keyPrefix, partSize, options.queueSize ?? 4);
+      try {
+        out[i] = await uploadFile(objects, files[i] as string, localDir, bucket, key, partSize, options.queueSize ?? 4);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(options.files ?? 4, files.length) }, worker));
+  // On a failure the other workers finish the file in hand and stop: when this rejects, no upload
+  // is still in flight (a caller that then deletes what was uploaded deletes it all).
+  const settled = await Promise.allSettled(Array.from({ length: Math.min(options.files ?? 4, files.length) }, worker));
+  const rejected = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (rejected !== undefined) throw rejected.reason;
   return out;
 }
 
-async function uploadFile(objects: S3Objects, file: string, root: string, bucket: string, keyPrefix: string, partSize: number, queueSize: number): Promise<UploadedFile> {
+async function uploadFile(objects: S3Objects, file: string, root: string, bucket: string, keyFor: (path: string) => string, partSize: number, queueSize: number): Promise<UploadedFile> {
   const path = relative(root, file).split(sep).join('/');
-  const key = keyPrefix + path;
+  const key = keyFor(path);
   const url = s3Url({ bucket, key });
   const before = await stat(file);
   const d = await digest(file, partSize);

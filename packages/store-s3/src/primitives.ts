@@ -12,7 +12,9 @@ import { createClient, describeTarget, learnCredentials, type S3ClientOptions, t
 import { checkReadable, checkStore } from './connect.js';
 import { RequestCounter } from './counter.js';
 import { Scrubber } from './errors.js';
-import { cacheNamespace, InputCache } from './inputs.js';
+import { attemptPrefix, objectsOf } from './attempts.js';
+import { cacheNamespace, InputCache, isMetadata } from './inputs.js';
+import { defaultPrivateRoot } from './private-dir.js';
 import { S3Leases } from './leases.js';
 import { StepLister } from './listing.js';
 import { S3Objects } from './objects.js';
@@ -78,13 +80,15 @@ export class S3Primitives {
     this.counter = options.counter ?? new RequestCounter();
     this.counter.attach(this.client);
     this.objects = new S3Objects(this.client, this.#scrubber);
-    this.leases = new S3Leases(this.objects, () => this.#caps);
+    this.#logger = options.logger ?? defaultLogger;
+    this.leases = new S3Leases(this.objects, () => this.#caps, (m) => this.#logger.warn(m));
     const cacheDir = options.cacheDir === undefined ? join(process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache'), 'cairn', 's3') : options.cacheDir;
     const ns = cacheNamespace(options.endpoint ?? process.env.AWS_ENDPOINT_URL_S3 ?? process.env.AWS_ENDPOINT_URL);
     this.states = new StateReader(this.objects, new StepLister(this.objects), new TextCache(cacheDir === false ? undefined : join(cacheDir, ns, 'records')));
-    this.inputs = new InputCache(this.objects, join(cacheDir === false ? join(process.env.TMPDIR ?? '/tmp', 'cairn-s3-inputs') : cacheDir, ns, 'inputs'));
+    // Without a cache directory inputs go to this user's private directory in the OS temp dir.
+    const privateRoot = cacheDir === false ? defaultPrivateRoot() : undefined;
+    this.inputs = new InputCache(this.objects, join(privateRoot !== undefined ? join(privateRoot, 'inputs') : cacheDir as string, ns, 'inputs'), privateRoot);
     this.target = describeTarget(options);
-    this.#logger = options.logger ?? defaultLogger;
     this.#unsafe = options.unsafeNoLeases === true;
     if (this.#unsafe) this.#logger.warn(`unsafeNoLeases is set for ${this.target}: leases are NOT enforced, two runners on one prefix may build the same step at once.`);
   }
@@ -137,26 +141,51 @@ export class S3Primitives {
     return parseS3Url(url);
   }
 
-  /** Uploads a local directory to the output path `url` and verifies every file (size and checksum) before returning. */
-  upload(localDir: string, url: string, options?: UploadOptions): Promise<UploadedFile[]> {
+  /**
+   * Uploads a local directory under the key prefix `keyPrefix` (relative to the output path
+   * `url`; default: the step directory itself) and verifies every file (size and checksum)
+   * before returning. The attempt's own files under `.cairn/` (its logs) go to the step
+   * directory's `.cairn/`, where every attempt's logs are kept.
+   */
+  upload(localDir: string, url: string, options?: UploadOptions, keyPrefix = ''): Promise<UploadedFile[]> {
     const d = stepDir(url);
-    return uploadDirectory(this.objects, localDir, d.bucket, d.dir, options);
+    return uploadDirectory(this.objects, localDir, d.bucket, d.dir + keyPrefix, options, (path) => (path.startsWith('.cairn/') ? d.dir : d.dir + keyPrefix) + path);
   }
 
-  /** A local copy of a built dependency's outputs at `url`, downloaded at most once per host (per record identity). */
-  async localInput(url: string): Promise<string> {
+  /**
+   * The key prefix (relative to the step directory) of the committed objects of the output at
+   * `url`, read through its record (attempts.ts): null for a record of the layout before attempt
+   * prefixes; throws when `url` is not a built output.
+   */
+  async committedObjects(url: string): Promise<{ readonly prefix: string | null; readonly recordEtag: string }> {
     const d = stepDir(url);
     const [listed] = await this.states.listings([d]);
     if (listed?.record === undefined || listed.status === undefined) {
       throw new CairnError('CAIRN_STORE', `${url} has no ${listed?.status === undefined ? STATUS_FILE : RECORD_FILE}: it is not a built output, so it cannot be fetched. Run the step that builds it first.`);
     }
-    return this.inputs.localDir(d.bucket, d.dir, listed.record.etag);
+    const prefix = objectsOf(await this.states.recordText(d, listed.record.etag));
+    if (prefix === undefined) throw new CairnError('CAIRN_STORE', `The record of ${url} cannot be read (replaced while it was read, or not JSON): its committed objects are unknown. Retry, or rebuild the step.`, { retryable: true });
+    return { prefix, recordEtag: listed.record.etag };
   }
 
-  /** What a step needs to write to its output location directly. */
-  direct(url: string): { readonly client: S3Client; readonly bucket: string; readonly key: string; readonly url: string } {
+  /**
+   * A local copy of a built dependency's committed outputs at `url` (the objects its record
+   * names, nothing of other attempts), downloaded at most once per host (per record identity).
+   */
+  async localInput(url: string): Promise<string> {
     const d = stepDir(url);
-    return { client: this.client, bucket: d.bucket, key: d.dir, url };
+    const { prefix, recordEtag } = await this.committedObjects(url);
+    if (prefix === null) return this.inputs.localDir(d.bucket, d.dir, recordEtag, isMetadata);
+    return this.inputs.localDir(d.bucket, d.dir + prefix, recordEtag, () => false);
+  }
+
+  /**
+   * What a step needs to write to its output location directly: `key` is the attempt's prefix
+   * of the run `runId` (attempts.ts), or the step directory when no run is known (reads only).
+   */
+  direct(url: string, runId?: string): { readonly client: S3Client; readonly bucket: string; readonly key: string; readonly url: string } {
+    const d = stepDir(url);
+    return { client: this.client, bucket: d.bucket, key: runId === undefined ? d.dir : d.dir + attemptPrefix(runId), url };
   }
 
   /** Closes the client's sockets. */

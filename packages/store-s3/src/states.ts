@@ -32,6 +32,8 @@ export class StateReader {
   readonly #objects: S3Objects;
   readonly #lister: StepLister;
   readonly #cache: TextCache;
+  /** Record GETs in flight, by bucket, key and ETag. */
+  readonly #reading = new Map<string, Promise<string | null>>();
 
   constructor(objects: S3Objects, lister: StepLister, cache: TextCache) {
     this.#objects = objects;
@@ -105,15 +107,23 @@ export class StateReader {
     this.#cache.set(d.bucket, d.dir + RECORD_FILE, etag, text);
   }
 
-  /** The record's text at `etag`, from the cache or one GET; null when it is gone. */
+  /** The record's text at `etag`, from the cache or one GET (shared by concurrent readers); null when it is gone. */
   async recordText(d: StepDir, etag: string): Promise<string | null> {
     const key = d.dir + RECORD_FILE;
     const cached = this.#cache.get(d.bucket, key, etag);
     if (cached !== undefined) return cached;
-    const got = await this.#objects.get(d.bucket, key);
-    if (got === null) return null;
-    const text = got.body.toString('utf8');
-    this.#cache.set(d.bucket, key, got.etag, text);
-    return text;
+    const id = `${d.bucket}\n${key}\n${etag}`;
+    let p = this.#reading.get(id);
+    if (p === undefined) {
+      p = (async () => {
+        const got = await this.#objects.get(d.bucket, key);
+        if (got === null) return null;
+        const text = got.body.toString('utf8');
+        this.#cache.set(d.bucket, key, got.etag, text);
+        return text;
+      })().finally(() => this.#reading.delete(id));
+      this.#reading.set(id, p);
+    }
+    return p;
   }
 }

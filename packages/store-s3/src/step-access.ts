@@ -11,7 +11,8 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { CairnError, type StepContext } from '@cairn/core';
 import type { StepAccessRef, StepStoreAccess } from '@cairn/runner/store';
 import { checkS3StoreOptions } from './options.js';
-import { S3Primitives, type S3PrimitivesOptions } from './primitives.js';
+import { LEASE_FILE } from './layout.js';
+import { S3Primitives, type S3PrimitivesOptions, stepDir } from './primitives.js';
 
 /** `ctx.store` of a step on an S3 store. */
 export interface S3StepAccess {
@@ -19,7 +20,12 @@ export interface S3StepAccess {
   readonly client: S3Client;
   /** The bucket of the step's output URL. */
   readonly bucket: string;
-  /** The key prefix of the step's output directory, with its trailing `/`: write objects under it. */
+  /**
+   * Where to write objects, with its trailing `/`: the running attempt's own prefix inside the
+   * step's output directory (`{outputPath}/@{runId}/`, see the package README "Outputs"). They
+   * are published with the attempt's local outputs when it commits, and never seen by readers
+   * otherwise.
+   */
   readonly key: string;
   /** The step's final output URL (`s3://bucket/prefix/step-hash`). */
   readonly url: string;
@@ -35,9 +41,12 @@ export function workerOptions(options: S3PrimitivesOptions): S3PrimitivesOptions
   return out as S3PrimitivesOptions;
 }
 
-/** The step access of the step writing to `path`, through `s3`. Paths that are not `s3://` URLs are local already. */
-export function stepAccessOf(s3: S3Primitives, path: string): StepStoreAccess {
-  return { store: s3.direct(path) satisfies S3StepAccess, localInput: (dep) => (dep.startsWith('s3://') ? s3.localInput(dep) : Promise.resolve(dep)) };
+/**
+ * The step access of the step writing to `path` in the run `runId` (the lease holder's; unknown
+ * when only reading), through `s3`. Paths that are not `s3://` URLs are local already.
+ */
+export function stepAccessOf(s3: S3Primitives, path: string, runId?: string): StepStoreAccess {
+  return { store: s3.direct(path, runId) satisfies S3StepAccess, localInput: (dep) => (dep.startsWith('s3://') ? s3.localInput(dep) : Promise.resolve(dep)) };
 }
 
 /** What the store's tasks name for workers: this module's {@link createStepAccess}, with `options`. */
@@ -48,15 +57,37 @@ export function stepAccessRef(options: S3PrimitivesOptions): StepAccessRef {
 /** Primitives of this worker, by their options: one client per configuration, shared by every task. */
 const byOptions = new Map<string, S3Primitives>();
 
-/** The builder a worker re-imports from a task (`task.storeAccess`): `(options, path)` → the step's access. */
-export function createStepAccess(options: unknown, path: string): StepStoreAccess {
+/**
+ * The builder a worker re-imports from a task (`task.storeAccess`): `(options, path)` → the
+ * step's access. The task names only the step's final URL, so the attempt's prefix for
+ * `ctx.store` comes from the run id of the step's lease holder (one GET of the lease object).
+ */
+export async function createStepAccess(options: unknown, path: string): Promise<StepStoreAccess> {
   const key = JSON.stringify(options ?? {});
   let s3 = byOptions.get(key);
   if (s3 === undefined) {
     s3 = new S3Primitives(workerOptions(checkS3StoreOptions(options, 'the task\'s store access')));
     byOptions.set(key, s3);
   }
-  return stepAccessOf(s3, path);
+  if (!path.startsWith('s3://')) return stepAccessOf(s3, path);
+  const d = stepDir(path);
+  let runId: string | undefined;
+  let failure: unknown;
+  try {
+    runId = (await s3.leases.read(d.bucket, d.dir + LEASE_FILE))?.holder?.runId;
+  } catch (err) {
+    failure = err;
+  }
+  const access = stepAccessOf(s3, path, runId);
+  if (runId !== undefined) return access;
+  // Without the run, direct writes would go where no commit publishes them: only ctx.store fails.
+  const why = failure ?? new CairnError('CAIRN_LEASE_LOST', `ctx.store of ${path}: the step's lease is gone (taken over, or released), so this attempt's objects could never be published. The runner retries the step under a new lease.`, { retryable: true });
+  return {
+    localInput: access.localInput,
+    get store(): never {
+      throw why;
+    },
+  };
 }
 
 /**

@@ -8,22 +8,30 @@
  * {outputPath}/.executor_status.lock   the lease (JSON holder), while a runner works on the step
  * {outputPath}/.cairn/job.json         the job in flight of a resumable executor
  * {outputPath}/.cairn/logs/…           the attempts' logs, uploaded with the output
+ *
+ * {outputPath}/@{runId}/…              an attempt's output objects; the record names the committed one
  * ```
  *
- * Staging is `upload`: an attempt writes into a local directory (its `OUT`), uploaded at the
- * commit. The store remembers the ETag of each lease it holds: a refresh is an `If-Match` on it,
- * a release happens only while it is still ours, and a commit is fenced: the lease is checked
- * before the upload, before the record and before the status, and nothing more is written once it
- * is found lost. This file only maps the contract onto the primitives; the rules live in
- * leases.ts, listing.ts, outputs.ts and states.ts.
+ * Staging is `upload`: an attempt writes into a local directory (its `OUT`, in this user's
+ * private directory), uploaded at the commit under the attempt's own key prefix (attempts.ts),
+ * which the record then names: readers resolve through the record, so they see exactly one
+ * attempt's objects. The store remembers the ETag of each lease it holds: a refresh is an
+ * `If-Match` on it, a release happens only while it is still ours, and a commit is fenced: the
+ * lease is checked before the upload, before the record and before the status, and nothing more
+ * is written once it is found lost (what the lost attempt uploaded is deleted). This file only
+ * maps the contract onto the primitives; the rules live in attempts.ts, leases.ts, listing.ts,
+ * outputs.ts and states.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { hostname, tmpdir } from 'node:os';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
 import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, RecordWant, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState } from '@cairn/runner/store';
+import { attemptOf, attemptPrefix, isAttemptKey, objectsOf, withObjects } from './attempts.js';
 import { parseJobRecord } from './formats.js';
+import type { StepObjects } from './listing.js';
+import { defaultPrivateRoot, ensurePrivateDir } from './private-dir.js';
 import { S3Browser } from './browse.js';
 import { checkS3StoreOptions } from './options.js';
 import { JOB_FILE, LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
@@ -35,9 +43,16 @@ import { stepAccessOf, stepAccessRef } from './step-access.js';
 export interface S3StoreOptions extends S3PrimitivesOptions {
   /** Use these primitives (and their client) instead of building new ones. */
   readonly primitives?: S3Primitives;
-  /** Local directory for attempts' staged outputs and logs. @default `{tmpdir}/cairn-s3-attempts` */
+  /**
+   * Local directory for attempts' staged outputs and logs: created 0700 when missing, refused
+   * (`CAIRN_UNSAFE_DIR`) when it is a symlink, another user's, or writable by others.
+   * @default `{tmpdir}/cairn-s3-{uid}/attempts` (the per-user directory created 0700 and checked)
+   */
   readonly localRoot?: string;
 }
+
+/** Deletes in flight while removing other attempts' objects. */
+const DELETES = 16;
 
 /** True when `dir` holds a file at any depth (a no-op attempt's staging directory holds none). */
 async function hasFiles(dir: string): Promise<boolean> {
@@ -58,6 +73,11 @@ export class S3Store implements Store {
   /** The primitives (client, counter, uploads, input cache). */
   readonly s3: S3Primitives;
   readonly #localRoot: string;
+  /** The private directories to check before staging: `[path, strict]` (the per-user root by default). */
+  readonly #private: readonly (readonly [string, boolean])[];
+  #privateChecked: Promise<void> | undefined;
+  /** The run id of each lease this store holds, by output path: the attempt prefix of `ctx.store`. */
+  readonly #runs = new Map<string, string>();
   /**
    * Leases this store holds, by output path, and when each was last fenced. A lease found lost
    * (a refresh or a fence refused) stays here marked `lost` until the path is leased again, so
@@ -78,14 +98,45 @@ export class S3Store implements Store {
   constructor(options: S3StoreOptions = {}) {
     checkS3StoreOptions(options, 'new S3Store()');
     this.s3 = options.primitives ?? new S3Primitives(options);
-    this.#localRoot = options.localRoot ?? join(tmpdir(), 'cairn-s3-attempts');
+    if (options.localRoot === undefined) {
+      const root = defaultPrivateRoot();
+      this.#localRoot = join(root, 'attempts');
+      this.#private = [
+        [root, true],
+        [this.#localRoot, true],
+      ];
+    } else {
+      this.#localRoot = options.localRoot;
+      this.#private = [[this.#localRoot, false]];
+    }
     this.stepAccessRef = stepAccessRef(this.s3.options);
-    this.browse = new S3Browser(this.s3.objects);
+    this.browse = new S3Browser(this.s3.objects, (bucket, dir) => this.#committedPrefix(bucket, dir));
   }
 
-  /** `ctx.store` (the client, bucket and key of the step's output URL) and `ctx.localInput` of a step in this process. */
+  /** `ctx.store` (the client, bucket and the running attempt's key prefix) and `ctx.localInput` of a step in this process. */
   stepAccess(path: string): StepStoreAccess {
-    return stepAccessOf(this.s3, path);
+    return stepAccessOf(this.s3, path, this.#runs.get(path));
+  }
+
+  /**
+   * Creates or checks the staging root once per store (a failure is checked again next time).
+   * Once it is ours and closed to others, nobody else can replace it: the temp dir is sticky.
+   */
+  #checkPrivate(): Promise<void> {
+    this.#privateChecked ??= (async () => {
+      for (const [p, strict] of this.#private) await ensurePrivateDir(p, 'the staging directory', strict);
+    })().catch((err: unknown) => {
+      this.#privateChecked = undefined;
+      throw err;
+    });
+    return this.#privateChecked;
+  }
+
+  /** The committed prefix of the step directory `dir` (attempts.ts): null for the old layout, undefined when not built. */
+  async #committedPrefix(bucket: string, dir: string): Promise<string | null | undefined> {
+    const [listed] = await this.s3.states.listings([{ bucket, dir }]);
+    if (listed?.record === undefined) return undefined;
+    return objectsOf(await this.s3.states.recordText({ bucket, dir }, listed.record.etag));
   }
 
   connect(prefix: string): Promise<void> {
@@ -111,7 +162,7 @@ export class S3Store implements Store {
       for (const o of page.objects) names.add(o.key.slice(d.dir.length));
       token = page.truncated ? page.next : undefined;
     } while (token !== undefined);
-    return [...names].filter((n) => n !== '' && !n.startsWith('.'));
+    return [...names].filter((n) => n !== '' && !n.startsWith('.') && !isAttemptKey(n));
   }
 
   /** The local directory an attempt of `path` writes into. */
@@ -121,9 +172,12 @@ export class S3Store implements Store {
   }
 
   async stage(path: string, holder: LeaseHolder, attempt: number, previous?: StagedAttempt): Promise<StagedAttempt> {
+    await this.#checkPrivate();
     const dir = this.#localDir(path, holder.runId, attempt);
     await rm(dir, { recursive: true, force: true });
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    // A retry starts from an empty prefix: what the failed attempt wrote there with ctx.store goes.
+    if (previous !== undefined || attempt > 1) await this.#removeAttempts(path, (p) => p === attemptPrefix(holder.runId));
     const logs = `${dir}/.cairn/logs`;
     if (previous !== undefined) {
       // The earlier attempt's logs stay with the step; its output does not.
@@ -142,30 +196,71 @@ export class S3Store implements Store {
     const fenced = this.#held.has(path);
     if (!fenced) throw this.#lost(path, undefined, request.status);
     const staged = request.staged;
+    // The attempt's own prefix: nothing there is seen by readers until the record names it.
+    const prefix = staged === undefined ? undefined : attemptPrefix(holder.runId);
+    let uploaded = false;
     try {
-      if (staged !== undefined && (await hasFiles(staged.dir))) {
+      if (staged !== undefined && prefix !== undefined && (await hasFiles(staged.dir))) {
         // Nothing of an attempt whose lease is gone is uploaded. (An attempt that wrote no file
         // uploads nothing, so it needs no fence here: the record's fence comes next.)
         await this.#fence(path, request.status);
-        await this.s3.upload(staged.dir, path);
+        uploaded = true;
+        try {
+          await this.s3.upload(staged.dir, path, undefined, prefix);
+        } catch (err) {
+          // A runner paused past its lease finds its staging directory swept by the runner that
+          // took over (ENOENT), or its uploads refused: the lease loss is the error to report.
+          await this.#fence(path, request.status);
+          throw err;
+        }
       }
+      let before: StepObjects | undefined;
       if (request.record !== undefined) {
         // Fenced too: a runner that lost its lease must not replace the record of the one that took it.
-        await this.#fence(path, request.status);
-        const text = `${JSON.stringify(request.record.build(), null, 2)}\n`;
+        before = await this.#fence(path, request.status);
+        const built = request.record.build();
+        const text = `${JSON.stringify(prefix === undefined ? built : withObjects(built, prefix), null, 2)}\n`;
         const etag = await objects.put(d.bucket, d.dir + RECORD_FILE, text, 'application/json');
         this.s3.states.remember(d, etag, text);
       }
       await this.#fence(path, request.status);
       await objects.put(d.bucket, d.dir + STATUS_FILE, request.status, 'text/plain');
+      // The output is this attempt's now: other prefixes (the previous build, dead attempts) go.
+      // A step with no record before had no committed prefix, and what dead attempts left was
+      // swept when their lease was taken over (sweep): then the listing is skipped (a cold step's cost).
+      if (prefix !== undefined && before?.record !== undefined) await this.#removeAttempts(path, (p) => p !== prefix);
+    } catch (err) {
+      // What a fenced-out attempt uploaded is its own prefix's: remove it (no reader resolves to it).
+      if (prefix !== undefined && uploaded && this.#held.get(path)?.lost === true) await this.#removeAttempts(path, (p) => p === prefix).catch(() => undefined);
+      throw err;
     } finally {
       if (staged !== undefined) await rm(staged.dir, { recursive: true, force: true });
     }
     if (request.release === true) await this.releaseLease(path, holder);
   }
 
-  /** Throws CAIRN_LEASE_LOST unless our lease is still the current version (a batched LIST shows its ETag). */
-  #fence(path: string, status: string): Promise<void> {
+  /** Deletes the objects of the attempt prefixes of `path` that `which` selects. */
+  async #removeAttempts(path: string, which: (prefix: string) => boolean): Promise<void> {
+    const d = stepDir(path);
+    const keys: string[] = [];
+    let token: string | undefined;
+    do {
+      const page = await this.s3.objects.list(d.bucket, { prefix: `${d.dir}@`, continuationToken: token });
+      for (const o of page.objects) {
+        const p = attemptOf(o.key.slice(d.dir.length));
+        if (p !== undefined && which(p)) keys.push(o.key);
+      }
+      token = page.truncated ? page.next : undefined;
+    } while (token !== undefined);
+    let next = 0;
+    const worker = async () => {
+      while (next < keys.length) await this.s3.objects.delete(d.bucket, keys[next++] as string);
+    };
+    await Promise.all(Array.from({ length: Math.min(DELETES, keys.length) }, worker));
+  }
+
+  /** Throws CAIRN_LEASE_LOST unless our lease is still the current version (a batched LIST shows its ETag); the step's listing. */
+  #fence(path: string, status: string): Promise<StepObjects | undefined> {
     return this.#serial(path, async () => {
       // Read after the previous lease operation settled: a refresh may have replaced the ETag.
       const held = this.#held.get(path);
@@ -175,6 +270,7 @@ export class S3Store implements Store {
         throw this.#lost(path, undefined, status);
       }
       held.fencedAt = Date.now();
+      return now;
     });
   }
 
@@ -195,6 +291,7 @@ export class S3Store implements Store {
     const lease = await this.s3.leases.create(d.bucket, d.dir + LEASE_FILE, holder);
     if (lease === null) return false;
     this.#held.set(path, { lease, fencedAt: 0, lost: false });
+    this.#runs.set(path, holder.runId);
     return true;
   }
 
@@ -226,6 +323,7 @@ export class S3Store implements Store {
     }
     if (entry !== undefined) entry.lease = next;
     else this.#held.set(path, { lease: next, fencedAt: 0, lost: false });
+    this.#runs.set(path, holder.runId);
     return true;
   }
 
@@ -239,6 +337,7 @@ export class S3Store implements Store {
       // Only our own lease is ever released.
       if (held === undefined || held.lease.token !== holder.token) return;
       this.#held.delete(path);
+      this.#runs.delete(path);
       if (held.lost) return;
       await this.s3.leases.release(held.lease, Date.now() - held.fencedAt < FENCE_FRESH_MS);
     });
@@ -276,8 +375,13 @@ export class S3Store implements Store {
   }
 
   async sweep(path: string, keep?: StagedAttempt): Promise<void> {
-    // Dead attempts of other hosts left nothing in the bucket (outputs are uploaded at the commit);
-    // this host's leftovers are local.
+    // Dead attempts left objects under their own prefixes (a runner killed mid-upload, a direct
+    // write): no reader sees them, and they go now, except the committed output and our own.
+    const d = stepDir(path);
+    const committed = await this.#committedPrefix(d.bucket, d.dir);
+    const ours = this.#runs.get(path);
+    await this.#removeAttempts(path, (p) => p !== committed && (ours === undefined || p !== attemptPrefix(ours)));
+    // This host's leftovers are local.
     const local = this.#localDir(path, 'x', 1);
     const parent = local.slice(0, local.lastIndexOf('/'));
     for (const n of await readdir(parent).catch(() => [] as string[])) {

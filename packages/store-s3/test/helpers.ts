@@ -46,3 +46,9 @@ export function primitives(rgw: RgwInstance, extra: S3PrimitivesOptions = {}): S
 export function freshPrefix(rgw: RgwInstance, tag = 't'): string {
   return `s3://${rgw.bucket}/${tag}-${randomBytes(4).toString('hex')}`;
 }
+
+/** The key of the committed output file `file` of the step at `url` (under the attempt prefix its record names). */
+export async function committedKey(s3: S3Primitives, url: string, file: string): Promise<string> {
+  const { prefix } = await s3.committedObjects(url);
+  return `${s3.locate(url).key}/${prefix ?? ''}${file}`;
+}

@@ -16,7 +16,7 @@ import { StepRunner } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sshdOrSkip, startSshd, testHostOptions, type SshdInstance } from '../../../tools/testenv/sshd.js';
 import { s3StoreFactory, S3Store } from '../src/index.js';
-import { freshPrefix, haveRgw, useGateway } from './helpers.js';
+import { committedKey, freshPrefix, haveRgw, useGateway } from './helpers.js';
 
 const STEPS = new URL('./fixtures/ssh-steps.mjs', import.meta.url).href;
 const PACKAGE = fileURLToPath(new URL('..', import.meta.url));
@@ -51,7 +51,7 @@ describe.skipIf(!haveSshd)('SSH hosts without a shared filesystem on s3://, agai
     expect(p?.value).toBe(sshd.user); // it ran on the host, as the login user
     const s3 = (runner.store as S3Store).s3;
     const { bucket, key } = s3.locate(produce.outputPath(prefix));
-    expect((await s3.objects.get(bucket, `${key}/model.txt`))?.body.toString()).toBe(`written by ${sshd.user}\n`);
+    expect((await s3.objects.get(bucket, await committedKey(s3, produce.outputPath(prefix), 'model.txt')))?.body.toString()).toBe(`written by ${sshd.user}\n`);
     expect((await s3.objects.get(bucket, `${key}/.executor_status`))?.body.toString()).toBe('SUCCESS');
   });
 
@@ -79,7 +79,7 @@ describe.skipIf(!haveSshd)('SSH hosts without a shared filesystem on s3://, agai
     const [c] = await runnerOn(prefix).load([consume], { handleSigint: false });
     expect(c?.value).toEqual({ model: `written by ${sshd.user}\n`, user: sshd.user, from: produce.outputPath(prefix) });
     const s3 = (runnerOn(prefix).store as S3Store).s3;
-    const { bucket, key } = s3.locate(consume.outputPath(prefix));
-    expect((await s3.objects.get(bucket, `${key}/report.txt`))?.body.toString()).toBe(`read: written by ${sshd.user}\n`);
+    const { bucket } = s3.locate(consume.outputPath(prefix));
+    expect((await s3.objects.get(bucket, await committedKey(s3, consume.outputPath(prefix), 'report.txt')))?.body.toString()).toBe(`read: written by ${sshd.user}\n`);
   });
 });

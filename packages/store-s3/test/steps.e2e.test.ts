@@ -73,16 +73,20 @@ describe.skipIf(!haveRgw)('steps on s3:// against a real RADOS Gateway: local ou
         model: { url: model.outputPath(prefix), local: true, same: true, model: built.sha256, part: null },
         direct: { url: direct.outputPath(prefix), local: true, same: true, model: null, part: 'direct from direct' },
       });
-      // The upload is in the bucket, verified, next to the metadata; the direct write is where the step put it.
+      // The upload is in the bucket under the attempt's prefix the record names, verified; the
+      // direct write is where the step put it (ctx.store.key: the same attempt prefix).
       const store = runner.store as S3Store;
       const { bucket, key } = store.s3.locate(model.outputPath(prefix));
-      const head = await store.s3.objects.head(bucket, `${key}/model.bin`);
+      const { prefix: objects } = await store.s3.committedObjects(model.outputPath(prefix));
+      expect(objects).toMatch(/^@.+\/$/);
+      const head = await store.s3.objects.head(bucket, `${key}/${objects}model.bin`);
       expect(head?.size).toBe(50 * MiB);
       expect(head?.etag).toMatch(/-7$/); // multipart, 7 parts of 8 MiB
-      const got = await store.s3.objects.get(bucket, `${key}/model.bin`);
+      const got = await store.s3.objects.get(bucket, `${key}/${objects}model.bin`);
       expect(createHash('sha256').update(got?.body as Buffer).digest('hex')).toBe(built.sha256);
       const d = store.s3.locate(direct.outputPath(prefix));
-      expect((await store.s3.objects.get(d.bucket, `${d.key}/part-0.txt`))?.body.toString()).toBe('direct from direct');
+      const { prefix: directObjects } = await store.s3.committedObjects(direct.outputPath(prefix));
+      expect((await store.s3.objects.get(d.bucket, `${d.key}/${directObjects}part-0.txt`))?.body.toString()).toBe('direct from direct');
       expect((await store.s3.objects.get(d.bucket, `${d.key}/.executor_status`))?.body.toString()).toBe('SUCCESS');
 
       const before = store.s3.counter.counts();
@@ -106,7 +110,7 @@ describe.skipIf(!haveRgw)('steps on s3:// against a real RADOS Gateway: local ou
     const cached = readdirSync(join(cacheDir, ns as string, 'inputs'));
     expect(cached).toHaveLength(1); // no second copy, no leftover lock or partial download
     // A worker's builder (as a task names it) finds the same directory without downloading.
-    const access = createStepAccess({ endpoint: rgw.endpoint, region: rgw.region, cacheDir }, model.outputPath(prefix));
+    const access = await createStepAccess({ endpoint: rgw.endpoint, region: rgw.region, cacheDir }, model.outputPath(prefix));
     expect(await access.localInput(model.outputPath(prefix))).toBe(join(cacheDir, ns as string, 'inputs', cached[0] as string));
   });
 

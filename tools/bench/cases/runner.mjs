@@ -199,6 +199,31 @@ export const variants = {
     };
   },
 
+  /**
+   * Cold run of n `apply` handles of one graph, every handle given, with the in-memory store:
+   * `from: 'array'` passes them as an array, `'generator'` yields them one at a time (as Marin's
+   * StepRunner pulls steps). Handles are made fresh (untimed); lowering is timed with the run.
+   */
+  async stream({ shape, n, from = 'generator', maxConcurrent = 8 }) {
+    const graph = generate(shape, n);
+    return async () => {
+      const handles = toHandles(core, graph);
+      const steps =
+        from === 'array'
+          ? handles
+          : (function* () {
+              for (const h of handles) yield h;
+            })();
+      const r = runner(new MemoryStore(), '/bench', maxConcurrent);
+      let summary;
+      const ms = await timeAsync(async () => {
+        summary = await r.run(steps, { handleSigint: false });
+      });
+      ran(summary, n, 'succeeded');
+      return ms;
+    };
+  },
+
   /** p-graph 2.0 running the same graph of no-op promises (string ids), `concurrency` = the runner's maxConcurrent. */
   async 'p-graph'({ shape, n, maxConcurrent = 8 }) {
     const { PGraph } = require('p-graph');

@@ -109,6 +109,14 @@ export function makePlan({ quick, disk, tmpfs = existsSync('/dev/shm') ? '/dev/s
     add(peer('scheduler overhead (no-op steps)', 'p-graph 2.0 (concurrency 8)', 'runner', 'p-graph', p));
   }
 
+  // Handles of one layered graph pulled one at a time from a generator, against the same as an
+  // array (issue 32: each pulled handle was lowered with its whole upstream, ×39 at 4k).
+  for (const n of quick ? [10 * K] : [10 * K, 100 * K]) {
+    const group = 'apply handles of one graph: generator vs array';
+    add(cairn(group, 'Cairn StepRunner, MemoryStore, array', 'runner', 'stream', { shape: 'layered', n, from: 'array' }));
+    add({ ...cairn(group, 'Cairn StepRunner, MemoryStore, generator', 'runner', 'stream', { shape: 'layered', n, from: 'generator' }), ref: false });
+  }
+
   // A 10,000-step chain, and a realistic pipeline that reads and writes small files.
   {
     const n = quick ? K : 10 * K;

@@ -115,6 +115,8 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
       keys.push(...page.objects.map((o) => o.key));
       token = page.truncated ? page.next : undefined;
     } while (token !== undefined);
+    // Outputs live under an attempt's prefix (`{dir}/@{runId}/data`); the record names the committed one.
+    const data = new Map<string, string>();
     for (const k of keys) {
       const [dir, ...rest] = k.slice(key.length + 1).split('/');
       const name = rest.join('/');
@@ -123,8 +125,17 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
       out.set(dir, e);
       if (name === '.executor_status.lock') e.lease = true;
       else if (name === '.executor_status') e.status = (await store.objects.get(bucket, k))?.body.toString();
-      else if (name === 'data') e.data = (await store.objects.get(bucket, k))?.body.toString();
+      else if (name === 'data' || /^@[^/]+\/data$/.test(name)) data.set(`${dir}/${name}`, (await store.objects.get(bucket, k))?.body.toString() ?? '');
       else if (name === '.artifact.json') e.record = (await store.objects.get(bucket, k))?.body.toString();
+    }
+    for (const [dir, e] of out) {
+      let objects: string | undefined;
+      try {
+        objects = e.record === undefined ? undefined : (JSON.parse(e.record) as { objects?: string }).objects;
+      } catch {
+        objects = undefined; // a garbage record (the test that writes one)
+      }
+      e.data = data.get(`${dir}/${objects ?? ''}data`);
     }
     return out;
   }

@@ -2,14 +2,15 @@
  * `cairn clean [pipeline] [--yes]`: removes failed outputs (FAILED, DEP_FAILED, CANCELLED, or
  * left without a status), attempt directories dead runs left beside output paths, and, given a
  * pipeline, outputs the pipeline no longer references. Lists what it would remove unless
- * `--yes`. A step with a live lease is never touched.
+ * `--yes`. A step with a live lease is never touched, and nothing is touched under a prefix that
+ * is not a Cairn store (store-check.ts).
  */
 import { isStale } from '@cairn/runner';
 import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { loadPipeline } from '../pipeline.js';
+import { requireStore } from '../store-check.js';
 import { insidePrefix, openStore } from '../store-view.js';
-import { STALE_MS } from './status.js';
 
 /** Options of `cairn clean`. */
 export interface CleanCommandOptions {
@@ -34,9 +35,12 @@ export async function cleanCommand(ctx: CliContext, file: string | undefined, op
     const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
     referenced = new Set(pipeline.specs.map((s) => s.outputPath(prefix)));
   }
+  // Never act on a directory that is not a Cairn store, whatever the prefix (store-check.ts).
+  const steps = await view.scan();
+  await requireStore(view, steps, config.sources.prefix, 'clean');
   const victims: { path: string; rel: string; reason: CleanReason }[] = [];
-  for (const s of await view.scan()) {
-    if (s.lease !== null && !isStale(s.lease, STALE_MS)) continue;
+  for (const s of steps) {
+    if (s.lease !== null && !isStale(s.lease, view.staleMs)) continue;
     let reason: CleanReason | undefined;
     if (s.status === 'FAILED') reason = 'failed';
     else if (s.status === 'DEP_FAILED') reason = 'dep-failed';
@@ -48,7 +52,7 @@ export async function cleanCommand(ctx: CliContext, file: string | undefined, op
   // What dead attempts left beside output paths (the next run that takes a step over removes its own).
   for (const d of await view.staged()) {
     const lease = await view.store.readLease(d.step);
-    if (lease !== null && !isStale(lease, STALE_MS)) continue;
+    if (lease !== null && !isStale(lease, view.staleMs)) continue;
     victims.push({ path: d.path, rel: view.rel(d.path), reason: 'abandoned attempt' });
   }
   // Never leave the prefix, whatever the scan returned: every victim is checked before anything is removed.

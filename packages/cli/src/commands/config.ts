@@ -36,6 +36,7 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
     stores,
     pools: config.pools,
     defaults: config.defaults,
+    leases: config.leaseTiming,
     sources: config.sources,
   };
   if (options.json) {
@@ -60,5 +61,7 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
   const pools = Object.entries(config.pools);
   out(ctx, `${c.bold('pools')}           ${pools.length === 0 ? c.dim('none') : pools.map(([k, v]) => `${k}=${v}`).join(', ')}`);
   out(ctx, `${c.bold('defaults')}        ${JSON.stringify(config.defaults)}`);
+  const t = config.leaseTiming;
+  out(ctx, `${c.bold('leases')}          heartbeat ${t.heartbeatMs} ms, stale after ${t.staleMs} ms${c.dim(config.leases === undefined ? ' (default)' : ' (file)')}`);
   return 0;
 }

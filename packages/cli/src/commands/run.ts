@@ -1,7 +1,7 @@
 /**
  * `cairn run`: runs a pipeline with live progress. Exit codes: 0 all succeeded, 1 some step
- * failed, 2 bad usage or a bad pipeline, 130 interrupted (Ctrl-C: running steps are cancelled
- * first and record CANCELLED, so a rerun resumes).
+ * failed, 2 bad usage or a bad pipeline, 130 interrupted (Ctrl-C or SIGTERM: running steps are
+ * cancelled first and record CANCELLED, releasing their leases, so a rerun resumes).
  */
 import { CairnError, hasCode, isCairnError } from '@cairn/core';
 import { uncaptured, type RunnerEvent, type StepFailure } from '@cairn/runner';
@@ -82,16 +82,21 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
     progress.onEvent(event);
   });
 
-  // Ctrl-C: cancel running steps (they record CANCELLED); a second Ctrl-C exits at once.
+  // Ctrl-C or SIGTERM (a job scheduler, `kill`, a container stop): cancel running steps (they
+  // record CANCELLED and release their leases); a second signal exits at once.
   const controller = new AbortController();
   let interrupts = 0;
-  const onSigint = () => {
+  const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
-    if (interrupts > 1) process.exit(ExitCode.interrupted);
-    progress.note(c.yellow('Interrupted: cancelling running steps (Ctrl-C again to exit at once).'));
-    controller.abort(new CairnError('CAIRN_CANCELLED', 'The run was interrupted (SIGINT).'));
+    if (interrupts > 1) {
+      progress.finish();
+      process.exit(ExitCode.interrupted);
+    }
+    progress.note(c.yellow(`${signal === 'SIGINT' ? 'Interrupted' : `Got ${signal}`}: cancelling running steps (${signal === 'SIGINT' ? 'Ctrl-C' : 'a second signal'} again to exit at once).`));
+    controller.abort(new CairnError('CAIRN_CANCELLED', `The run was interrupted (${signal}).`));
   };
-  process.on('SIGINT', onSigint);
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
   const started = Date.now();
   let code: number;
   try {
@@ -132,7 +137,8 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
       throw error;
     }
   } finally {
-    process.off('SIGINT', onSigint);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
   }
   await journal.close();
   return code;

@@ -17,9 +17,6 @@ export interface StatusCommandOptions {
   readonly json?: boolean;
 }
 
-/** A lease not refreshed for this long counts as stale (the runner's default). */
-export const STALE_MS = 90_000;
-
 /** One step's status as `cairn status` shows it. */
 export interface StatusRow {
   /** Output path relative to the prefix. */
@@ -50,15 +47,15 @@ export interface StatusRow {
   readonly problem: string | null;
 }
 
-/** Builds the status row of one stored step. */
-export function statusRow(s: StoredStep, now = Date.now()): StatusRow {
+/** Builds the status row of one stored step; a lease not refreshed for `staleMs` is stale (`leases.staleMs` of the config). */
+export function statusRow(s: StoredStep, staleMs: number, now = Date.now()): StatusRow {
   const r = s.record;
   let status: string = s.status ?? 'UNKNOWN';
   let leaseHolder: string | null = null;
   if (s.lease !== null) {
     const h = s.lease.holder;
     leaseHolder = h ? `${h.host}:${h.pid} (run ${h.runId})` : 'unreadable lease';
-    status = isStale(s.lease, STALE_MS, now) ? 'STALE_LEASE' : 'RUNNING';
+    status = isStale(s.lease, staleMs, now) ? 'STALE_LEASE' : 'RUNNING';
   }
   const last = r?.attempts?.at(-1);
   return {
@@ -87,7 +84,7 @@ export async function statusCommand(ctx: CliContext, options: StatusCommandOptio
     await printStepRecord(ctx, view, await resolveStoredStep(view, selector), options.json === true);
     return 0;
   }
-  const rows = dagOrder(await view.scan()).map((s) => statusRow(s));
+  const rows = dagOrder(await view.scan()).map((s) => statusRow(s, view.staleMs));
   if (options.json) {
     out(ctx, JSON.stringify({ prefix, steps: rows }, null, 2));
     return 0;

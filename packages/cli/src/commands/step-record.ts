@@ -10,7 +10,6 @@ import type { StoredStep } from '../store-scan.js';
 import type { StoreView } from '../store-view.js';
 import { formatDuration } from '../table.js';
 import { formatUsage } from '../usage.js';
-import { STALE_MS } from './status.js';
 
 /** Lines of a JSON value shown at most (config, result). */
 const MAX_VALUE_LINES = 30;
@@ -40,7 +39,7 @@ export async function printStepRecord(ctx: CliContext, view: StoreView, step: St
   const prefix = view.prefix;
   const r = step.record;
   const usages = await attemptUsages(view, step);
-  const leaseState = step.lease === null ? null : isStale(step.lease, STALE_MS) ? 'stale' : 'live';
+  const leaseState = step.lease === null ? null : isStale(step.lease, view.staleMs) ? 'stale' : 'live';
   const status: StoredStateName = step.lease !== null ? (leaseState === 'stale' ? 'STALE_LEASE' : 'RUNNING') : (step.status ?? 'UNKNOWN');
   if (json) {
     out(ctx, JSON.stringify({ prefix, step: step.rel, path: step.path, status, lease: step.lease?.holder ?? null, leaseState, problem: step.problem ?? null, usage: Object.fromEntries(usages), record: r }, null, 2));

@@ -3,7 +3,6 @@ import { isStale } from '@cairn/runner';
 import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { openStore } from '../store-view.js';
-import { STALE_MS } from './status.js';
 
 /** Options of `cairn unlock`. */
 export interface UnlockCommandOptions {
@@ -30,7 +29,7 @@ export async function unlockCommand(ctx: CliContext, options: UnlockCommandOptio
     const lease = s.lease!;
     const h = lease.holder;
     const who = h ? `${h.host}:${h.pid} (run ${h.runId})` : 'unreadable holder';
-    if (!isStale(lease, STALE_MS)) {
+    if (!isStale(lease, view.staleMs)) {
       out(ctx, `${c.blue('live ')} ${s.rel} held by ${who}`);
       continue;
     }

@@ -192,7 +192,9 @@ export class Progress {
 
   #clear(): void {
     if (this.#drawn > 0) {
-      this.#write(`\u001b[${this.#drawn}A\u001b[0J`);
+      // From column 0: the terminal's echo of Ctrl-C (`^C`) moved the cursor right, and erasing
+      // from there left the first columns of the bar on screen.
+      this.#write(`\r\u001b[${this.#drawn}A\u001b[0J`);
       this.#drawn = 0;
     }
   }

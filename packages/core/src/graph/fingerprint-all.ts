@@ -11,7 +11,7 @@ const ATTRS_KEY = enc('],"hashAttrs":');
 const NAME_KEY = enc(',"name":');
 
 /** Hashes given in advance: 16 bytes per node, all zero or 16 lowercase hex digits. */
-function checkKnown(known: Uint8Array, n: number): void {
+export function checkKnown(known: Uint8Array, n: number): void {
   if (!(known instanceof Uint8Array) || known.length !== 16 * n) {
     throw graphInputError(`known must have 16 * n = ${16 * n} bytes (n from offsets), got ${known instanceof Uint8Array ? known.length : typeof known}`);
   }

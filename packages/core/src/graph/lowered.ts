@@ -2,7 +2,7 @@ import type { ByteTable, LoweredTables } from '../backend-types.js';
 import { xxh64HexInto } from '../hash/xxh64.js';
 import { checkGraph, checkTable, graphInputError } from './csr.js';
 import { TableWriter } from '../pack.js';
-import { fingerprintAll } from './fingerprint-all.js';
+import { checkKnown, fingerprintAll } from './fingerprint-all.js';
 import { escapeJsonBytes } from './json-bytes.js';
 
 const enc = (s: string): Uint8Array => new TextEncoder().encode(s);
@@ -86,7 +86,13 @@ export function loweredIdentities(t: LoweredTables): Uint8Array {
   const { offsets: vOff, bytes: vb } = t.versions;
   const { offsets: eOff, bytes: eb } = t.extras;
   const version = (i: number): void => escaped(vb, vOff[versionOf[i]!]!, vOff[versionOf[i]! + 1]!);
+  const { known } = t;
+  if (known !== undefined) checkKnown(known, n);
   for (let i = 0; i < n; i++) {
+    if (known !== undefined && known[16 * i] !== 0) {
+      attrs.end(); // not read: the node's hash is given
+      continue;
+    }
     put(DEPS_OPEN);
     for (let k = offsets[i]!; k < offsets[i + 1]!; k++) {
       const d = deps[k]!;
@@ -108,7 +114,7 @@ export function loweredIdentities(t: LoweredTables): Uint8Array {
     attrs.byte(CLOSE_OBJECT);
     attrs.end();
   }
-  const result = fingerprintAll(t.graph, t.names, attrs.table());
+  const result = fingerprintAll(t.graph, t.names, attrs.table(), known);
   if (!result.ok) throw graphInputError('lowered steps must be numbered dependencies first'); // unreachable after the check above
   return result.hex;
 }

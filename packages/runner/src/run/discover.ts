@@ -29,7 +29,7 @@ export async function pull(run: Run, steps: Iterable<StepInput> | AsyncIterable<
   if (Array.isArray(steps)) {
     // The handles of an array are lowered in one call, before any chunk: per chunk, every
     // chunk would lower the upstream it shares with the others again (lower-inputs.ts).
-    const list = lowerInputs(steps as readonly unknown[], run.config.lowerOptions, 'run()');
+    const list = lowerInputs(steps as readonly unknown[], run.config.lowerOptions, 'run()', run.lowering);
     // At least one step per item: size the tables once instead of doubling them ~log2(n) times.
     run.nodes.reserve(run.nodes.size + list.length);
     run.store.reserve?.(list.length);
@@ -87,10 +87,14 @@ export async function pull(run: Run, steps: Iterable<StepInput> | AsyncIterable<
 
 /** The specs of `items` not seen by this run yet (lowering the handles among them in one call). */
 function rootsOf(run: Run, items: readonly StepInput[]): readonly StepSpec[] {
-  // One lowering and one identity pass per batch: provenance is captured once and fresh graphs
-  // are hashed in a single backend call. Most chunks are all fresh specs: no array is filtered.
-  const specs = lowerInputs(items, run.config.lowerOptions, 'run()');
-  if (specs.length > 0) computeIdentities(specs);
+  // One lowering and one identity pass per batch. The run's lowering session lowers only the
+  // handles no earlier pull lowered, and gives an earlier pull's handle the same spec (tagged
+  // below): an item pulled from an iterable costs its new steps, not its whole upstream (bench
+  // row "apply handles of one graph: generator vs array"). Most chunks are all fresh specs:
+  // no array is filtered.
+  const specs = lowerInputs(items, run.config.lowerOptions, 'run()', run.lowering);
+  // Lowering hashed whatever it returned (the specs among the items too); items that are all specs come back as they are.
+  if (specs === items && specs.length > 0) computeIdentities(specs);
   for (let i = 0; i < specs.length; i++) {
     if (S.tag(specs[i] as StepSpec, run) !== undefined) return specs.filter((s) => S.tag(s, run) === undefined);
   }

@@ -4,11 +4,12 @@
  *   lease → (takeover: adopt a dead runner's job, sweep its leftovers) → dependencies' results
  *   → attempts (stage, run, decide: retry | commit | abandon) → commit with release → settle.
  *
- * It is a generator that yields only promises: every stage either answers at once or returns a
- * promise (stores, executors: see maybe.ts), and the lifecycle goes on synchronously as long as
- * they answer at once. A step on the in-memory store or a local disk with an in-process executor
- * therefore finishes on the scheduler's own stack, with the same rules, files and events as one
- * that waits on a cluster for an hour.
+ * It is a state machine (a stage number and one `advance()`, as lage's WrappedTarget): every
+ * stage either answers at once or returns a promise (stores, executors: see maybe.ts), and the
+ * lifecycle goes on synchronously as long as they answer at once. A step on the in-memory store
+ * or a local disk with an in-process executor therefore finishes on the scheduler's own stack,
+ * with the same rules, files and events as one that waits on a cluster for an hour. A generator
+ * per step cost ~450 B whether it waited or not (bench row "scheduler overhead (no-op steps)").
  */
 import { CairnError, hasCode } from '@cairn/core';
 import type { JobHandle } from '../executor/contract.js';
@@ -25,40 +26,436 @@ import { ADOPTED, ADOPTED_DEP, extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEA
 import { decide } from './retry-policy.js';
 import type { Run } from './run.js';
 
-type Lifecycle = Generator<Promise<unknown>, void, unknown>;
+
+/** Stages of {@link StepLifecycle}, in the order a step usually goes through them. */
+const START = 0;
+/** The adopted-source check answered. */
+const SOURCES_CHECKED = 1;
+/** The lease acquisition answered (`value`). */
+const ACQUIRED = 2;
+/** Cancelled under the lease: the release answered. */
+const CANCEL_RELEASED = 3;
+/** Dependencies' results confirmed: adopt a dead runner's job, if this is a takeover. */
+const TAKEOVER = 4;
+/** The adoption answered (`value`): sweep. */
+const ADOPTED_JOB = 5;
+/** Attempts start from here. */
+const ATTEMPTS = 6;
+/** Stage the next attempt. */
+const STAGE = 7;
+/** The staging answered (`value`). */
+const STAGED = 8;
+/** Run the attempt. */
+const RUN = 9;
+/** The attempt answered (`value`): decide. */
+const RAN = 10;
+/** The artifact of a successful attempt is saved. */
+const SAVED = 11;
+/** The job record's write answered: remove it, then go to `afterJob`. */
+const JOB_WRITTEN = 12;
+/** The job record is removed. */
+const JOB_REMOVED = 13;
+/** First try succeeded: commit. */
+const COMMIT_FIRST = 14;
+/** Any other ending: commit the full record. */
+const COMMIT_FULL = 15;
+/** The commit answered: the step ends as `outcome`. */
+const COMMITTED = 16;
+/** The abandoned attempt is cleaned up. */
+const ABANDONED = 17;
+/** Failing under the lease: the FAILED commit answered. */
+const FAIL_COMMITTED = 18;
+/** Failing under the lease: the release answered (after the FAILED commit threw). */
+const FAIL_RELEASED = 19;
+/** Ended: nothing more to do. */
+const DONE = 20;
 
 /** Starts `node`'s lifecycle; it may finish (and settle the step) before this returns. */
 export function startLifecycle(run: Run, node: Node): void {
-  const gen = lifecycle(run, node);
-  let r: IteratorResult<Promise<unknown>, void>;
-  try {
-    r = gen.next();
-  } catch (err) {
-    run.bug(node, err);
-    return;
-  }
-  if (!r.done) suspend(run, node, gen, r.value);
+  new StepLifecycle(run, node).advance(undefined, false);
 }
 
-/** The lifecycle waits on `p`: the heartbeat keeps its lease meanwhile. */
-function suspend(run: Run, node: Node, gen: Lifecycle, p: Promise<unknown>): void {
-  run.leases.hold(node);
-  p.then(
-    (v) => resume(run, node, gen, v, false),
-    (e: unknown) => resume(run, node, gen, e, true),
-  );
+/**
+ * One step's way from lease to settlement. State lives in fields; what a stage waits on is
+ * awaited once and its answer handed to {@link advance}. Fields a step that finishes at once
+ * never needs (the attempt list, an adopted job) stay null.
+ */
+class StepLifecycle {
+  readonly run: Run;
+  readonly node: Node;
+  stage = START;
+  /** The lease is ours: a failure goes through {@link failUnderLease}. */
+  leased = false;
+  /** One clock read stamps the lease and starts the first attempt when nothing waits between (0 once it waited: the attempt reads the clock then). */
+  clock = 0;
+  staged: StagedAttempt | undefined = undefined;
+  adopted: Adopted | null = null;
+  attempt = 1;
+  /** The start of the step's first attempt (known once it has started: no clock read of its own). */
+  firstStart = 0;
+  /** Null while this run has made one attempt that has not ended: the common case needs no list. */
+  attempts: AttemptRecord[] | null = null;
+  infra = 0;
+  r: AttemptResult | undefined = undefined;
+  decision: Decision | undefined = undefined;
+  error: unknown = undefined;
+  /** Where to go once the job record is removed. */
+  afterJob = DONE;
+  /** How the step ends once its commit answers. */
+  outcome: 'succeeded' | 'failed' | 'cancelled' = 'succeeded';
+  /** The error a failure under the lease ends the step with. */
+  failure: unknown = undefined;
+
+  constructor(run: Run, node: Node) {
+    this.run = run;
+    this.node = node;
+  }
+
+  /** Goes on from the current stage with the answer it waited for (`failed`: a rejection). */
+  advance(value: unknown, failed: boolean): void {
+    for (;;) {
+      let next: unknown;
+      try {
+        next = this.step(value, failed);
+      } catch (err) {
+        if (!this.leased) {
+          this.run.bug(this.node, err);
+          return;
+        }
+        // A store failure or a bug under the lease: record FAILED if that still works.
+        this.leased = false;
+        try {
+          next = this.failUnderLease(err);
+        } catch (err2) {
+          this.run.bug(this.node, err2);
+          return;
+        }
+      }
+      if (next === undefined) return;
+      if (isPromise(next)) {
+        // The lifecycle waits: the heartbeat keeps its lease meanwhile.
+        this.run.leases.hold(this.node);
+        next.then(
+          (v) => this.advance(v, false),
+          (e: unknown) => this.advance(e, true),
+        );
+        return;
+      }
+      // A stage that failed synchronously inside failUnderLease's own stages comes back here.
+      value = (next as Sync).value;
+      failed = (next as Sync).failed;
+    }
+  }
+
+  /**
+   * Runs stages until one waits (returns its promise) or the step ends (returns undefined).
+   * `value`/`failed` is the answer the current stage waited for.
+   */
+  step(value: unknown, failed: boolean): Promise<unknown> | Sync | undefined {
+    const { run, node } = this;
+    for (;;) {
+      switch (this.stage) {
+        case START: {
+          const prior = node.prior?.status;
+          if (!run.config.forceRunFailed && (node.flags & (SAW_FOREIGN_LEASE | FORCED)) === 0 && (prior === 'FAILED' || prior === 'DEP_FAILED')) {
+            run.ended(node, 'failed', previousFailure(node, prior));
+            return this.end();
+          }
+          // An adopted source (its own, or a dependency's) that is missing fails the step before it
+          // starts, writing nothing (not FAILED: once the data is there, the next run goes ahead).
+          if ((node.flags & (ADOPTED | ADOPTED_DEP)) !== 0) {
+            const v = checkAdoptedSources(run.store, run.prefix, node.spec);
+            if (v !== undefined) {
+              this.stage = SOURCES_CHECKED;
+              if (isPromise(v)) return v;
+              value = v;
+              failed = false;
+              continue;
+            }
+          }
+          this.stage = SOURCES_CHECKED;
+          value = undefined;
+          failed = false;
+          continue;
+        }
+        case SOURCES_CHECKED: {
+          if (failed) {
+            run.ended(node, 'failed', value);
+            return this.end();
+          }
+          this.clock = Date.now();
+          const v = run.leases.acquire(node, this.clock);
+          this.stage = ACQUIRED;
+          if (isPromise(v)) {
+            this.clock = 0;
+            return v;
+          }
+          value = v;
+          continue;
+        }
+        case ACQUIRED: {
+          if (failed) throw value;
+          if (value !== 'acquired') {
+            run.notAcquired(node, value as Exclude<Acquired, 'acquired'>);
+            return this.end();
+          }
+          // The lease is ours from here until the commit releases it, or it is lost.
+          this.leased = true;
+          if (run.cancelled) {
+            this.stage = CANCEL_RELEASED;
+            const v = run.leases.release(node);
+            if (isPromise(v)) return v;
+            continue;
+          }
+          this.stage = TAKEOVER;
+          // Only a dependency served from the store has a result to read (most steps have none).
+          if ((node.flags & UNCONFIRMED_DEP) !== 0) {
+            const v = confirmDeps(run, node);
+            if (isPromise(v)) {
+              this.clock = 0;
+              return v;
+            }
+          }
+          continue;
+        }
+        case CANCEL_RELEASED:
+          if (failed) throw value;
+          run.ended(node, 'cancelled', run.cancelReason);
+          return this.end();
+        case TAKEOVER:
+          if (failed) throw value;
+          if ((node.flags & TOOK_OVER) !== 0) {
+            this.clock = 0;
+            this.stage = ADOPTED_JOB;
+            return adopt(run, node);
+          }
+          this.stage = ATTEMPTS;
+          continue;
+        case ADOPTED_JOB: {
+          if (failed) throw value;
+          this.adopted = value as Adopted | null;
+          this.stage = ATTEMPTS;
+          const v = run.store.sweep(node.path, this.adopted?.record.staged);
+          if (isPromise(v)) return v;
+          continue;
+        }
+        case ATTEMPTS: {
+          if (failed) throw value;
+          const adopted = this.adopted;
+          if (adopted !== null) {
+            this.attempt = adopted.record.attempt;
+            this.firstStart = adopted.record.firstStart;
+            this.attempts = [...adopted.record.attempts];
+          }
+          // After a takeover a dead runner's job record may be there: it goes before the commit, adopted or not.
+          if ((node.flags & TOOK_OVER) !== 0) extOf(node).jobFile = Promise.resolve();
+          this.stage = STAGE;
+          continue;
+        }
+        case STAGE: {
+          if (this.adopted !== null) {
+            this.staged = this.adopted.record.staged as StagedAttempt;
+            this.stage = RUN;
+            continue;
+          }
+          this.stage = STAGED;
+          const v = run.store.stage(node.path, run.holder, this.attempt, this.staged);
+          if (isPromise(v)) {
+            this.clock = 0;
+            return v;
+          }
+          value = v;
+          continue;
+        }
+        case STAGED:
+          if (failed) throw value;
+          this.staged = value as StagedAttempt;
+          this.stage = RUN;
+          continue;
+        case RUN: {
+          const staged = this.staged as StagedAttempt;
+          const accepted = run.registry.get(node.executor).capabilities.resumable ? jobRecorder(run, node, this.attempt, this.firstStart, this.attempts ?? [], staged) : undefined;
+          const v = runAttempt(run, node, staged, this.attempt, this.adopted, this.clock, accepted);
+          this.clock = 0;
+          this.stage = RAN;
+          if (isPromise(v)) return v;
+          value = v;
+          continue;
+        }
+        case RAN: {
+          if (failed) throw value;
+          const r = value as AttemptResult;
+          this.r = r;
+          if (this.firstStart === 0) this.firstStart = r.start;
+          this.adopted = null;
+          if (node.ext !== null) node.ext.job = null;
+          const decision = decide({ end: endOf(r), infrastructure: r.status.infrastructure === true }, { attempts: this.attempt, infraRetries: this.infra }, { retries: node.spec.retries, infraRetries: run.config.infraRetries });
+          this.decision = decision;
+          this.error = errorOf(node, r);
+          this.stage = SAVED;
+          if (decision === 'succeed') {
+            const v = saveArtifact(node, r.status.result, this.staged as StagedAttempt);
+            if (isPromise(v)) return v;
+          }
+          continue;
+        }
+        case SAVED: {
+          if (failed) throw value;
+          const r = this.r as AttemptResult;
+          const decision = this.decision as Decision;
+          const staged = this.staged as StagedAttempt;
+          if (decision === 'succeed' && this.attempts === null && this.attempt === 1 && !r.adopted && r.executor === node.executor) {
+            recordValue(node, r.status.result, staged);
+            if (node.ext !== null && node.ext.jobFile !== null) {
+              this.afterJob = COMMIT_FIRST;
+              this.stage = JOB_WRITTEN;
+              return node.ext.jobFile;
+            }
+            this.stage = COMMIT_FIRST;
+            continue;
+          }
+          const error = this.error;
+          (this.attempts ??= []).push({
+            attempt: this.attempt,
+            start: r.start,
+            end: r.end,
+            state: endOf(r),
+            ...(error !== undefined ? { error: errorData(error) } : {}),
+            executor: r.executor,
+            jobId: handleOf(r).jobId,
+            host: thisHost(),
+            ...(r.adopted ? { adopted: true } : {}),
+          });
+          if (decision === 'retry' || decision === 'retry-infra') {
+            if (decision === 'retry-infra') this.infra++;
+            run.retrying(node, this.attempt, error);
+            this.attempt++;
+            this.stage = STAGE;
+            continue;
+          }
+          if (decision === 'abandon') {
+            // The step's directory belongs to the new holder now: write nothing there.
+            run.leases.forget(node);
+            this.stage = ABANDONED;
+            const v = run.store.abandon(staged);
+            if (isPromise(v)) return v;
+            continue;
+          }
+          if (node.ext !== null && node.ext.jobFile !== null) {
+            this.afterJob = COMMIT_FULL;
+            this.stage = JOB_WRITTEN;
+            return node.ext.jobFile;
+          }
+          this.stage = COMMIT_FULL;
+          continue;
+        }
+        case JOB_WRITTEN: {
+          if (failed) throw value;
+          // A job record never outlives its step's commit.
+          this.stage = JOB_REMOVED;
+          const v = run.store.removeJob(node.path);
+          if (isPromise(v)) return v;
+          continue;
+        }
+        case JOB_REMOVED:
+          if (failed) throw value;
+          this.stage = this.afterJob;
+          continue;
+        case COMMIT_FIRST: {
+          const r = this.r as AttemptResult;
+          this.outcome = 'succeeded';
+          this.error = undefined;
+          this.stage = COMMITTED;
+          const v = commitStep(run, node, 'SUCCESS', firstTryRecord(node, r.start, r.end), this.staged as StagedAttempt);
+          if (isPromise(v)) return v;
+          continue;
+        }
+        case COMMIT_FULL: {
+          const r = this.r as AttemptResult;
+          const decision = this.decision as Decision;
+          const status = decision === 'succeed' ? 'SUCCESS' : decision === 'cancel' ? 'CANCELLED' : 'FAILED';
+          const staged = this.staged as StagedAttempt;
+          const result = decision === 'succeed' ? recordValue(node, r.status.result, staged) : undefined;
+          this.outcome = decision === 'succeed' ? 'succeeded' : decision === 'cancel' ? 'cancelled' : 'failed';
+          this.stage = COMMITTED;
+          const v = commitStep(run, node, status, fullRecord(node, status, this.attempts as AttemptRecord[], handleOf(r), this.error, result, this.firstStart, r.end), staged);
+          if (isPromise(v)) return v;
+          continue;
+        }
+        case COMMITTED:
+          if (failed) throw value;
+          run.ended(node, this.outcome, this.error);
+          return this.end();
+        case ABANDONED:
+          if (failed) throw value;
+          run.ended(node, 'failed', this.error);
+          return this.end();
+        case FAIL_COMMITTED:
+          if (failed) {
+            // The FAILED record could not be written: give the lease back.
+            this.stage = FAIL_RELEASED;
+            try {
+              const v = run.leases.release(node);
+              if (isPromise(v)) return v;
+            } catch {
+              // Nothing more to do: the lease goes stale and another run takes it over.
+            }
+            continue;
+          }
+          run.ended(node, 'failed', this.failure);
+          return this.end();
+        case FAIL_RELEASED:
+          run.ended(node, 'failed', this.failure);
+          return this.end();
+        default:
+          return undefined;
+      }
+    }
+  }
+
+  end(): undefined {
+    this.stage = DONE;
+    this.leased = false;
+    return undefined;
+  }
+
+  /**
+   * A store failure or a bug inside the lifecycle: record FAILED under the lease if that still
+   * works, else give the lease back; the step fails with the original error either way. A lost
+   * lease (the commit's fence refused) writes nothing. Returns what {@link step} returns.
+   */
+  failUnderLease(err: unknown): Promise<unknown> | Sync | undefined {
+    const { run, node } = this;
+    if (hasCode(err, 'CAIRN_LEASE_LOST')) {
+      run.leases.forget(node);
+      run.ended(node, 'failed', new CairnError('CAIRN_LEASE_LOST', `Step "${node.name}": ${err.message}`, { step: node.name, cause: err }));
+      return this.end();
+    }
+    this.failure = err;
+    if ((node.flags & LEASED) === 0) {
+      run.ended(node, 'failed', err);
+      return this.end();
+    }
+    this.stage = FAIL_COMMITTED;
+    let v: unknown;
+    try {
+      const now = Date.now();
+      v = commitStep(run, node, 'FAILED', fullRecord(node, 'FAILED', [], undefined, err, undefined, now, now), this.staged);
+    } catch (e) {
+      return { value: e, failed: true };
+    }
+    if (isPromise(v)) return v;
+    return { value: v, failed: false };
+  }
 }
 
-function resume(run: Run, node: Node, gen: Lifecycle, value: unknown, failed: boolean): void {
-  let r: IteratorResult<Promise<unknown>, void>;
-  try {
-    r = failed ? gen.throw(value) : gen.next(value);
-  } catch (err) {
-    run.bug(node, err);
-    return;
-  }
-  if (!r.done) suspend(run, node, gen, r.value);
+/** The answer of a stage that did not wait, handed back to {@link StepLifecycle.advance}. */
+interface Sync {
+  readonly value: unknown;
+  readonly failed: boolean;
 }
+
+type Decision = ReturnType<typeof decide>;
 
 function previousFailure(node: Node, status: string): CairnError {
   return new CairnError(
@@ -66,136 +463,6 @@ function previousFailure(node: Node, status: string): CairnError {
     `Step "${node.name}" failed in an earlier run (status ${status} at ${node.path}). Fix it and rerun with forceRunFailed: true (cairn run --force-run-failed) to try it again.`,
     { step: node.name },
   );
-}
-
-function* lifecycle(run: Run, node: Node): Lifecycle {
-  const prior = node.prior?.status;
-  if (!run.config.forceRunFailed && (node.flags & (SAW_FOREIGN_LEASE | FORCED)) === 0 && (prior === 'FAILED' || prior === 'DEP_FAILED')) {
-    run.ended(node, 'failed', previousFailure(node, prior));
-    return;
-  }
-  // An adopted source (its own, or a dependency's) that is missing fails the step before it
-  // starts, writing nothing (not FAILED: once the data is there, the next run goes ahead).
-  let v: unknown = (node.flags & (ADOPTED | ADOPTED_DEP)) !== 0 ? checkAdoptedSources(run.store, run.prefix, node.spec) : undefined;
-  if (v !== undefined) {
-    try {
-      yield v as Promise<void>;
-    } catch (err) {
-      run.ended(node, 'failed', err);
-      return;
-    }
-  }
-  // One clock read stamps the lease and, when the lifecycle does not wait before it, starts the
-  // first attempt (as the old scheduler did; 0 once it waited: the attempt reads the clock then).
-  let clock = Date.now();
-  v = run.leases.acquire(node, clock);
-  if (isPromise(v)) {
-    v = yield v;
-    clock = 0;
-  }
-  if (v !== 'acquired') {
-    run.notAcquired(node, v as Exclude<Acquired, 'acquired'>);
-    return;
-  }
-  // The lease is ours from here until the commit releases it, or it is lost.
-  let staged: StagedAttempt | undefined;
-  try {
-    if (run.cancelled) {
-      v = run.leases.release(node);
-      if (isPromise(v)) yield v;
-      run.ended(node, 'cancelled', run.cancelReason);
-      return;
-    }
-    // Only a dependency served from the store has a result to read (most steps have none).
-    if ((node.flags & UNCONFIRMED_DEP) !== 0) {
-      v = confirmDeps(run, node);
-      if (isPromise(v)) {
-        yield v;
-        clock = 0;
-      }
-    }
-    let adopted: Adopted | null = null;
-    if ((node.flags & TOOK_OVER) !== 0) {
-      clock = 0;
-      adopted = (yield adopt(run, node)) as Adopted | null;
-      v = run.store.sweep(node.path, adopted?.record.staged);
-      if (isPromise(v)) yield v;
-    }
-    const firstAttempt = adopted !== null ? adopted.record.attempt : 1;
-    // The start of the step's first attempt (known once it has started: no clock read of its own).
-    let firstStart = adopted !== null ? adopted.record.firstStart : 0;
-    // Null while this run has made one attempt that has not ended: the common case needs no list.
-    let attempts: AttemptRecord[] | null = adopted !== null ? [...adopted.record.attempts] : null;
-    let infra = 0;
-    // After a takeover a dead runner's job record may be there: it goes before the commit, adopted or not.
-    if ((node.flags & TOOK_OVER) !== 0) extOf(node).jobFile = Promise.resolve();
-    for (let attempt = firstAttempt; ; attempt++) {
-      if (adopted !== null) staged = adopted.record.staged as StagedAttempt;
-      else {
-        v = run.store.stage(node.path, run.holder, attempt, staged);
-        if (isPromise(v)) {
-          v = yield v;
-          clock = 0;
-        }
-        staged = v as StagedAttempt;
-      }
-      const accepted = run.registry.get(node.executor).capabilities.resumable ? jobRecorder(run, node, attempt, firstStart, attempts ?? [], staged) : undefined;
-      v = runAttempt(run, node, staged, attempt, adopted, clock, accepted);
-      clock = 0;
-      const r = (isPromise(v) ? yield v : v) as AttemptResult;
-      if (firstStart === 0) firstStart = r.start;
-      adopted = null;
-      if (node.ext !== null) node.ext.job = null;
-      const end = endOf(r);
-      const decision = decide({ end, infrastructure: r.status.infrastructure === true }, { attempts: attempt, infraRetries: infra }, { retries: node.spec.retries, infraRetries: run.config.infraRetries });
-      const error = errorOf(node, r);
-      if (decision === 'succeed') {
-        v = saveArtifact(node, r.status.result, staged);
-        if (isPromise(v)) yield v;
-      }
-      if (decision === 'succeed' && attempts === null && attempt === 1 && !r.adopted && r.executor === node.executor) {
-        recordValue(node, r.status.result, staged);
-        if (node.ext !== null && node.ext.jobFile !== null) yield* removeJobFile(run, node, node.ext.jobFile);
-        v = commitStep(run, node, 'SUCCESS', firstTryRecord(node, r.start, r.end), staged);
-        if (isPromise(v)) yield v;
-        run.ended(node, 'succeeded', undefined);
-        return;
-      }
-      (attempts ??= []).push({
-        attempt,
-        start: r.start,
-        end: r.end,
-        state: end,
-        ...(error !== undefined ? { error: errorData(error) } : {}),
-        executor: r.executor,
-        jobId: handleOf(r).jobId,
-        host: thisHost(),
-        ...(r.adopted ? { adopted: true } : {}),
-      });
-      if (decision === 'retry' || decision === 'retry-infra') {
-        if (decision === 'retry-infra') infra++;
-        run.retrying(node, attempt, error);
-        continue;
-      }
-      if (decision === 'abandon') {
-        // The step's directory belongs to the new holder now: write nothing there.
-        run.leases.forget(node);
-        v = run.store.abandon(staged);
-        if (isPromise(v)) yield v;
-        run.ended(node, 'failed', error);
-        return;
-      }
-      if (node.ext !== null && node.ext.jobFile !== null) yield* removeJobFile(run, node, node.ext.jobFile);
-      const status = decision === 'succeed' ? 'SUCCESS' : decision === 'cancel' ? 'CANCELLED' : 'FAILED';
-      const value = decision === 'succeed' ? recordValue(node, r.status.result, staged) : undefined;
-      v = commitStep(run, node, status, fullRecord(node, status, attempts, handleOf(r), error, value, firstStart, r.end), staged);
-      if (isPromise(v)) yield v;
-      run.ended(node, decision === 'succeed' ? 'succeeded' : decision === 'cancel' ? 'cancelled' : 'failed', error);
-      return;
-    }
-  } catch (err) {
-    yield* failUnderLease(run, node, staged, err);
-  }
 }
 
 /**
@@ -210,37 +477,3 @@ function jobRecorder(run: Run, node: Node, attempt: number, firstStart: number, 
   };
 }
 
-/** Waits for the job record's write and removes it: a job record never outlives its step's commit. */
-function* removeJobFile(run: Run, node: Node, written: Promise<unknown>): Generator<Promise<unknown>, void, unknown> {
-  yield written;
-  const v = run.store.removeJob(node.path);
-  if (isPromise(v)) yield v;
-}
-
-/**
- * A store failure or a bug inside the lifecycle: record FAILED under the lease if that still
- * works, else give the lease back; the step fails with the original error either way. A lost
- * lease (the commit's fence refused) writes nothing.
- */
-function* failUnderLease(run: Run, node: Node, staged: StagedAttempt | undefined, err: unknown): Generator<Promise<unknown>, void, unknown> {
-  if (hasCode(err, 'CAIRN_LEASE_LOST')) {
-    run.leases.forget(node);
-    run.ended(node, 'failed', new CairnError('CAIRN_LEASE_LOST', `Step "${node.name}": ${err.message}`, { step: node.name, cause: err }));
-    return;
-  }
-  if ((node.flags & LEASED) !== 0) {
-    try {
-      const now = Date.now();
-      const v = commitStep(run, node, 'FAILED', fullRecord(node, 'FAILED', [], undefined, err, undefined, now, now), staged);
-      if (isPromise(v)) yield v;
-    } catch {
-      try {
-        const v = run.leases.release(node);
-        if (isPromise(v)) yield v;
-      } catch {
-        // Nothing more to do: the lease goes stale and another run takes it over.
-      }
-    }
-  }
-  run.ended(node, 'failed', err);
-}

@@ -8,7 +8,7 @@
  * one re-check of foreign leases while a step waits on one, and per-step timeouts where declared.
  */
 import { CairnError, type LowerOptions, type StepSpec, type VersionRule } from '@cairn/core';
-import { specInternals as S } from '@cairn/core/internal';
+import { LoweringSession, specInternals as S } from '@cairn/core/internal';
 import { clientStorage, type ExecutorClient } from '../context.js';
 import { StepRunError, type StepFailure } from '../errors.js';
 import type { RunnerEvent } from '../events.js';
@@ -93,6 +93,8 @@ export class Run {
   readonly holder: LeaseHolder;
   /** Every step of the run by output path. */
   readonly nodes = new PathIndex<Node>();
+  /** Lowers the handles the run is given or pulls, each once however many pulls reach it. */
+  readonly lowering: LoweringSession;
   /** Specs that share a node with another spec (their tags are cleared at the end too). */
   readonly aliases: StepSpec[] = [];
   /** Outputs of the versioned layout that content-addressed steps of this run do not reuse. */
@@ -130,6 +132,7 @@ export class Run {
     this.#emit = config.emit;
     this.stamp = { runId: config.runId, prefix: config.prefix, epoch: Date.now() };
     this.holder = makeHolder(config.runId);
+    this.lowering = new LoweringSession(config.lowerOptions);
     this.dependents = new Dependents(this);
     this.admission = new Admission(this, config.maxConcurrent, config.pools);
     this.leases = new LeaseKeeper(this);
@@ -266,9 +269,12 @@ export class Run {
       const message = err instanceof Error ? err.message : String(err);
       return new CairnError('CAIRN_STORE', `Step "${node.name}" is not built and must run, but: ${message} Nothing was run.`, { step: node.name, cause: err });
     };
+    // Then mark the store (store/marker.ts): what tells `cairn clean` this prefix is a Cairn store.
+    const mark = () => this.store.markStore?.(this.prefix);
     try {
       const r = this.store.checkWritable(this.prefix);
-      return isPromise(r) ? r.catch((err: unknown) => Promise.reject(named(err))) : r;
+      const marked = isPromise(r) ? r.then(mark) : mark();
+      return isPromise(marked) ? marked.catch((err: unknown) => Promise.reject(named(err))) : marked;
     } catch (err) {
       throw named(err);
     }

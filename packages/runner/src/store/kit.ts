@@ -5,6 +5,8 @@
 export { parseStatus, STATUS_FILE, STATUS_TOKENS } from './status.js';
 export { parseRecord, parseJobRecord, RECORD_FILE, errorData } from './records.js';
 export { isStale, judgeLease, leaseTiming, makeHolder, parseHolder, MARIN_LOCK_FILE } from './leases.js';
+export { markerPath, markerText, parseStoreMarker, STORE_FORMAT_VERSION, STORE_MARKER_FILE } from './marker.js';
+export type { StoreMarker } from './marker.js';
 
 export type { AttemptLogs, CommitRequest, FoundStep, ListedFile, Maybe, RecordWant, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreBrowser, StoreCapabilities, StoreFactory, StoredState } from './store.js';
 export { recordHead } from './record-head.js';

@@ -9,6 +9,7 @@ import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { StatusToken } from './status.js';
 import type { AttemptLogs, CommitRequest, Maybe, RecordWant, StagedAttempt, Store, StoreCapabilities, StoredState } from './store.js';
 import { recordWantAt } from './record-want.js';
+import { STORE_FORMAT_VERSION, type StoreMarker } from './marker.js';
 
 /** What the store holds for one step (every field undefined until written). */
 export interface MemoryEntry {
@@ -207,6 +208,17 @@ export class MemoryStore implements Store {
   }
 
   checkWritable(): Maybe<void> {}
+
+  /** Prefixes marked as stores (marker.ts), with their marker. */
+  readonly #markers = new Map<string, StoreMarker>();
+
+  markStore(prefix: string): Maybe<void> {
+    if (!this.#markers.has(prefix)) this.#markers.set(prefix, { format: 'cairn-store', version: STORE_FORMAT_VERSION, created: Date.now() });
+  }
+
+  readMarker(prefix: string): Maybe<StoreMarker | null> {
+    return this.#markers.get(prefix) ?? null;
+  }
 
   createLease(path: string, holder: LeaseHolder): Maybe<boolean> {
     const e = this.#map.ensure(path);

@@ -16,6 +16,7 @@ import type { ArtifactRecord, DeferredRecord, JobRecord } from './records.js';
 import type { RecordHead } from './record-head.js';
 import type { LeaseHolder, LeaseInfo } from './leases.js';
 import type { StatusToken } from './status.js';
+import type { StoreMarker } from './marker.js';
 import type { TaskStoreAccess } from '@cairn/core';
 import type { Maybe } from '../maybe.js';
 
@@ -187,6 +188,14 @@ export interface Store {
    * may create the prefix. A run that only reads never calls it.
    */
   checkWritable(prefix: string): Maybe<void>;
+  /**
+   * Optional: writes the store marker under `prefix` when it is absent (marker.ts: what tells
+   * `cairn clean` that a directory is a Cairn store). Called once per run, right after
+   * `checkWritable`; a store without it is never marked, and tools then judge it by its records.
+   */
+  markStore?(prefix: string): Maybe<void>;
+  /** Optional, with `markStore`: the marker under `prefix`; null when there is none. */
+  readMarker?(prefix: string): Maybe<StoreMarker | null>;
   /** Creates the lease atomically with `holder`'s content already in it (never an empty lease); false when one exists. */
   createLease(path: string, holder: LeaseHolder): Maybe<boolean>;
   /** Reads the lease; null when there is none. */

@@ -21,6 +21,7 @@ import { breakLease, createLease, readLease, refreshLease, releaseLease } from '
 import { BATCH_MIN } from './batch-read.js';
 import { readOne, readStatesParallel } from './read-ops.js';
 import { CairnError } from '@cairn/core';
+import { markLocalStore, readLocalMarker, type StoreMarker } from '../marker.js';
 
 /** Options of {@link LocalStore}. */
 export interface LocalStoreOptions {
@@ -98,6 +99,14 @@ export class LocalStore implements Store {
         }
       })(),
     );
+  }
+
+  markStore(prefix: string): Maybe<void> {
+    return drive(markLocalStore(this.#io, localPath(prefix)));
+  }
+
+  readMarker(prefix: string): Maybe<StoreMarker | null> {
+    return drive(readLocalMarker(this.#io, localPath(prefix)));
   }
 
   createLease(path: string, holder: LeaseHolder): Maybe<boolean> {
