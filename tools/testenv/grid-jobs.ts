@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StepSpec, makeTask, type Resources } from '@cairn/core';
+import { command, lower, makeTask, OUT, StepSpec, type Resources } from '@cairn/core';
 import type { ExecutorHost, JobRequest, JobStatus } from '@cairn/runner/executor';
 
 /** `file://` URL of the shared fixture steps (tools/testenv/grid-steps.mjs). */
@@ -37,6 +37,43 @@ export function jobFor(root: string, exportName: string, options: JobForOptions 
     hashAttrs: { n, tag: options.tag ?? '' },
     resources: options.resources,
   });
+  return requestFor(root, spec, options.signal);
+}
+
+/** The project directory of the command-step fixtures (`step.py`, run by real python3). */
+export const GRID_PROGRAMS = fileURLToPath(new URL('./grid-programs/', import.meta.url));
+
+/** The repository's Python helper (`cairn_step`), on the programs' PYTHONPATH. */
+export const PYTHON_HELPER = fileURLToPath(new URL('../../python', import.meta.url));
+
+/** Modes of `grid-programs/step.py`. */
+export type ProgramMode = 'ok' | 'fail' | 'sleepy' | 'nap' | 'ticker';
+
+/** A command step running `python3 step.py <mode> <OUT>` (a declared source) in grid-programs/. */
+export function commandStepFor(mode: ProgramMode, options: { readonly resources?: Resources; readonly tag?: string; readonly executor?: string } = {}): StepSpec {
+  const n = ++counter;
+  const step = command({
+    name: `py-${mode}${n}`,
+    version: 'v1',
+    program: 'python3',
+    args: ['step.py', mode, OUT],
+    inputs: { n, tag: options.tag ?? '' },
+    sources: ['step.py'],
+    dir: GRID_PROGRAMS,
+    env: { PYTHONPATH: PYTHON_HELPER },
+    killGraceMs: 500,
+    ...(options.executor !== undefined ? { executor: options.executor } : {}),
+    ...(options.resources !== undefined ? { resources: options.resources } : {}),
+  });
+  return lower(step);
+}
+
+/** A JobRequest for a command step ({@link commandStepFor}), with fresh directories under `root`. */
+export function commandJobFor(root: string, mode: ProgramMode, options: Omit<JobForOptions, 'steps'> = {}): JobRequest {
+  return requestFor(root, commandStepFor(mode, options), options.signal);
+}
+
+function requestFor(root: string, spec: StepSpec, signal: AbortSignal | undefined): JobRequest {
   const outputPath = join(root, 'store', spec.nameWithHash);
   const attemptDir = join(root, 'attempts', `${spec.nameWithHash}.1`);
   const task = makeTask(spec, { outputPath, depPaths: {}, attempt: 1, resources: spec.resources ?? {} });
@@ -51,7 +88,7 @@ export function jobFor(root: string, exportName: string, options: JobForOptions 
     attemptDir,
     finalPath: outputPath,
     staged: { path: outputPath, dir: outputPath, attempt: 1, logs: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') }, scratch: attemptDir },
-    signal: options.signal ?? new AbortController().signal,
+    signal: signal ?? new AbortController().signal,
   };
 }
 

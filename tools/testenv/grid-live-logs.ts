@@ -8,7 +8,7 @@
 import { StepSpec } from '@cairn/core';
 import { StepRunner, tailLogs, type Executor } from '@cairn/runner';
 import { expect } from 'vitest';
-import { GRID_STEPS } from './grid-jobs.js';
+import { commandStepFor, GRID_STEPS } from './grid-jobs.js';
 
 /** What the case needs from a scheduler's test. */
 export interface LiveLogsCase {
@@ -20,6 +20,8 @@ export interface LiveLogsCase {
   runningJobs(): Promise<string[]>;
   /** Ticker steps run at once (2 with a packing executor: one array task runs both, one after the other). @default 1 */
   readonly steps?: number;
+  /** The ticker is a command step: python3 run by the job script (grid-programs/step.py), not a Node function. @default false */
+  readonly program?: boolean;
 }
 
 /** What was seen, for the test's log: each line's delay from its print to its read (ms). */
@@ -33,7 +35,11 @@ const CHECKED_LINES = 5;
 /** Runs the case; fails the test when a line could not be read while its job was running. */
 export async function checkLiveLogs(c: LiveLogsCase): Promise<LiveLogsSeen> {
   const at = Date.now();
-  const steps = Array.from({ length: c.steps ?? 1 }, (_, i) => new StepSpec({ name: `ticker${i + 1}`, executor: c.executor.name, ref: { module: GRID_STEPS, export: 'ticker' }, hashAttrs: { at } }));
+  const steps = Array.from({ length: c.steps ?? 1 }, (_, i) =>
+    c.program
+      ? commandStepFor('ticker', { executor: c.executor.name, tag: `${at}-${i}` })
+      : new StepSpec({ name: `ticker${i + 1}`, executor: c.executor.name, ref: { module: GRID_STEPS, export: 'ticker' }, hashAttrs: { at } }),
+  );
   const runner = new StepRunner({ prefix: c.prefix, executors: [c.executor] });
   // The first step reported running (with its log files) is the one followed.
   const followed = new Promise<{ path: string; logs: { readonly stdout: string; readonly stderr: string } }>((resolve) =>

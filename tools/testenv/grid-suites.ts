@@ -13,9 +13,40 @@ import { hasCode, StepSpec, type Resources } from '@cairn/core';
 import type { GridExecutor, GridExecutorOptions } from '@cairn/grid';
 import { localLayout, StepRunner, type ArtifactRecord, type JobHandle } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { GRID_STEPS, gridScale, jobFor, RecordingHost, tempRoot, workerEntry } from './grid-jobs.js';
+import { commandJobFor, GRID_PROGRAMS, GRID_STEPS, gridScale, jobFor, RecordingHost, tempRoot, workerEntry } from './grid-jobs.js';
 import type { GridTestCluster } from './grid-clusters.js';
 import { napSteps } from './grid-pipelines.mjs';
+
+/** Resolves with `path`'s JSON once it exists (rejects after `timeoutMs`). */
+async function jsonFile<T>(path: string, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  while (!existsSync(path)) {
+    if (Date.now() > deadline) throw new Error(`${path} never appeared`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+/** True while `pid` is a live process (a zombie counts as gone). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** Resolves once none of `pids` is alive; rejects naming the survivors after `timeoutMs`. */
+async function allGone(pids: readonly number[], timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (pids.some(alive)) {
+    if (Date.now() > deadline) {
+      const left = pids.filter(alive).map((p) => `${p} (${readFileSync(`/proc/${p}/cmdline`, 'utf8').replace(/\0/g, ' ').trim()})`);
+      throw new Error(`still running after the cancel (pids ${pids.join(', ')}): ${left.join(', ')}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 /** Makes the scheduler's executor for a cluster (the plugin's own `create…Executor`). */
 export type ExecutorFactory = (cluster: GridTestCluster, options: GridExecutorOptions) => GridExecutor;
@@ -115,6 +146,57 @@ export function describeExecutor(label: string, c: ExecutorSuiteContext, concurr
       expect(hasCode(s.error, 'CAIRN_TIMEOUT')).toBe(true);
       expect(readFileSync(join(job.attemptDir, 'exitcode'), 'utf8')).toMatch(/^\d+ USR2\n$/);
     }, c.warning.timeoutMs + 15_000);
+
+    // Command steps: the job script runs the program itself. `nodePath` names no Node: a job that started one would fail.
+    const noNode = { nodePath: '/nonexistent/node', workerEntry: '/nonexistent/worker-entry.js' };
+
+    test('a command step runs python3 straight from its job script: result, output, logs', async () => {
+      const { ex, host } = await c.started(noNode);
+      const job = commandJobFor(c.root(), 'ok', { resources: c.requested });
+      const h = await ex.submit(job);
+      const s = await host.final(h.jobId);
+      expect(s).toMatchObject({ state: 'succeeded', exitCode: 0, result: { answer: 42, attempt: 1, out: true } });
+      expect(readFileSync(join(job.outputPath, 'done.txt'), 'utf8')).toBe(`python ran ${job.spec.name}\n`);
+      const stdout = readFileSync(job.logPaths.stdout, 'utf8');
+      // It ran in the project directory (declared sources and relative paths as on the runner's host).
+      expect(stdout).toContain(`py step ran in ${GRID_PROGRAMS.replace(/\/$/, '')}`);
+      expect(stdout).toContain('INFO metadata {"mode":"ok"}');
+      expect(readFileSync(join(job.attemptDir, 'job.sh'), 'utf8')).not.toContain(noNode.nodePath);
+    });
+
+    test("a failing program fails the step with its exit code and stderr's last lines", async () => {
+      const { ex, host } = await c.started(noNode);
+      const s = await host.final((await ex.submit(commandJobFor(c.root(), 'fail'))).jobId);
+      expect(s).toMatchObject({ state: 'failed', exitCode: 3, reason: 'exit code 3' });
+      expect(hasCode(s.error, 'CAIRN_COMMAND_FAILED')).toBe(true);
+      const message = String((s.error as Error).message);
+      expect(message).toContain('python3 exited with code 3');
+      expect(message).toContain('noise 29\ndisk on fire');
+      expect(message).not.toContain('noise 10\n'); // the last 20 lines only
+    });
+
+    test('cancel() of a command step kills the program and what it started', async () => {
+      const { ex, host } = await c.started(noNode);
+      const job = commandJobFor(c.root(), 'sleepy');
+      const h = await ex.submit(job);
+      const pids = await jsonFile<number[]>(join(job.outputPath, 'pids'));
+      expect(pids.every(alive)).toBe(true);
+      await ex.cancel([h]);
+      expect(await host.final(h.jobId)).toMatchObject({ state: 'cancelled' });
+      await allGone(pids);
+    });
+
+    test("a new executor instance adopts a running command job and reads the program's result", async () => {
+      const first = await c.started(noNode);
+      const h = await first.ex.submit(commandJobFor(c.root(), 'nap'));
+      await first.host.running(h.jobId);
+      await first.ex.stop(); // the runner "restarts"
+      const recorded = JSON.parse(JSON.stringify(h)) as typeof h; // as persisted in the step's record
+      const second = await c.started(noNode);
+      expect(await second.ex.adopt!(recorded)).toEqual(recorded);
+      expect(await second.host.final(h.jobId)).toMatchObject({ state: 'succeeded', result: 'napped' });
+      expect(second.ex.counters.submissions).toBe(0);
+    });
 
     test('a new executor instance adopts a running job instead of resubmitting', async () => {
       const first = await c.started();
@@ -217,6 +299,70 @@ export function describePacking(label: string, start: () => Promise<GridTestClus
       expect(s).toMatchObject({ state: 'failed', reason: 'TIMEOUT' });
       expect(hasCode(s.error, 'CAIRN_TIMEOUT')).toBe(true);
       expect(await host.final(b!.jobId)).toMatchObject({ state: 'succeeded' });
+    });
+
+    // A packed task of command steps is a shell loop: these name no Node and no pack worker, so a task that started one would fail.
+    const noNode = { nodePath: '/nonexistent/node', packWorker: '/nonexistent/pack-worker.js' };
+
+    test('packed command steps run one after another in one task, each with its own result, exit code and stderr tail', async () => {
+      const { ex, host } = await h.started({ ...noNode, pack: { stepsPerTask: 3, maxWaitMs: 200 } });
+      const jobs = (['ok', 'fail', 'ok'] as const).map((m) => commandJobFor(root(), m));
+      const handles = await Promise.all(jobs.map((j) => ex.submit(j)));
+      expect(ex.counters.submissions).toBe(1);
+      expect(new Set(handles.map((x) => x.info[ex.scheduler.idKey])).size).toBe(1);
+      const s = await Promise.all(handles.map((x) => host.final(x.jobId)));
+      for (const i of [0, 2]) {
+        expect(s[i]).toMatchObject({ state: 'succeeded', result: { answer: 42, attempt: 1, out: true } });
+        expect(readFileSync(join(jobs[i]!.outputPath, 'done.txt'), 'utf8')).toBe(`python ran ${jobs[i]!.spec.name}\n`);
+        expect(readFileSync(jobs[i]!.logPaths.stdout, 'utf8')).toContain('py step ran in');
+      }
+      expect(s[1]).toMatchObject({ state: 'failed', exitCode: 3, reason: 'exit code 3' });
+      expect(hasCode(s[1]!.error, 'CAIRN_COMMAND_FAILED')).toBe(true);
+      const message = String((s[1]!.error as Error).message);
+      expect(message).toContain('python3 exited with code 3');
+      expect(message).toContain('noise 29\ndisk on fire');
+      expect(readFileSync(jobs[1]!.logPaths.stderr, 'utf8')).toContain('disk on fire');
+      expect(readFileSync(jobs[0]!.logPaths.stderr, 'utf8')).not.toContain('disk on fire');
+    });
+
+    test('cancel() of a packed command step kills its program and what it started; the task goes on', async () => {
+      const { ex, host } = await h.started({ ...noNode, pack: { stepsPerTask: 2, maxWaitMs: 100 } });
+      const jobs = (['sleepy', 'ok'] as const).map((m) => commandJobFor(root(), m));
+      const [a, b] = await Promise.all(jobs.map((j) => ex.submit(j)));
+      const pids = await jsonFile<number[]>(join(jobs[0]!.outputPath, 'pids'));
+      await ex.cancel([a!]);
+      expect(await host.final(a!.jobId)).toMatchObject({ state: 'cancelled' });
+      await allGone(pids);
+      expect(await host.final(b!.jobId)).toMatchObject({ state: 'succeeded', result: { answer: 42 } });
+    });
+
+    test('cancelling every step of a packed task, or the task from outside, kills the programs it runs', async () => {
+      const { ex, host } = await h.started({ ...noNode, pack: { stepsPerTask: 2, maxWaitMs: 100 } });
+      const jobs = (['sleepy', 'sleepy'] as const).map((m) => commandJobFor(root(), m));
+      const [a, b] = await Promise.all(jobs.map((j) => ex.submit(j)));
+      const first = await jsonFile<number[]>(join(jobs[0]!.outputPath, 'pids'));
+      await ex.cancel([a!, b!]);
+      for (const x of [a!, b!]) expect(await host.final(x.jobId)).toMatchObject({ state: 'cancelled' });
+      await allGone(first);
+      // From outside: the scheduler's own cancel of the task (scancel, qdel).
+      const outside = (['sleepy', 'ok'] as const).map((m) => commandJobFor(root(), m));
+      const [c2] = await Promise.all(outside.map((j) => ex.submit(j)));
+      const pids = await jsonFile<number[]>(join(outside[0]!.outputPath, 'pids'));
+      await h.cluster().externalCancel(String(c2!.info[ex.scheduler.idKey]));
+      expect(await host.final(c2!.jobId)).toMatchObject({ state: 'failed', reason: 'CANCELLED' });
+      await allGone(pids);
+    });
+
+    test("a packed command step's own time limit stops its program as TIMEOUT; the next step runs", async () => {
+      const { ex, host } = await h.started({ ...noNode, pack: { stepsPerTask: 2, maxWaitMs: 100 } });
+      const jobs = (['sleepy', 'ok'] as const).map((m) => commandJobFor(root(), m, { resources: { timeLimit: 3 } }));
+      const [a, b] = await Promise.all(jobs.map((j) => ex.submit(j)));
+      const pids = await jsonFile<number[]>(join(jobs[0]!.outputPath, 'pids'));
+      const s = await host.final(a!.jobId);
+      expect(s).toMatchObject({ state: 'failed', reason: 'TIMEOUT' });
+      expect(hasCode(s.error, 'CAIRN_TIMEOUT')).toBe(true);
+      await allGone(pids);
+      expect(await host.final(b!.jobId)).toMatchObject({ state: 'succeeded', result: { answer: 42 } });
     });
 
     const n = gridScale().packedSteps;

@@ -21,6 +21,10 @@ command -v ceph-osd >/dev/null 2>&1 || need+=(ceph-osd)
 # the Python helper's pytest suite in a venv (.venv-test).
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+# pgrep (procps) and cmp (diffutils): a grid command step's job script stops a program's process
+# tree and compares its declared sources with their submitted copies (packages/grid README).
+command -v pgrep >/dev/null 2>&1 || need+=(procps)
+command -v cmp >/dev/null 2>&1 || need+=(diffutils)
 sge=0
 { [ -x /usr/sbin/sge_qmaster ] && [ -x /usr/sbin/sge_execd ] && [ -x /usr/lib/gridengine/qsub ]; } || { need+=(gridengine-master gridengine-exec gridengine-client); sge=1; }
 

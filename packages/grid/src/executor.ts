@@ -9,6 +9,7 @@ import { rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { CairnError } from '@cairn/core';
 import { createAdopter } from './adopt.js';
+import { isCommandTask } from './command-job.js';
 import { positiveInt } from './command.js';
 import { createLimiter } from './limit.js';
 import { createBatcher, type Batcher } from './batcher.js';
@@ -177,7 +178,9 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
       needHost();
       if (batcher && policy && packable(job.resources ?? {}, policy)) {
         packRoot(); // fail early on a store prefix that cannot hold pack directories
-        return new Promise<JobHandle>((resolve, reject) => batcher.add(shapeKey(job.resources ?? {}), { job, resolve, reject }));
+        // Command steps pack only with command steps: their task is a shell loop that needs no Node.
+        const key = shapeKey(job.resources ?? {}) + (isCommandTask(job.task) ? '\u0000command' : '');
+        return new Promise<JobHandle>((resolve, reject) => batcher.add(key, { job, resolve, reject }));
       }
       const handle = await submitSingle(ctx, job);
       follow(job, handle);

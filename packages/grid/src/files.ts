@@ -13,7 +13,7 @@ import { join } from 'node:path';
 export interface JobFiles {
   /** The attempt directory. */
   readonly dir: string;
-  /** The wrapper script of a job that runs this step alone. */
+  /** The wrapper script of a job that runs this step alone, or a packed command step's own script. */
   readonly script: string;
   /** The encoded task. */
   readonly task: string;
@@ -23,6 +23,14 @@ export interface JobFiles {
   readonly begin: string;
   /** `"<code> <signal|->"` (plus ` unstarted` for a packed step its task never started), written atomically when the step ends. */
   readonly exit: string;
+  /** A command step's context file (`$CAIRN_CONTEXT`, JSON), written at submission. */
+  readonly context: string;
+  /** Where a command step's program may write its result (`$CAIRN_RESULT`, JSON). */
+  readonly commandResult: string;
+  /** `"<CAIRN_* code><TAB><message>"`: why a command job's wrapper did not start the program. */
+  readonly commandError: string;
+  /** A command step's declared sources as submitted, under their relative paths (the wrapper compares the project's copies with them). */
+  readonly sources: string;
 }
 
 /** The files of an attempt directory. */
@@ -34,6 +42,10 @@ export function jobFiles(dir: string): JobFiles {
     result: join(dir, 'result.msgpack'),
     begin: join(dir, 'begin'),
     exit: join(dir, 'exitcode'),
+    context: join(dir, 'context.json'),
+    commandResult: join(dir, 'command-result.json'),
+    commandError: join(dir, 'command-error'),
+    sources: join(dir, 'sources'),
   };
 }
 
@@ -43,7 +55,7 @@ export interface PackFiles {
   readonly dir: string;
   /** The wrapper script every task runs. */
   readonly script: string;
-  /** Steps of task `k`: one line per step, `dir<TAB>stdout<TAB>stderr<TAB>timeLimitSeconds<TAB>warnSeconds`. */
+  /** Steps of task `k`: one line per step, `dir<TAB>stdout<TAB>stderr<TAB>timeLimitSeconds|-` (command packs add `<TAB>killGraceSeconds`). */
   manifest(k: number): string;
   /** Indices (0-based, one per line) of task `k`'s steps that are finished: their exit-code files are written. */
   done(k: number): string;

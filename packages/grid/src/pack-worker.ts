@@ -202,7 +202,8 @@ async function runStep(
     }, CANCEL_POLL_MS);
     timers.push(watch);
     const log = lineLogger(task.name, (level, line) => void (level === 'info' ? process.stdout : process.stderr).write(line));
-    const run = runTask(task, { signal: controller.signal, log }).then(
+    // A command step's program writes straight into the step's log files (its stderr tail is read back from there).
+    const run = runTask(task, { signal: controller.signal, log, logPaths: { stdout: step.stdout, stderr: step.stderr } }).then(
       (value): WorkerResult => ({ ok: true, result: value }),
       (e: unknown): WorkerResult => failure(e),
     );

@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { CairnError, type CairnErrorCode } from '@cairn/core';
+import { commandStatus } from './command-status.js';
 import type { Verdict } from './decide.js';
 import { logTail } from './logs.js';
 import { decodeResult, rebuildError, type JobStatus } from './runner-api.js';
@@ -51,6 +52,7 @@ export async function statusOf(job: Tracked, v: Verdict, ctx: StatusContext): Pr
       return { state: 'failed', ...base, error: await failure(job, label, code, v.exitCode === undefined ? what : `${what}, exit code ${v.exitCode}`) };
     }
     case 'result': {
+      if (job.command !== undefined) return commandStatus(job, job.command.program, v.code, label);
       const bytes = await readFile(job.files.result).catch(() => undefined);
       if (bytes === undefined) {
         if (v.code === 0 && !ctx.graceExpired) return undefined; // the result may lag the exit file on a shared FS

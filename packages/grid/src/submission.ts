@@ -15,7 +15,8 @@ import { packWorkerPath } from './paths.js';
 import { workerEntryPath, type JobHandle, type JobRequest } from './runner-api.js';
 import type { GridScheduler, SubmitRequest } from './scheduler.js';
 import type { GridJobRecord, PackPlace } from './tracked.js';
-import { packWrapperScript, wrapperScript } from './wrapper.js';
+import { commandPackWrapperScript, commandStepScript, commandWrapperScript, graceSeconds, packWrapperScript, wrapperScript } from './wrapper.js';
+import { isCommandTask, prepareCommand } from './command-job.js';
 
 /** Calls the core made to the scheduler (for tests, benchmarks and diagnostics). */
 export interface GridCounters {
@@ -67,7 +68,7 @@ async function send(ctx: SubmitContext, request: SubmitRequest, steps: readonly 
   }
 }
 
-function record(ctx: SubmitContext, job: JobRequest, id: string, pack?: PackPlace): JobHandle {
+function record(ctx: SubmitContext, job: JobRequest, id: string, pack?: PackPlace, command?: GridJobRecord['command']): JobHandle {
   const info: GridJobRecord & Record<string, unknown> = {
     [ctx.scheduler.idKey]: id,
     scheduler: ctx.scheduler.name,
@@ -77,30 +78,40 @@ function record(ctx: SubmitContext, job: JobRequest, id: string, pack?: PackPlac
     stderr: job.logPaths.stderr,
     step: job.spec.name,
     ...(pack ? { pack } : {}),
+    ...(command ? { command } : {}),
   };
   return { jobId: job.jobKey, executor: ctx.name, info };
 }
 
-/** Submits one step as its own job. */
+/** Submits one step as its own job: the runner's worker, or for a command step the program itself (no Node on the node). */
 export async function submitSingle(ctx: SubmitContext, job: JobRequest): Promise<JobHandle> {
   const files = jobFiles(job.attemptDir);
   const resources = job.resources ?? {};
   const { warnSeconds, watchdogSeconds } = limits(ctx, resources.timeLimit);
-  const script = wrapperScript({
-    title: `Cairn step "${job.spec.name}" (${job.jobKey})`,
-    files,
-    logs: job.logPaths,
-    nodePath: ctx.options.nodePath ?? process.execPath,
-    workerEntry: ctx.options.workerEntry ?? workerEntryPath(),
-    watchdogSeconds,
-  });
   const access = ctx.options.jobAccess;
   await prepareAttempt(job, files, access);
+  const title = `Cairn step "${job.spec.name}" (${job.jobKey})`;
+  let script: string;
+  let command: GridJobRecord['command'];
+  if (isCommandTask(job.task)) {
+    const plan = await prepareCommand(job.task, files, access);
+    script = commandWrapperScript({ title, step: job.spec.name, files, logs: job.logPaths, plan, outputPath: job.task.outputPath, watchdogSeconds });
+    command = { program: plan.program };
+  } else {
+    script = wrapperScript({
+      title,
+      files,
+      logs: job.logPaths,
+      nodePath: ctx.options.nodePath ?? process.execPath,
+      workerEntry: ctx.options.workerEntry ?? workerEntryPath(),
+      watchdogSeconds,
+    });
+  }
   await writeJobFile(files.script, script, 'script', access);
   const name = jobName(ctx.options.jobNamePrefix ?? 'cairn', job.task.nameWithHash);
   const request = { name, scriptPath: files.script, script, workdir: ctx.options.workdir ?? process.cwd(), outputDir: files.dir, resources, warnSeconds };
   ctx.counters.steps++;
-  return record(ctx, job, await send(ctx, request, [job.spec.name]));
+  return record(ctx, job, await send(ctx, request, [job.spec.name]), undefined, command);
 }
 
 /** A manifest field must not break the tab-separated line format. */
@@ -130,21 +141,36 @@ export async function submitArray(ctx: SubmitContext, jobs: readonly JobRequest[
   await createJobDir(dir, undefined, access);
   const taskLimit = tasks.reduce<number | undefined>((max, t) => (t.timeLimit === undefined ? max : Math.max(max ?? 0, t.timeLimit)), undefined);
   const { warnSeconds, watchdogSeconds } = limits(ctx, taskLimit);
-  const script = packWrapperScript({
-    title: `Cairn pack of ${tasks.reduce((n, t) => n + t.steps.length, 0)} steps in ${tasks.length} task(s)`,
-    files,
-    taskVar: ctx.scheduler.arrayTaskVar,
-    nodePath: ctx.options.nodePath ?? process.execPath,
-    packWorker: ctx.options.packWorker ?? packWorkerPath(),
-    watchdogSeconds,
-  });
+  // Command steps are packed only with command steps (executor.ts): their task is a shell loop, no Node.
+  const commands = isCommandTask((jobs[tasks[0]?.steps[0] ?? 0] as JobRequest).task);
+  const title = `Cairn pack of ${tasks.reduce((n, t) => n + t.steps.length, 0)} steps in ${tasks.length} task(s)`;
+  const script = commands
+    ? commandPackWrapperScript({ title, files, taskVar: ctx.scheduler.arrayTaskVar, watchdogSeconds })
+    : packWrapperScript({
+        title,
+        files,
+        taskVar: ctx.scheduler.arrayTaskVar,
+        nodePath: ctx.options.nodePath ?? process.execPath,
+        packWorker: ctx.options.packWorker ?? packWorkerPath(),
+        watchdogSeconds,
+      });
+  const programs = new Map<number, string>();
   for (const [t, task] of tasks.entries()) {
     const lines: string[] = [];
     for (const i of task.steps) {
       const job = jobs[i] as JobRequest;
-      await prepareAttempt(job, jobFiles(job.attemptDir), access);
+      const stepFiles = jobFiles(job.attemptDir);
+      await prepareAttempt(job, stepFiles, access);
       const limit = job.resources?.timeLimit;
-      lines.push([field(job.attemptDir, job), field(job.logPaths.stdout, job), field(job.logPaths.stderr, job), limit === undefined ? '-' : String(limit)].join('\t'));
+      const fields = [field(job.attemptDir, job), field(job.logPaths.stdout, job), field(job.logPaths.stderr, job), limit === undefined ? '-' : String(limit)];
+      if (commands) {
+        const plan = await prepareCommand(job.task, stepFiles, access);
+        const stepScript = commandStepScript({ title: `Cairn step "${job.spec.name}" (${job.jobKey})`, step: job.spec.name, files: stepFiles, plan, outputPath: job.task.outputPath });
+        await writeJobFile(stepFiles.script, stepScript, 'script', access);
+        fields.push(String(graceSeconds(plan.killGraceMs)));
+        programs.set(i, plan.program);
+      }
+      lines.push(fields.join('\t'));
     }
     await writeJobFile(files.manifest(t + 1), `${lines.join('\n')}\n`, 'data', access);
   }
@@ -165,7 +191,8 @@ export async function submitArray(ctx: SubmitContext, jobs: readonly JobRequest[
   for (const [t, task] of tasks.entries()) {
     const id = tasks.length > 1 ? ctx.scheduler.taskId(base, t + 1) : base;
     for (const [index, i] of task.steps.entries()) {
-      handles.set(i, record(ctx, jobs[i] as JobRequest, id, { dir, task: t + 1, index, size: task.steps.length }));
+      const program = programs.get(i);
+      handles.set(i, record(ctx, jobs[i] as JobRequest, id, { dir, task: t + 1, index, size: task.steps.length }, program === undefined ? undefined : { program }));
     }
   }
   return handles;

@@ -34,6 +34,8 @@ export interface GridJobRecord {
   readonly step: string;
   /** Set for a packed step. */
   readonly pack?: PackPlace;
+  /** Set for a command step whose job script runs the program itself (its result is `command-result.json`, not the worker's). */
+  readonly command?: { readonly program: string };
 }
 
 /** A step being watched. */
@@ -50,6 +52,8 @@ export interface Tracked {
   readonly logs: { readonly stdout: string; readonly stderr: string };
   /** Set for a packed step. */
   readonly pack?: { readonly place: PackPlace; readonly files: PackFiles } | undefined;
+  /** Set for a command step run by its job script (see {@link GridJobRecord.command}). */
+  readonly command?: { readonly program: string } | undefined;
   /** The last state reported. */
   lastState: JobState | undefined;
   /** This executor asked to cancel it. */
@@ -77,6 +81,7 @@ export function trackedFrom(handle: JobHandle, idKey: string): Tracked | undefin
     files: jobFiles(i.dir),
     logs: { stdout: i.stdout, stderr: i.stderr },
     pack: place ? { place, files: packFiles(place.dir) } : undefined,
+    command: typeof (i.command as { program?: unknown } | undefined)?.program === 'string' ? { program: (i.command as { program: string }).program } : undefined,
     lastState: undefined,
     cancelRequested: false,
     waitingSince: undefined,

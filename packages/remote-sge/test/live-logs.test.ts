@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, test } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { checkLiveLogs } from '../../../tools/testenv/grid-live-logs.js';
 import { tempRoot, workerEntry } from '../../../tools/testenv/grid-jobs.js';
 import { missingSgeBinaries, startSge, type SgeCell } from '../../../tools/testenv/sge.js';
@@ -28,12 +28,20 @@ describe.skipIf(skip)('live logs of a Grid Engine step', () => {
     rmSync(root, { recursive: true, force: true });
   });
 
+  const running = async () => {
+    const xml = (await run('qstat', ['-s', 'r', '-xml'], { env: { ...process.env, ...cell.env } })).stdout;
+    return [...xml.matchAll(/<JB_job_number>(\d+)</g)].map((m) => m[1] as string);
+  };
+
   test('a step printing every 200 ms is readable line by line while qstat lists its job running', async () => {
-    const running = async () => {
-      const xml = (await run('qstat', ['-s', 'r', '-xml'], { env: { ...process.env, ...cell.env } })).stdout;
-      return [...xml.matchAll(/<JB_job_number>(\d+)</g)].map((m) => m[1] as string);
-    };
     const seen = await checkLiveLogs({ prefix: join(root, 'store'), executor: createSgeExecutor({ env: cell.env, workerEntry: workerEntry() }), runningJobs: running });
     console.info(`sge live logs: print-to-read delays ${seen.lagsMs.join(', ')} ms`);
+  }, 180_000);
+
+  test("so is a packed command step: python3 run by its task's shell loop (alone, it runs under the same wrapper lines as any step)", async () => {
+    const executor = createSgeExecutor({ env: cell.env, nodePath: '/nonexistent/node', pack: { stepsPerTask: 2, tasksPerArray: 1, maxWaitMs: 2000 } });
+    const packed = await checkLiveLogs({ prefix: join(root, 'program-packed'), executor, runningJobs: running, steps: 2, program: true });
+    expect(executor.counters.submissions).toBe(1);
+    console.info(`sge live logs (packed command step): print-to-read delays ${packed.lagsMs.join(', ')} ms`);
   }, 180_000);
 });

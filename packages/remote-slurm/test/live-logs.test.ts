@@ -40,4 +40,11 @@ describe.skipIf(skip)('live logs of a Slurm step', () => {
     expect(executor.stats.sbatchCalls).toBe(1);
     console.info(`slurm live logs (packed): print-to-read delays ${seen.lagsMs.join(', ')} ms`);
   }, 120_000);
+
+  test("so is a packed command step: python3 run by its task's shell loop (alone, it runs under the same wrapper lines as any step)", async () => {
+    const executor = createSlurmExecutor({ env: cluster.env, nodePath: '/nonexistent/node', pack: { stepsPerTask: 2, tasksPerArray: 1, maxWaitMs: 2000 } });
+    const packed = await checkLiveLogs({ prefix: join(root, 'program-packed'), executor, runningJobs: running, steps: 2, program: true });
+    expect(executor.stats.sbatchCalls).toBe(1);
+    console.info(`slurm live logs (packed command step): print-to-read delays ${packed.lagsMs.join(', ')} ms`);
+  }, 120_000);
 });

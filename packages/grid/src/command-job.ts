@@ -1,0 +1,73 @@
+/**
+ * A command step (`cairn:command`) as a job of its own, prepared on the runner's host: the job
+ * script runs the program itself, so the compute node needs neither Node nor the runner.
+ *
+ * Where it runs: in the step's project directory (`cwd`), which a grid executor expects on the
+ * shared filesystem as it expects the store, so relative paths the program uses (undeclared data
+ * files, `PYTHONPATH=../lib`) mean on the node what they mean on the runner's host. The declared
+ * sources are read here, checked against the hashes the step's identity was made from and copied
+ * into the attempt directory; before starting the program the wrapper compares the project's
+ * copies with them (`cmp`), so a source edited while the job waited in the queue fails the step
+ * (`CAIRN_COMMAND_SOURCE`) instead of running content its identity does not cover.
+ */
+import { mkdir, readFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { CairnError, COMMAND_MODULE, getBackend, resolveTemplate, type TaskPayload } from '@cairn/core';
+import type { JobFiles } from './files.js';
+import { writeJobFile, type JobAccess } from './job-dir.js';
+import { commandArgs, commandContext, commandEnv, readTemplate } from './runner-api.js';
+
+/** What the wrapper of a command job runs. */
+export interface CommandPlan {
+  /** The program: a name looked up on the node's `PATH`, or a path (relative ones from `cwd`). */
+  readonly program: string;
+  /** Its arguments, resolved. */
+  readonly args: readonly string[];
+  /** Variables exported for it (the step's `env` and the `CAIRN_*` context), on top of the job's environment. */
+  readonly env: Readonly<Record<string, string>>;
+  /** The project directory it runs in. */
+  readonly cwd: string;
+  /** Declared sources: path relative to `cwd` → its copy in the attempt directory. */
+  readonly sources: Readonly<Record<string, string>>;
+  /** Milliseconds between SIGTERM and SIGKILL to the program's processes when the wrapper stops it. */
+  readonly killGraceMs: number;
+}
+
+/** Grace between SIGTERM and SIGKILL when the step sets none (as on the local executors). */
+const DEFAULT_KILL_GRACE_MS = 1000;
+
+/** True for a command step's task. */
+export function isCommandTask(task: TaskPayload): boolean {
+  return task.ref.module === COMMAND_MODULE;
+}
+
+/** Resolves the step's template, snapshots its sources and writes its context file; throws `CAIRN_COMMAND_SOURCE` for a missing or changed source. */
+export async function prepareCommand(task: TaskPayload, files: JobFiles, access: JobAccess = 'user'): Promise<CommandPlan> {
+  const step = task.name;
+  const t = readTemplate(step, resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, step));
+  const sources: Record<string, string> = {};
+  // Read once, hashed and copied from the same bytes: the copy is exactly the content the identity covers.
+  for (const [rel, want] of Object.entries(t.sources)) {
+    const from = join(t.cwd, rel);
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(from);
+    } catch (cause) {
+      throw new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": declared source ${rel} cannot be read at ${from} (${(cause as Error).message}); restore it, or run where the project is.`, { step, cause });
+    }
+    const got = getBackend().xxh64Hex(bytes);
+    if (got !== want) {
+      throw new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": ${rel} changed after the pipeline was declared (content hash ${got}, declared with ${want}); run the pipeline again so its identity covers the new content.`, { step });
+    }
+    const copy = join(files.sources, rel);
+    await mkdir(dirname(copy), { recursive: true, mode: access === 'group' ? 0o770 : 0o700 });
+    await writeJobFile(copy, bytes, 'data', access);
+    sources[rel] = copy;
+  }
+  // The scheduler assigns GPUs on the node: CUDA_VISIBLE_DEVICES is what it sets, and the context has no gpuIndices.
+  const attempt = { step, attempt: task.attempt, outputPath: task.outputPath, depPaths: task.depPaths, contextPath: files.context, resultPath: files.commandResult };
+  await writeJobFile(files.context, JSON.stringify(commandContext(t, attempt)), 'data', access);
+  const args = commandArgs(t, attempt);
+  const env = commandEnv(t, attempt);
+  return { program: t.program, args, env, cwd: t.cwd, sources, killGraceMs: t.killGraceMs ?? DEFAULT_KILL_GRACE_MS };
+}

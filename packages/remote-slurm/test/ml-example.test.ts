@@ -1,0 +1,52 @@
+/**
+ * examples/ml (Python programs as command steps: corpus -> tokenize -> train -> eval) end to end
+ * on a real single-node Slurm (see slurm.test.ts for requirements): every step is a Slurm job
+ * whose script runs python3 itself (the executor names no Node that exists), first one job per
+ * step, then packed; a rerun runs nothing.
+ */
+import { readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { run } from '@cairn/runner';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { missingSlurmBinaries, startSlurm, type SlurmCluster } from '../../../tools/testenv/slurm.js';
+import { createSlurmExecutor } from '../src/index.js';
+import { tempRoot } from './helpers.js';
+
+const skip = missingSlurmBinaries().length > 0 && !process.env.CI;
+
+describe.skipIf(skip)('examples/ml on Slurm', () => {
+  let cluster: SlurmCluster;
+  const root = tempRoot();
+  beforeAll(async () => {
+    cluster = await startSlurm({ rest: false });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  for (const packed of [false, true]) {
+    test(`runs end to end with ${packed ? 'packed jobs' : 'one job per step'}; a rerun runs nothing`, async () => {
+      const { evaluation, model } = await import('../../../examples/ml/pipeline.js');
+      const prefix = join(root, packed ? 'packed' : 'single');
+      const slurm = () => createSlurmExecutor({ env: cluster.env, nodePath: '/nonexistent/node', ...(packed ? { pack: { maxWaitMs: 200 } } : {}) });
+      const first = slurm();
+      const ran: string[] = [];
+      const onEvent = (e: { type: string; state?: string; step?: string }) => void (e.type === 'step' && e.state === 'running' && ran.push(e.step as string));
+      const [evaluated, trained] = await run(evaluation, model, { prefix, executors: [first], defaultExecutor: first.name, onEvent });
+      expect(new Set(ran)).toEqual(new Set(['corpus', 'tokenize', 'train', 'eval']));
+      expect(first.counters.submissions).toBe(4); // a chain: each step is alone in its batch
+      const result = evaluated.value as { perplexity: number; pairs: number };
+      expect(result.pairs).toBeGreaterThan(0);
+      expect(result.perplexity).toBeGreaterThan(1);
+      expect(result.perplexity).toBeLessThan(24);
+      expect(trained.value).toEqual({ epochs: 3, resumedFrom: 0 });
+      expect(readdirSync(join(trained.path, 'checkpoints')).sort()).toEqual(['epoch-1.json', 'epoch-2.json', 'epoch-3.json']);
+      const second = slurm();
+      ran.length = 0;
+      await run(evaluation, { prefix, executors: [second], defaultExecutor: second.name, onEvent });
+      expect(ran).toEqual([]);
+      expect(second.counters.submissions).toBe(0);
+    }, 120_000);
+  }
+});
