@@ -14,7 +14,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 function checkValue(step: string, where: string, v: unknown): void {
   if (typeof v === 'string') return;
-  if (isRecord(v) && v.$context === 'attempt') return;
+  if (isRecord(v) && (v.$context === 'attempt' || v.$context === 'checkpointDir')) return;
   bad(step, `has ${describeValue(v)} at ${where} (expected a string or a context placeholder)`);
 }
 
@@ -32,12 +32,18 @@ export function readTemplate(step: string, template: unknown): CommandTemplate {
   if (typeof t.cwd !== 'string') bad(step, 'has no cwd');
   if (!isRecord(t.runtime)) bad(step, 'has no runtime object');
   if (t.killGraceMs !== undefined && typeof t.killGraceMs !== 'number') bad(step, 'has a killGraceMs that is not a number');
+  if (t.preemptionExitCodes !== undefined && !(Array.isArray(t.preemptionExitCodes) && t.preemptionExitCodes.every((c) => typeof c === 'number'))) bad(step, 'has preemptionExitCodes that are not a list of numbers');
   return t as unknown as CommandTemplate;
 }
 
 /** The string an argument or environment value stands for in this attempt. */
 export function resolveValue(v: CommandValue, ctx: StepContext): string {
-  return typeof v === 'string' ? v : String(ctx.attempt);
+  if (typeof v === 'string') return v;
+  if (v.$context === 'attempt') return String(ctx.attempt);
+  if (ctx.checkpointDir === undefined) {
+    throw new CairnError('CAIRN_CHECKPOINT', `Step "${ctx.name}": its command uses CHECKPOINT_DIR, but its store keeps no checkpoint directory; run it on a filesystem store, or read $CAIRN_CHECKPOINT_DIR and handle its absence.`, { step: ctx.name });
+  }
+  return ctx.checkpointDir;
 }
 
 /**

@@ -43,6 +43,21 @@ export interface Io {
   readlink(path: string): Maybe<string>;
   /** Throws unless the directory can be written (access W_OK: a read-only mount says EROFS). */
   accessWrite(dir: string): Maybe<void>;
+  /**
+   * Copies the directory tree `from` to `to` (created), leaving out entries whose name starts with
+   * a dot; a reflink where the filesystem offers one, links as links.
+   */
+  copyTree(from: string, to: string): Maybe<void>;
+}
+
+/** Options of the tree copy: reflink when possible, hidden entries (unfinished writes) left out. */
+function copyOptions(from: string): fs.CopySyncOptions {
+  return {
+    recursive: true,
+    mode: fs.constants.COPYFILE_FICLONE,
+    verbatimSymlinks: true,
+    filter: (src: string) => src === from || !src.slice(src.lastIndexOf('/') + 1).startsWith('.'),
+  };
 }
 
 export function isMissing(err: unknown): boolean {
@@ -141,6 +156,7 @@ export const syncIo: Io = {
   },
   readlink: (path) => fs.readlinkSync(path),
   accessWrite: (dir) => fs.accessSync(dir, fs.constants.W_OK),
+  copyTree: (from, to) => fs.cpSync(from, to, copyOptions(from)),
 };
 
 export const asyncIo: Io = {
@@ -213,4 +229,5 @@ export const asyncIo: Io = {
   },
   readlink: (path) => fsp.readlink(path),
   accessWrite: (dir) => fsp.access(dir, fsp.constants.W_OK),
+  copyTree: (from, to) => fsp.cp(from, to, copyOptions(from)),
 };
