@@ -5,13 +5,16 @@
  * (fixtures/checkpoint-runner.mjs, on the built dist/) SIGKILLed or paused (SIGSTOP) mid-step.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { command, hasCode, lower, type StepSpec } from '@cairn/core';
-import { localLayout, run, type StepRunError } from '../src/index.js';
+import { apply, command, hasCode, lower, OUT, type StepContext, type StepSpec } from '@cairn/core';
+import { type JobRecord, localLayout, run, StepRunner, type StepRunError } from '../src/index.js';
+import { attemptDir, jobFile, leaseFile, stagedAt } from '../src/store/local/layout.js';
+import { Graph } from './helpers/graph.js';
+import { scriptedExecutor } from './helpers/scripted-executor.js';
 
 const pkg = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURE = join(pkg, 'test/fixtures/checkpoint');
@@ -189,6 +192,54 @@ describe('checkpoint directories', () => {
     expect(model.by.endsWith(`-${programA}`)).toBe(false);
     expect(madeBy(path)).toEqual([`made-by-${model.by}`]);
   }, 90_000);
+});
+
+describe('checkpoint directories of function steps and adopted jobs', () => {
+  it('ctx.checkpointDir: a retry sees what the failed attempt left there; the output does not', async () => {
+    const { prefix } = scratch();
+    const seen: string[][] = [];
+    const step = apply({
+      name: 'fit',
+      version: 'v1',
+      retries: 1,
+      inputs: { out: OUT },
+      fn: (i: { out: string }, ctx: StepContext) => {
+        const dir = ctx.checkpointDir as string;
+        seen.push(readdirSync(dir));
+        writeFileSync(join(dir, `ckpt-${ctx.attempt}`), 'x');
+        if (ctx.attempt === 1) throw new Error('crashed after a checkpoint');
+        writeFileSync(join(i.out, 'model'), 'done');
+      },
+    });
+    const [r] = await run(step, { prefix, logger: quiet });
+    expect(seen).toEqual([[], ['ckpt-1']]);
+    expect(readdirSync(r?.path as string).filter((n) => !n.startsWith('.'))).toEqual(['model']);
+    expect(existsSync(localLayout.checkpointRoot(r?.path as string))).toBe(false);
+  }, 60_000);
+
+  it('an adopted job keeps the generation it was started with, and so does the retry after it', async () => {
+    const prefix = mkdtempSync(join(tmpdir(), 'cairn-ckpt-adopt-'));
+    cleanups.push(() => rmSync(prefix, { recursive: true, force: true }));
+    const ex = scriptedExecutor(() => ({}), { capabilities: { resumable: true }, adopt: () => ({ delayMs: 5, status: { state: 'failed', error: new Error('lost its node') } }) });
+    const g = new Graph().step('a', [], { executor: 'cluster', retries: 1 });
+    const path = g.get('a').outputPath(prefix);
+    // What a runner killed mid-step leaves: its lease, its job record, the job's generation.
+    const gen = join(localLayout.checkpointRoot(path), 'gen-4');
+    mkdirSync(gen, { recursive: true });
+    writeFileSync(join(gen, 'epoch-7'), 'by the adopted job');
+    const staged = { ...stagedAt(path, attemptDir(path, 'old', 1), 1), checkpoints: gen };
+    mkdirSync(staged.dir, { recursive: true });
+    const job: JobRecord = { cairn: 1, executor: 'cluster', job: { jobId: 'job-9', executor: 'scripted', info: {} }, attempt: 1, start: 1, firstStart: 1, attempts: [], host: 'elsewhere', runId: 'old', staged };
+    writeFileSync(jobFile(path), JSON.stringify(job));
+    const holder = { worker_id: 'elsewhere-1-old', timestamp: Date.now() / 1000 - 3600, host: 'elsewhere', pid: 1, processStartTime: null, runId: 'old', token: 'old.1' };
+    writeFileSync(leaseFile(path), JSON.stringify(holder));
+    utimesSync(leaseFile(path), holder.timestamp, holder.timestamp);
+    const summary = await new StepRunner({ prefix, executors: { cluster: ex }, logger: quiet }).run(g.pick('a'));
+    expect(summary.counts).toEqual({ succeeded: 1 });
+    expect(ex.adopted).toEqual(['job-9']);
+    expect(ex.submitted.map((j) => j.checkpointDir)).toEqual([gen]);
+    expect(ex.submitted[0]?.task.checkpointDir).toBe(gen);
+  }, 60_000);
 });
 
 describe('preemption', () => {
