@@ -34,7 +34,14 @@ export function* newGeneration(io: Io, path: string, holder: LeaseHolder): Op<st
   const root = checkpointRoot(path);
   let target = root;
   try {
-    yield io.mkdir(root, true);
+    // The common case, a step that has no checkpoints yet: two mkdirs and the lease check (a
+    // cold local run pays them per step; bench row "local disk, cold").
+    if ((yield io.mkdir(root, false)) as boolean) {
+      target = `${root}/gen-1`;
+      yield io.mkdir(target, false);
+      yield* fenceGeneration(io, path, holder, undefined);
+      return target;
+    }
     const names = (yield io.readdir(root)) as string[];
     let last = 0;
     for (const n of names) {
@@ -49,11 +56,7 @@ export function* newGeneration(io: Io, path: string, holder: LeaseHolder): Op<st
     if (last > 0) yield io.copyTree(`${root}/gen-${last}`, tmp);
     else yield io.mkdir(tmp, false);
     // Only the lease holder's generation becomes the current one.
-    const token = yield* leaseToken(io, path);
-    if (token !== holder.token) {
-      yield io.rmrf(tmp);
-      throw leaseLost(path, token);
-    }
+    yield* fenceGeneration(io, path, holder, tmp);
     yield io.rename(tmp, gen);
     for (const n of names) if (GENERATION.test(n) && n !== `gen-${last + 1}`) yield io.rmrf(`${root}/${n}`);
     return gen;
@@ -63,10 +66,21 @@ export function* newGeneration(io: Io, path: string, holder: LeaseHolder): Op<st
   }
 }
 
-/** Removes the step's checkpoint directory (after its SUCCESS is published); a failure leaves it for `cairn clean`. */
-export function* removeCheckpoints(io: Io, path: string): Op<void> {
+/** Throws CAIRN_LEASE_LOST (removing `drop`) unless the lease is still `holder`'s. */
+function* fenceGeneration(io: Io, path: string, holder: LeaseHolder, drop: string | undefined): Op<void> {
+  const token = yield* leaseToken(io, path);
+  if (token === holder.token) return;
+  if (drop !== undefined) yield io.rmrf(drop);
+  throw leaseLost(path, token);
+}
+
+/** Removes the step's checkpoint directory (after its SUCCESS is published; `gen` its current generation); a failure leaves it for `cairn clean`. */
+export function* removeCheckpoints(io: Io, path: string, gen: string): Op<void> {
+  const root = checkpointRoot(path);
   try {
-    yield io.rmrf(checkpointRoot(path));
+    // An empty generation alone in the directory (a step that wrote no checkpoint): two rmdirs.
+    if ((yield io.rmdir(gen)) as boolean && (yield io.rmdir(root)) as boolean) return;
+    yield io.rmrf(root);
   } catch {
     // The output is published: a leftover checkpoint directory is only space (cairn clean removes it).
   }

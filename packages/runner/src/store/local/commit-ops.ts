@@ -130,7 +130,7 @@ export function* commit(io: Io, path: string, holder: LeaseHolder, request: Comm
     yield* fence(io, path, holder, () => io.rmrf(staged.dir));
     yield* publish(io, staged.dir, path, holder.runId);
     // Under the lease still: no other runner has started a generation since.
-    if (request.status === 'SUCCESS' && staged.checkpoints !== undefined && request.keepCheckpoints !== true) yield* removeCheckpoints(io, path);
+    if (request.status === 'SUCCESS' && staged.checkpoints !== undefined && request.keepCheckpoints !== true) yield* removeCheckpoints(io, path, staged.checkpoints);
   } else {
     yield* fence(io, path, holder, undefined);
     try {

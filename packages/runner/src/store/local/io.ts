@@ -35,6 +35,8 @@ export interface Io {
   mkdir(dir: string, recursive: boolean): Maybe<boolean>;
   /** `rm -rf`. */
   rmrf(path: string): Maybe<void>;
+  /** rmdir(2): false when the directory is not empty (or absent: true). */
+  rmdir(dir: string): Maybe<boolean>;
   /** lstat(2); null when absent. */
   lstat(path: string): Maybe<Stat | null>;
   /** Entry names; [] when the directory does not exist. */
@@ -142,6 +144,16 @@ export const syncIo: Io = {
     }
   },
   rmrf: (path) => fs.rmSync(path, { recursive: true, force: true }),
+  rmdir(dir) {
+    try {
+      fs.rmdirSync(dir);
+      return true;
+    } catch (err) {
+      if (isMissing(err)) return true;
+      if ((err as NodeJS.ErrnoException).code === 'ENOTEMPTY' || (err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  },
   lstat(path) {
     const s = fs.lstatSync(path, { throwIfNoEntry: false });
     return s === undefined ? null : statOf(s);
@@ -211,6 +223,16 @@ export const asyncIo: Io = {
     }
   },
   rmrf: (path) => fsp.rm(path, { recursive: true, force: true }),
+  async rmdir(dir) {
+    try {
+      await fsp.rmdir(dir);
+      return true;
+    } catch (err) {
+      if (isMissing(err)) return true;
+      if ((err as NodeJS.ErrnoException).code === 'ENOTEMPTY' || (err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  },
   async lstat(path) {
     try {
       return statOf(await fsp.lstat(path));
