@@ -20,7 +20,7 @@ export { isStale, leaseTiming } from './store/leases.js';
 export { parseStoreMarker, STORE_MARKER_FILE } from './store/marker.js';
 // The runner's own option checks, for tools that take the same settings from elsewhere (the CLI's config file).
 export { checkStepRunnerOptions } from './options.js';
-export { STEP_STATES, STATUSES, FINAL_STATES, isFinalState, isOkState } from './states.js';
+export { STEP_STATES, STATUSES, FINAL_STATES, ATTEMPT_ENDS, isFinalState, isOkState } from './states.js';
 export { builtinExecutors } from './registry.js';
 export { builtinStores, schemeOf } from './store-registry.js';
 export { createInlineExecutor } from './executors/inline.js';
@@ -43,7 +43,7 @@ export type { ExecutorClient, LoadedArtifact } from './context.js';
 export type { Plan, PlanStep, PlanState } from './plan.js';
 export { PLAN_LABELS } from './plan.js';
 export type { StepEvent, RunEvent, RunnerEvent, RunnerListener } from './events.js';
-export type { StepState, FinalStepState, StateInfo, StatusInfo } from './states.js';
+export type { StepState, FinalStepState, StateInfo, StatusInfo, AttemptEnd, AttemptEndInfo, RetryBudget } from './states.js';
 export type { AttemptLogs, CommitRequest, FoundStep, ListedFile, StepStoreAccess, Store, StoreBrowser, StoreFactory, StoredState, StagedAttempt } from './store/store.js';
 export type { LocalStoreOptions } from './store/local/store.js';
 export type { MemoryEntries, MemoryEntry } from './store/memory.js';
