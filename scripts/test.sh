@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 export NX_DAEMON=false NX_NO_CLOUD=true NX_TUI=false NX_SKIP_NX_CACHE=${NX_SKIP_NX_CACHE:-false}
 
 bash tools/testenv/install-system.sh || { echo "system package install failed" >&2; exit 1; }
+# Ray for @cairn/remote-ray, into .venv-ray (pip; its tests fail in CI without it).
+bash tools/testenv/install-ray.sh || echo "Ray install failed: the @cairn/remote-ray tests will fail (CI) or skip" >&2
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ] || [ -n "${CI:-}" ]; then
   npm ci --no-audit --no-fund || { echo "npm ci failed" >&2; exit 1; }
 fi

@@ -5,8 +5,8 @@
  */
 import { existsSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { CairnError, resolvePrefix } from '@cairn/core';
-import { checkStepRunnerOptions, leaseTiming, RUNNER_DEFAULTS, type LeaseOptions, type LeaseTiming, type StoreFactory } from '@cairn/runner';
+import { CairnError, describeValue, nearestName, resolvePrefix } from '@cairn/core';
+import { builtinExecutors, checkNotifyOptions, checkSecretsOptions, checkStepRunnerOptions, leaseTiming, RUNNER_DEFAULTS, type LeaseOptions, type LeaseTiming, type NotifyOptions, type SecretsOptions, type StoreFactory } from '@cairn/runner';
 import { cliError } from './errors.js';
 import { importUserModule } from './load-module.js';
 
@@ -48,6 +48,12 @@ export interface CairnConfig {
   readonly maxConcurrent?: number;
   /** Executors by name. */
   readonly executors?: Readonly<Record<string, ExecutorConfig>>;
+  /**
+   * The executor of steps that declare resources (`resources: { gpu: 1 }`) and name no executor
+   * of their own: a built-in or a key of `executors` (the runner's `remoteExecutor`). Steps
+   * without resources go to `defaults.executor`.
+   */
+  readonly remoteExecutor?: string;
   /** Store plugins by name, for prefixes that are not filesystem paths (`{ s3: { use: s3StoreFactory, options: { endpoint } } }`). */
   readonly stores?: Readonly<Record<string, StoreConfig>>;
   /** Named capacities (`{ gpu: 2, memoryGb: 64, cpu: 16 }`): a step waits until its declared resources fit. */
@@ -64,6 +70,10 @@ export interface CairnConfig {
   readonly versions?: 'free' | 'calendar';
   /** Lease timing (`{ heartbeatMs, staleMs, pollMs, unreadableGraceMs }`), as the runner's `leases` option; `status`, `clean` and `unlock` judge leases by the same `staleMs`. @default { heartbeatMs: 30000, staleMs: 90000 } */
   readonly leases?: LeaseOptions;
+  /** Notifications on run end, step failure and slow steps (the runner's `notify` option): `{ sinks: [{ type: 'webhook', url, format: 'slack' }], slowStepMs }`. */
+  readonly notify?: NotifyOptions;
+  /** Where `secret('NAME')` values come from (the runner's `secrets` option): `{ providers: [{ type: 'env' }, { type: 'file', path }, { type: 'command', command }] }`. @default the environment */
+  readonly secrets?: SecretsOptions;
 }
 
 /** Types a config file: `export default defineConfig({ prefix: './store' })`. */
@@ -96,6 +106,8 @@ export interface EffectiveConfig {
   readonly forceRunFailed: boolean;
   /** Executors to register. */
   readonly executors: Readonly<Record<string, ExecutorConfig>>;
+  /** The executor of steps that declare resources (undefined: they go to `executor` like the rest). */
+  readonly remoteExecutor: string | undefined;
   /** Store plugins to register. */
   readonly stores: Readonly<Record<string, StoreConfig>>;
   /** Named capacities. */
@@ -112,6 +124,10 @@ export interface EffectiveConfig {
   readonly leases: LeaseOptions | undefined;
   /** Lease timing with the runner's defaults filled in: a lease not refreshed for `staleMs` is stale. */
   readonly leaseTiming: LeaseTiming;
+  /** Notifications (the runner's `notify` option), as given in the config file. */
+  readonly notify: NotifyOptions | undefined;
+  /** Secret providers (the runner's `secrets` option), as given in the config file. */
+  readonly secrets: SecretsOptions | undefined;
   /** Source of each scalar setting. */
   readonly sources: Readonly<Record<'prefix' | 'maxConcurrent' | 'executor' | 'forceRunFailed', ConfigSource>>;
 }
@@ -161,13 +177,28 @@ function parseBool(value: string, what: string): boolean {
   throw cliError('CAIRN_CONFIG', `${what} must be true or false, got "${value}".`, 'Use 1/true or 0/false.');
 }
 
+/**
+ * An executor name a setting refers to must be a built-in or a configured executor: otherwise
+ * `CAIRN_EXECUTOR` naming the nearest and every known one (the runner's rule, checked before
+ * anything runs, also by `cairn config`).
+ */
+function checkExecutorRef(value: unknown, where: string, configured: readonly string[]): void {
+  const known = [...new Set([...builtinExecutors.map((b) => b.name), ...configured])];
+  if (typeof value !== 'string' || value === '') {
+    throw new CairnError('CAIRN_CONFIG', `${where} must be the name of an executor (one of ${known.join(', ')}), got ${describeValue(value)}.`);
+  }
+  if (known.includes(value)) return;
+  const near = nearestName(value, known);
+  throw new CairnError('CAIRN_EXECUTOR', `${where}: no executor named "${value}"${near !== undefined ? `; did you mean "${near}"?` : '.'} Known: ${known.join(', ')}. Add it under executors in the config file, or fix the name.`);
+}
+
 function checkFileConfig(value: unknown, file: string): CairnConfig {
   const bad = (what: string): never => {
     throw new CairnError('CAIRN_CONFIG', `${file}: ${what}. Fix the config file (settings: https://github.com/cairn-pipelines/cairn/tree/main/packages/cli#configuration-and-precedence).`);
   };
   if (typeof value !== 'object' || value === null) bad('the default export must be an object (export default defineConfig({ … }))');
   const c = value as Record<string, unknown>;
-  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift', 'versions', 'leases']);
+  const known = new Set(['prefix', 'maxConcurrent', 'executors', 'remoteExecutor', 'stores', 'pools', 'defaults', 'forceRunFailed', 'layout', 'onDrift', 'versions', 'leases', 'notify', 'secrets']);
   for (const k of Object.keys(c)) if (!known.has(k)) bad(`unknown setting "${k}" (known: ${[...known].join(', ')})`);
   // An empty or blank prefix is refused by resolvePrefix (CAIRN_INVALID_PATH), as from a flag or CAIRN_PREFIX.
   if (c.prefix !== undefined && typeof c.prefix !== 'string') bad(`prefix must be a string, got ${c.prefix === null ? 'null' : typeof c.prefix}`);
@@ -185,10 +216,12 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
       if (use !== undefined && typeof use !== 'string' && typeof use !== 'function' && (typeof use !== 'object' || use === null || typeof (use as { create?: unknown }).create !== 'function')) {
         bad(`executors.${name}.use must be a built-in's name ('inline', 'threads', 'process'), an executor factory ({ name, create }) or a create function`);
       }
+      if (typeof use === 'string') checkExecutorRef(use, `${file}: executors.${name}.use`, []);
       const opts = (e as ExecutorConfig).options;
       if (opts !== undefined && (typeof opts !== 'object' || opts === null || Array.isArray(opts))) bad(`executors.${name}.options must be an object`);
     }
   }
+  if (c.remoteExecutor !== undefined) checkExecutorRef(c.remoteExecutor, `${file}: remoteExecutor`, Object.keys((c.executors as object | undefined) ?? {}));
   if (c.stores !== undefined) {
     if (typeof c.stores !== 'object' || c.stores === null || Array.isArray(c.stores)) bad('stores must be an object keyed by store name, e.g. { s3: { use: s3StoreFactory, options: { endpoint } } }');
     for (const [name, e] of Object.entries(c.stores as object)) {
@@ -211,6 +244,9 @@ function checkFileConfig(value: unknown, file: string): CairnConfig {
       bad((err as Error).message.replace(/^new StepRunner\(\): /, ''));
     }
   }
+  // The runner's own check; a webhook URL that is not http(s) stays CAIRN_NOTIFY_URL.
+  if (c.notify !== undefined) checkNotifyOptions(c.notify, `${file}: notify`);
+  if (c.secrets !== undefined) checkSecretsOptions(c.secrets, `${file}: secrets`);
   return c as CairnConfig;
 }
 
@@ -261,6 +297,7 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
     executor,
     forceRunFailed,
     executors: fromFile.executors ?? {},
+    remoteExecutor: fromFile.remoteExecutor,
     stores: fromFile.stores ?? {},
     pools: fromFile.pools ?? {},
     defaults: fromFile.defaults ?? {},
@@ -269,6 +306,8 @@ export async function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv
     versions: fromFile.versions ?? RUNNER_DEFAULTS.versions,
     leases: fromFile.leases,
     leaseTiming: leaseTiming(fromFile.leases),
+    notify: fromFile.notify,
+    secrets: fromFile.secrets,
     sources: { prefix: prefixSource, maxConcurrent: mcSource, executor: exSource, forceRunFailed: frSource },
   };
 }

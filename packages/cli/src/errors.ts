@@ -24,6 +24,7 @@ const USAGE_CODES: ReadonlySet<CairnErrorCode> = new Set<CairnErrorCode>([
   'CAIRN_USAGE',
   'CAIRN_CONFIG',
   'CAIRN_PIPELINE_LOAD',
+  'CAIRN_TYPECHECK',
   'CAIRN_NO_SUCH_STEP',
   'CAIRN_AMBIGUOUS_STEP',
   'CAIRN_NO_STORE',

@@ -76,6 +76,7 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .option('--rebuild-all', 'rerun every step the targets need')
     .option('--accept-drift [step]', "serve this drifted step (a fixed path built from another recipe) as recorded; alone: every drifted step (repeatable)", collectOptional)
     .option('--json', 'stream events and step output as JSON lines')
+    .option('--typecheck', "type-check the pipeline's project (tsc --noEmit) first; type errors stop the run (CAIRN_TYPECHECK)")
     .addHelpText('after', example('cairn run pipeline.ts train --prefix ./store --max-concurrent 4'))
     .action(async (file: string, targets: string[], o) => done(await runCommand(ctx, file, targets, o)));
 
@@ -95,21 +96,23 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
   program
     .command('status')
     .description('what the store holds, in DAG order: each step, its status, times, attempts, executor and lease; given a step, its whole record')
-    .argument('[step]', 'one step (name, nameWithHash prefix or output path): print its record in full')
+    .argument('[step]', 'one step (name, nameWithHash prefix or output path): print its record in full; a name means its newest build')
+    .argument('[pipeline]', 'pipeline module: a step name means the build it references now')
     .option('--prefix <path>', 'store prefix')
     .option('--json', 'print JSON')
-    .addHelpText('after', example('cairn status --prefix ./store   (or: cairn status train --prefix ./store)'))
-    .action(async (step: string | undefined, o) => done(await statusCommand(ctx, o, step)));
+    .addHelpText('after', example('cairn status --prefix ./store   (or: cairn status train pipeline.ts --prefix ./store)'))
+    .action(async (step: string | undefined, pipeline: string | undefined, o) => done(await statusCommand(ctx, { ...o, ...(pipeline !== undefined ? { pipeline } : {}) }, step)));
 
   program
     .command('logs')
     .description("print a step's logs (and, for a failed attempt, its error and stack)")
-    .argument('<step>', 'step name or nameWithHash prefix')
+    .argument('<step>', 'step name (its newest build) or nameWithHash prefix')
+    .argument('[pipeline]', 'pipeline module: a step name means the build it references now')
     .option('-f, --follow', 'keep printing while the step runs')
     .option('--attempt <n>', 'attempt number (default: the last)', positiveInt)
     .option('--prefix <path>', 'store prefix')
     .addHelpText('after', example('cairn logs train -f --prefix ./store'))
-    .action(async (step: string, o) => done(await logsCommand(ctx, step, o)));
+    .action(async (step: string, pipeline: string | undefined, o) => done(await logsCommand(ctx, step, { ...o, ...(pipeline !== undefined ? { pipeline } : {}) })));
 
   program
     .command('explain')

@@ -4,7 +4,7 @@
  * flags, `CAIRN_PREFIX` and the config file alike; `clean` acts only on a Cairn store; `status`
  * reads the configured lease timing; SIGTERM cancels a run like Ctrl-C.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,7 +158,11 @@ describe('status reads the configured lease timing', () => {
       const train = readdirSync(join(prefix, 'train')).find((n) => /^v1-/.test(n)) as string;
       // A holder on another host (no pid check), refreshed 10 s ago.
       const lease = { worker_id: 'w', timestamp: Date.now() / 1000 - 10, host: 'elsewhere.example', pid: 1, processStartTime: null, runId: 'r', token: 'r.1' };
-      writeFileSync(join(prefix, 'train', `.${train}.cairn-lease`), JSON.stringify(lease));
+      const leaseFile = join(prefix, 'train', `.${train}.cairn-lease`);
+      writeFileSync(leaseFile, JSON.stringify(lease));
+      // Staleness is judged by the lease file's own age on the store (mtime), not only the holder's clock.
+      const tenSecondsAgo = new Date(Date.now() - 10_000);
+      utimesSync(leaseFile, tenSecondsAgo, tenSecondsAgo);
       const row = (cfg: string) => {
         writeFileSync(join(proj, 'cairn.config.mjs'), cfg);
         const r = cairn(proj, ['status', '--json', '--prefix', prefix]);

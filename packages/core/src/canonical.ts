@@ -1,5 +1,6 @@
 import { CairnError } from './errors.js';
 import { formatKeyPath, MAX_VALUE_DEPTH, tooDeep } from './limits.js';
+import { isSecret } from './secret.js';
 
 /**
  * Canonical encoding ("cairn-canon/1"): a deterministic JSON text for a value, used for
@@ -8,7 +9,7 @@ import { formatKeyPath, MAX_VALUE_DEPTH, tooDeep } from './limits.js';
  * path of the bad value, e.g. `inputs.optimizer.schedule[2]`.
  */
 
-const RESERVED_KEYS = new Set(['__bigint__', '__date__', '__map__', '__set__', '__bytes__']);
+const RESERVED_KEYS = new Set(['__bigint__', '__date__', '__map__', '__set__', '__bytes__', '__secret__']);
 
 /** Options for {@link canonicalize}. */
 export interface CanonicalOptions {
@@ -158,6 +159,8 @@ export function canonicalize(value: unknown, options: CanonicalOptions = {}): st
         }
         return out + '}';
       }
+      // A secret is identified by its name only; its value is never known here.
+      if (isSecret(obj)) return `{"__secret__":${JSON.stringify(obj.name)}}`;
       if (obj instanceof Date) {
         if (Number.isNaN(obj.getTime())) refuse(options, path, v, 'the Date is invalid.');
         return `{"__date__":"${obj.toISOString()}"}`;

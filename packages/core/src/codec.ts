@@ -16,10 +16,21 @@ class MapBox {
   constructor(readonly entries: [unknown, unknown][]) {}
 }
 class OutBox {}
+/** A plain object with an own `__proto__` key (msgpackr renames that key on decode): its entries, rebuilt as own data. */
+class ProtoKeyBox {
+  constructor(readonly entries: [string, unknown][]) {}
+}
+
+function fromEntries(entries: [string, unknown][]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of entries) Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  return out;
+}
 
 // Extensions for Cairn's own classes only: other msgpackr users in the process are unaffected.
 addExtension({ Class: DepSlot, type: 0x63, write: (s: DepSlot) => s.index, read: (i: number) => new DepSlot(i) });
 addExtension({ Class: OutBox, type: 0x64, write: () => 0, read: () => OUT });
+addExtension({ Class: ProtoKeyBox, type: 0x66, write: (b: ProtoKeyBox) => b.entries, read: (e: [string, unknown][]) => fromEntries(e) });
 addExtension({ Class: MapBox, type: 0x65, write: (m: MapBox) => m.entries, read: (e: [unknown, unknown][]) => new Map(e) });
 
 const packr = new Packr({ useRecords: false, moreTypes: true });
@@ -33,6 +44,7 @@ function box(v: unknown): unknown {
   if (v instanceof Set) return new Set([...v].map(box));
   const proto = Object.getPrototypeOf(v) as object | null;
   if (proto === Object.prototype || proto === null) {
+    if (Object.prototype.hasOwnProperty.call(v, '__proto__')) return new ProtoKeyBox(Object.entries(v).map(([k, e]) => [k, box(e)]));
     const out: Record<string, unknown> = {};
     for (const [k, e] of Object.entries(v)) out[k] = box(e);
     return out;

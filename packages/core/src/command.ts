@@ -16,6 +16,7 @@ import { CairnError } from './errors.js';
 import { defineStep, getFnRef } from './fnref.js';
 import { type ArtifactStep, apply, isArtifactStep, isOut, type Layout, type LoadedValue, type Out } from './handle.js';
 import { checkKnownKeys, describeValue, nearestName } from './known-keys.js';
+import { isSecret, type Secret, secretNames } from './secret.js';
 import type { Resources, StepContext } from './types.js';
 
 const INPUT_BRAND = Symbol.for('cairn.command.input');
@@ -113,8 +114,11 @@ export interface CommandOptions<I extends Readonly<Record<string, unknown>>> {
    * (`import.meta.url`). Never hashed. @default process.cwd()
    */
   dir?: string | URL;
-  /** Environment variables for the program (values: strings or placeholders), on top of the runner's. Hashed. Names starting with `CAIRN_` are reserved. @default {} */
-  env?: Readonly<Record<string, CommandArg<Extract<keyof NoInfer<I>, string>>>>;
+  /**
+   * Environment variables for the program (values: strings, placeholders or `secret('NAME')`), on
+   * top of the runner's. Hashed (a secret by its name only). Names starting with `CAIRN_` are reserved. @default {}
+   */
+  env?: Readonly<Record<string, CommandArg<Extract<keyof NoInfer<I>, string>> | Secret>>;
   /** Values that reach the program's context file but never its identity (thread counts, log levels). Plain data. @default {} */
   runtime?: Readonly<Record<string, unknown>>;
   /** Milliseconds between SIGTERM and SIGKILL to the program's process group on cancel or timeout. Never hashed. @default 1000 */
@@ -183,11 +187,15 @@ export function command(options: CommandOptions<Readonly<Record<string, unknown>
   if (typeof options !== 'object' || options === null) {
     throw new CairnError('CAIRN_INVALID_SPEC', `command(options): options must be an object like { name, version, program, args }, got ${describeValue(options)}.`);
   }
-  const name = typeof options.name === 'string' ? options.name : String(options.name);
+  const name = typeof options.name === 'string' ? options.name : describeValue(options.name);
   checkKnownKeys(options, COMMAND_KEYS, `command() for step "${name}"`, { step: name });
   const inputs = options.inputs ?? {};
   if (typeof inputs !== 'object' || inputs === null || Array.isArray(inputs) || isArtifactStep(inputs)) {
     throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": inputs must be a plain object such as { corpus: raw, vocab: 32000 }, got ${describeValue(inputs)}.`, { step: name });
+  }
+  const inInputs = secretNames(inputs);
+  if (inInputs.length > 0) {
+    throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": secret ${inInputs[0]} is in inputs, which the program reads from its context file on disk; pass it through env instead (env: { ${inInputs[0]}: secret('${inInputs[0]}') }).`, { step: name });
   }
   const program = checkProgram(name, options.program);
   const dir = projectDir(name, options.dir);
@@ -323,7 +331,8 @@ function lowerEnv(step: string, env: unknown, inputs: Readonly<Record<string, un
   for (const [k, v] of Object.entries(env)) {
     if (!ENV_NAME.test(k)) throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": env name ${JSON.stringify(k)} is not a valid variable name (letters, digits, _; not starting with a digit).`, { step });
     if (k.startsWith('CAIRN_')) throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": env name ${k} is reserved (CAIRN_* variables are set by the runner); rename it.`, { step });
-    out[k] = lowerArg(step, `env.${k}`, v, inputs);
+    // A secret reaches the program through its environment only (never its arguments or context file).
+    out[k] = isSecret(v) ? v : lowerArg(step, `env.${k}`, v, inputs);
   }
   return out;
 }

@@ -85,11 +85,19 @@ export type CairnErrorCode =
   | 'CAIRN_STORE'
   /** Bad configuration: options, a config file's contents, `CAIRN_*` variables, a missing store prefix. */
   | 'CAIRN_CONFIG'
+  /** A notification webhook's URL is not an `http:` or `https:` URL (refused when the options are checked). */
+  | 'CAIRN_NOTIFY_URL'
+  /** A step needs a secret (`secret('NAME')`) that no configured provider resolves; raised before any step starts, naming the secret and the step, never a value. */
+  | 'CAIRN_SECRET_UNRESOLVED'
+  /** A secret file is readable or writable by group or others (the message says `chmod 600`), or is not a regular file. */
+  | 'CAIRN_SECRET_FILE_MODE'
   // CLI codes.
   /** A command-line flag or argument is malformed (a bad number, an unknown format). */
   | 'CAIRN_USAGE'
   /** A pipeline module cannot be found or imported, or exports no valid targets (the message quotes the first real error, file:line:col). */
   | 'CAIRN_PIPELINE_LOAD'
+  /** `cairn run --typecheck`: the pipeline's project does not type-check (tsc's errors in the message). */
+  | 'CAIRN_TYPECHECK'
   /** No step (in the pipeline or the store) matches what was asked for; the message lists what exists. */
   | 'CAIRN_NO_SUCH_STEP'
   /** A step selector matches several steps; the message lists them. */

@@ -7,6 +7,7 @@ import { MAX_VALUE_DEPTH, formatKeyPath, tooDeep } from './limits.js';
 import { lower as lowerImpl } from './lower.js';
 import { checkLocation } from './paths.js';
 import { snapshotInputs } from './snapshot.js';
+import type { Secret } from './secret.js';
 import type { StepSpec } from './spec.js';
 import { APPLY_KEYS, checkLayout, checkRuntime } from './step-checks.js';
 import type { Resources, StepContext } from './types.js';
@@ -39,10 +40,11 @@ export function isOut(value: unknown): value is Out {
 
 /**
  * The lazy form of an input value: wherever the step function expects a string, a
- * dependency handle (resolving to its output path) or `OUT` may stand instead.
+ * dependency handle (resolving to its output path), `OUT` or a `secret('NAME')` (its value,
+ * resolved by the runner at the call) may stand instead.
  */
 export type Lazy<T> = T extends string
-  ? string | ArtifactStep<unknown> | Out
+  ? string | ArtifactStep<unknown> | Out | Secret
   : T extends readonly (infer E)[]
     ? readonly Lazy<E>[]
     : T extends (...args: never[]) => unknown
@@ -294,6 +296,21 @@ function findDeps(inputs: unknown, step: string): ArtifactStep<unknown>[] {
 export type LoadedValue<K, R> = K extends ResultKind ? R : KindValue<K>;
 
 /**
+ * Declares a lazy step with runtime arguments: inputs that reach the function but never its
+ * identity (changing them rebuilds nothing).
+ *
+ * ```ts
+ * apply({ name: 'train', fn: train, version: 'v1', inputs: { data, out: OUT, lr: 3e-4 },
+ *   runtime: { numWorkers: 8 } });
+ * ```
+ */
+export function apply<I, R, RT extends Partial<I>, K extends AnyKind>(options: ApplyRuntimeOptions<I, R, RT> & { artifact: K }): ArtifactStep<LoadedValue<K, Awaited<R>>>;
+export function apply<I, R, RT extends Partial<I>>(options: ApplyRuntimeOptions<I, R, RT>): ArtifactStep<Awaited<R>>;
+
+// The plain form is declared last: when no form matches, TypeScript reports the last one's
+// error, and for a typo in an input name that is "'tokns' does not exist in type …", naming it
+// (with the runtime form last it said that `runtime` was missing).
+/**
  * Declares a lazy step. Nothing runs: the handle is lowered to a `StepSpec` graph by
  * `lower()` and executed by a `StepRunner`.
  *
@@ -311,17 +328,6 @@ export type LoadedValue<K, R> = K extends ResultKind ? R : KindValue<K>;
  */
 export function apply<I, R, K extends AnyKind>(options: ApplyOptions<I, R> & { artifact: K }): ArtifactStep<LoadedValue<K, Awaited<R>>>;
 export function apply<I, R>(options: ApplyOptions<I, R>): ArtifactStep<Awaited<R>>;
-/**
- * Declares a lazy step with runtime arguments: inputs that reach the function but never its
- * identity (changing them rebuilds nothing).
- *
- * ```ts
- * apply({ name: 'train', fn: train, version: 'v1', inputs: { data, out: OUT, lr: 3e-4 },
- *   runtime: { numWorkers: 8 } });
- * ```
- */
-export function apply<I, R, RT extends Partial<I>, K extends AnyKind>(options: ApplyRuntimeOptions<I, R, RT> & { artifact: K }): ArtifactStep<LoadedValue<K, Awaited<R>>>;
-export function apply<I, R, RT extends Partial<I>>(options: ApplyRuntimeOptions<I, R, RT>): ArtifactStep<Awaited<R>>;
 export function apply<I, R>(options: ApplyOptions<I, R> | ApplyRuntimeOptions<I, R, Partial<I>>): ArtifactStep<unknown> {
   return new ArtifactStep<unknown>(options as unknown as ApplyOptions<never, unknown>);
 }

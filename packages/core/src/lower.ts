@@ -7,6 +7,7 @@ import { checkOutputPaths } from './output-paths.js';
 import { growU32, TableWriter } from './pack.js';
 import { fingerprintPayload, writePayload } from './payload.js';
 import { captureProvenance } from './provenance.js';
+import { revealSecrets, SECRET_VALUES } from './secret.js';
 import { checkSource, type LoweredGraph, setLazyHooks, specOf, StepSpec } from './spec.js';
 import { getBackend } from './backend.js';
 import type { LoweredTables } from './backend-types.js';
@@ -45,7 +46,12 @@ setLazyHooks({
   },
   fn(spec, source) {
     const userFn = (source as ArtifactStep<unknown>).fn as unknown as (inputs: unknown, ctx: unknown) => unknown;
-    return (outputPath, ctx) => userFn(resolveInputs(spec, outputPath, ctx.depPaths), ctx);
+    return (outputPath, ctx) => {
+      const inputs = resolveInputs(spec, outputPath, ctx.depPaths);
+      // Secrets are filled in at call time from what the executor handed the context (never stored in the spec).
+      const secrets = (ctx as unknown as { [SECRET_VALUES]?: Readonly<Record<string, string>> })[SECRET_VALUES];
+      return userFn(revealSecrets(inputs, secrets ?? {}, spec.name), ctx);
+    };
   },
 });
 

@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { posix, resolve } from 'node:path';
 import { CairnError } from './errors.js';
+import { describeValue } from './known-keys.js';
 import { RESERVED_SEGMENT } from './validate.js';
 
 /** True for `gs://…`, `s3://…`, `file://…` and other URLs. */
@@ -31,7 +32,7 @@ export type LocationKind = 'pin' | 'overrideOutputPath';
  */
 export function checkLocation(kind: LocationKind, value: unknown, step: string): string {
   const fail = (why: string, fix: string): never => {
-    const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
+    const shown = typeof value === 'string' ? JSON.stringify(value) : describeValue(value);
     throw new CairnError('CAIRN_INVALID_PATH', `Step "${step}": ${kind} ${shown} ${why}; ${fix}`, { step });
   };
   if (typeof value !== 'string') return fail(`is ${value === null ? 'null' : `a ${typeof value}`}`, `give a path relative to the prefix (e.g. "${step}/v1") or an absolute one.`);
@@ -94,7 +95,7 @@ function realAncestor(abs: string): string {
  * and a path under `/proc` or `/sys`, also through a symbolic link (a store there never works).
  */
 export function resolvePrefix(value: unknown, from = 'prefix', base?: string): string {
-  const shown = typeof value === 'string' ? JSON.stringify(value) : String(value);
+  const shown = typeof value === 'string' ? JSON.stringify(value) : describeValue(value);
   const fail = (why: string): never => {
     throw new CairnError('CAIRN_INVALID_PATH', `${from} ${shown} ${why}`);
   };

@@ -8,7 +8,7 @@ import { TableWriter } from './pack.js';
  * `"<OUT>"`. Lowering writes it straight into a byte table; nothing per step is a string.
  */
 
-const RESERVED = new Set(['__bigint__', '__date__', '__map__', '__set__', '__bytes__']);
+const RESERVED = new Set(['__bigint__', '__date__', '__map__', '__set__', '__bytes__', '__secret__']);
 const QUOTE = 0x22, BACKSLASH = 0x5c, COMMA = 0x2c, COLON = 0x3a, AT = 0x40;
 const OPEN_ARRAY = 0x5b, CLOSE_ARRAY = 0x5d, OPEN_OBJECT = 0x7b, CLOSE_OBJECT = 0x7d;
 const DEP_OPEN = '"<dep:';

@@ -8,6 +8,7 @@ import { brand, DEP_SLOT_BRAND, hasBrand } from './brand.js';
 import { CairnError } from './errors.js';
 import { type ArtifactStep, isArtifactStep, isOut, OUT } from './handle.js';
 import { MAX_VALUE_DEPTH, tooDeep } from './limits.js';
+import { isSecret, SECRET_TAG } from './secret.js';
 import type { StepSpec } from './spec.js';
 
 /** A dependency's place in an `apply` step's inputs template: `deps[index]`. */
@@ -39,15 +40,27 @@ function isPlain(v: object): boolean {
   return p === Object.prototype || p === null;
 }
 
+/**
+ * Sets `key` as an own data property: a `__proto__` key of the inputs (JSON.parse makes one) is
+ * data like any other, and `out[key] = v` would set the object's prototype instead (the step saw
+ * it inherited in-process and lost it on threads and process).
+ */
+function setOwn(out: Record<string, unknown>, key: string, v: unknown): void {
+  if (key === '__proto__') Object.defineProperty(out, key, { value: v, enumerable: true, writable: true, configurable: true });
+  else out[key] = v;
+}
+
 /** The inputs template of `value` (inputs checked by `apply()`: plain data, bounded depth). */
 export function toTemplate(value: unknown, deps: readonly ArtifactStep<unknown>[]): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (isArtifactStep(value)) return DepSlot.of(deps.indexOf(value));
   if (isOut(value)) return OUT;
+  // Workers get a secret's tagged form (plain data that survives msgpack and structured clone); revealSecrets fills it in at call time.
+  if (isSecret(value)) return { [SECRET_TAG]: value.name };
   if (Array.isArray(value)) return value.map((v) => toTemplate(v, deps));
   if (isPlain(value)) {
     const out: Record<string, unknown> = {};
-    for (const k in value) out[k] = toTemplate((value as Record<string, unknown>)[k], deps);
+    for (const k of Object.keys(value)) setOwn(out, k, toTemplate((value as Record<string, unknown>)[k], deps));
     return out;
   }
   return value;
@@ -92,7 +105,7 @@ export function resolveTemplate(
     const out: Record<string, unknown> = {};
     for (const [k, e] of Object.entries(v)) {
       keys.push(k);
-      out[k] = walk(e);
+      setOwn(out, k, walk(e));
       keys.pop();
     }
     return out;

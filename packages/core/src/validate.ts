@@ -1,4 +1,5 @@
 import { CairnError } from './errors.js';
+import { describeValue } from './known-keys.js';
 
 // Control characters (C0, DEL, C1) never belong in a path segment.
 // eslint-disable-next-line no-control-regex
@@ -13,7 +14,7 @@ export const RESERVED_SEGMENT = '.cairn';
  * naming the fix.
  */
 export function validateSegment(kind: 'name' | 'version', value: unknown, step?: string): string {
-  const shown = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'bigint' ? `${value}n` : typeof value === 'symbol' ? value.toString() : String(value);
+  const shown = typeof value === 'string' ? JSON.stringify(value) : typeof value === 'bigint' ? `${value}n` : typeof value === 'symbol' ? value.toString() : typeof value === 'object' && value !== null ? describeValue(value) : String(value);
   const who = step ?? (typeof value === 'string' ? value : shown);
   const fail = (why: string): never => {
     throw new CairnError('CAIRN_INVALID_NAME', `Step "${who}": invalid ${kind} ${shown}: ${why}`, { step: who });

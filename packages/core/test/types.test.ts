@@ -8,4 +8,11 @@ describe('types', () => {
     // tsc exits 0 only when every @ts-expect-error line really is an error.
     expect(tscOutput(project)).toBe('');
   }, 60_000);
+
+  it('a typo in an input name is a compile error that names it', () => {
+    const project = fileURLToPath(new URL('./types/named/tsconfig.json', import.meta.url));
+    const output = tscOutput(project);
+    expect(output).toContain("'tokns' does not exist in type");
+    expect(output).not.toContain("'runtime' is missing");
+  }, 60_000);
 });

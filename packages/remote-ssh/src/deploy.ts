@@ -17,6 +17,8 @@ export interface CodeBundle {
   readonly fileName: string;
   /** The bundled code. */
   readonly bytes: Uint8Array;
+  /** Directory under the work dir it goes to: `code` for bundles, `sources` for a command step's staged sources. @default 'code' */
+  readonly area?: 'code' | 'sources';
 }
 
 // ESM output has no `require`, `__filename` or `__dirname`; bundled CommonJS dependencies need them.
@@ -78,7 +80,11 @@ export class Bundler {
 
 /** Remote path of a bundle under a work dir. */
 export function bundlePath(workDir: string, b: CodeBundle): string {
-  return `${workDir}/code/${b.hash}/${b.fileName}`;
+  return `${bundleDir(workDir, b)}/${b.fileName}`;
+}
+
+function bundleDir(workDir: string, b: CodeBundle): string {
+  return `${workDir}/${b.area ?? 'code'}/${b.hash}`;
 }
 
 /**
@@ -108,7 +114,7 @@ export class CodeUploader {
   }
 
   #key(conn: HostConnection, workDir: string, b: CodeBundle): string {
-    return `${conn.target.name}\0${workDir}\0${b.hash}/${b.fileName}`;
+    return `${conn.target.name}\0${workDir}\0${bundlePath('', b)}`;
   }
 
   async #check(conn: HostConnection, target: string, b: CodeBundle, dir: string): Promise<boolean> {
@@ -119,7 +125,7 @@ export class CodeUploader {
 
   async #upload(conn: HostConnection, workDir: string, b: CodeBundle): Promise<string> {
     const target = bundlePath(workDir, b);
-    const dir = `${workDir}/code/${b.hash}`;
+    const dir = bundleDir(workDir, b);
     if (await this.#check(conn, target, b, dir)) return target;
     const sftp = promisify(await conn.sftp());
     const tmp = `${target}.${randomBytes(6).toString('hex')}.tmp`;

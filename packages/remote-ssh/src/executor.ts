@@ -3,10 +3,11 @@
  * each contract call handed to the module that does it (see fleet.ts for the layout). What
  * every module shares is one `Fleet`.
  */
-import { CairnError } from '@cairn/core';
+import { CairnError, COMMAND_MODULE } from '@cairn/core';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '@cairn/runner/executor';
 import { adopt } from './adopt.js';
 import { cancel } from './cancel.js';
+import { programOf } from './command.js';
 import { Fleet } from './fleet.js';
 import { sshWorkerBundle } from './host-worker.js';
 import { ready } from './hosts.js';
@@ -40,6 +41,8 @@ export interface SshJobInfo {
   remoteOutputPath?: string;
   /** Local log files. */
   logPaths: { stdout: string; stderr: string };
+  /** For a command step (run by a POSIX shell, no Node on the host): its program. Absent for steps run by Node. */
+  command?: { program: string };
   /** Reserved resources. */
   cpus: number;
   memoryGb: number;
@@ -55,7 +58,8 @@ export interface SshJobInfo {
  * batched exec per host per poll interval; a dropped SSH connection does not stop them, and a
  * new executor can `adopt` them. Small steps (`worker`, see `chooseRunsIn`) run instead in the
  * host's persistent worker, which writes the same job dir and pushes completions back on its
- * channel.
+ * channel. A command step (`command()`) needs neither Node nor a bundle on the host: a POSIX
+ * shell runs its program, its declared sources staged by content hash (see command.ts).
  */
 export function createSshExecutor(options: SshExecutorOptions): Executor {
   return new SshExecutor(options);
@@ -118,9 +122,11 @@ class SshExecutor implements Executor {
       throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}" needs ${demand.cpus} cpus, ${demand.memoryGb} GiB and ${demand.gpus} GPUs; no host of executor "${this.name}" is that large (${caps}). Lower its resources or add a host.`, { step: job.spec.name });
     }
     if (f.jobs.has(job.jobKey)) throw new CairnError('CAIRN_EXECUTOR', `Executor "${this.name}": job ${job.jobKey} was already submitted.`, { step: job.spec.name });
-    const { runsIn } = chooseRunsIn(job.spec.name, job.resources, f.workerMode);
-    const stepBundle = await f.bundler.bundle(job.task.ref.module, 'step.mjs');
-    await (runsIn === 'worker' ? sshWorkerBundle(f) : entryBundle(f));
+    // A command step needs no Node on the host: no bundle, always detached (see command.ts).
+    const isCommand = job.task.ref.module === COMMAND_MODULE;
+    const runsIn: RunsIn = isCommand ? 'detached' : chooseRunsIn(job.spec.name, job.resources, f.workerMode).runsIn;
+    const stepBundle = isCommand ? undefined : await f.bundler.bundle(job.task.ref.module, 'step.mjs');
+    if (!isCommand) await (runsIn === 'worker' ? sshWorkerBundle(f) : entryBundle(f));
     const info: SshJobInfo = {
       jobDirName: jobDirName(job.jobKey),
       step: job.spec.name,
@@ -130,6 +136,7 @@ class SshExecutor implements Executor {
       memoryGb: demand.memoryGb,
       gpuIndices: [],
       runsIn,
+      ...(isCommand ? { command: { program: programOf(job.task) } } : {}),
     };
     const j = f.newJob(job.jobKey, info, demand, { phase: 'queued', host: undefined, request: job, stepBundle, runsIn });
     f.jobs.set(j.id, j);

@@ -3,12 +3,14 @@
  * and, unless `sharedFs`, its outputs staged back, in parallel; then the job ends as succeeded,
  * cancelled, or failed with the step's own error or one naming the exit code and the last of
  * its stderr. A worker's `done` message carries logs, result and output listing (`Inline`).
+ * A command step's result is the JSON its program wrote (see command.ts).
  */
 import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CairnError } from '@cairn/core';
 import { decodeResult, rebuildError } from '@cairn/runner/executor';
+import { commandOutcome } from './command.js';
 import type { Fleet } from './fleet.js';
 import { removeLater } from './hosts.js';
 import { shScript } from './quote.js';
@@ -25,7 +27,8 @@ export async function finish(f: Fleet, j: Job, h: HostState, code: number, inlin
   const jobDir = j.info.jobDir as string;
   try {
     const staging = code === 0 && !f.opts.sharedFs && j.info.remoteOutputPath !== undefined;
-    const readResult = async () => promisify(await h.conn.sftp()).readFile(`${jobDir}/result.msgpack`).catch(() => null);
+    const command = j.info.command !== undefined;
+    const readResult = async () => promisify(await h.conn.sftp()).readFile(`${jobDir}/${command ? 'result.json' : 'result.msgpack'}`).catch(() => null);
     // What the status checks already streamed to the local files is not appended again.
     await j.logs.writing;
     const { stdout: outAt, stderr: errAt } = j.logs;
@@ -35,6 +38,12 @@ export async function finish(f: Fleet, j: Job, h: HostState, code: number, inlin
       inline ? inline.result : readResult(),
       staging ? downloadDir(h.conn, j.info.remoteOutputPath as string, j.info.outputPath, inline?.out).then(() => true) : Promise.resolve(false),
     ]);
+    if (command) {
+      const ended = j.cancelRequested && code !== 0 ? { state: 'cancelled' as const, exitCode: code } : await commandOutcome(j, h, code, bytes ? Buffer.from(bytes).toString('utf8') : null, (m) => f.logger.info(m));
+      if (staged && ended.state === 'succeeded') removeLater(h, [`${jobDir}/out`, `${jobDir}/deps`]);
+      f.end(j, ended);
+      return;
+    }
     const result = bytes ? decodeResult(bytes) : null;
     if (code === 0 && result?.ok) {
       if (staged) removeLater(h, [`${jobDir}/out`, `${jobDir}/deps`]);

@@ -3,7 +3,8 @@
  * bundles by content, takes the job dir's lock, starts the wrapper under `setsid` and prints its
  * pid: the job's process group; a job dir that runs a live copy is adopted or refused, never run
  * twice) or in the host's persistent worker (one `run` line down its channel: no exec, no SFTP
- * for the task). Either way the task is rewritten for the host first (`remoteTask`). A launch
+ * for the task). Either way the task is rewritten for the host first (`remoteTask`). A command
+ * step always runs detached, with no Node on the host (see command.ts). A launch
  * that fails is offered to another host, or ends as `lost`.
  */
 import { createHash } from 'node:crypto';
@@ -14,11 +15,13 @@ import { CairnError, encodeTask, type TaskPayload } from '@cairn/core';
 import type { JobRequest } from '@cairn/runner/executor';
 import { kill } from './cancel.js';
 import type { ExecResult } from './connection.js';
-import { codeMismatch, type CodeBundle } from './deploy.js';
+import { prepareCommand } from './command.js';
+import { bundlePath, codeMismatch, type CodeBundle } from './deploy.js';
 import type { Fleet } from './fleet.js';
 import { linkFor } from './host-worker.js';
 import { shScript } from './quote.js';
-import { CODE_MISMATCH_EXIT, JOB_BUSY_EXIT, LAUNCH_SCRIPT, WRAPPER_SCRIPT } from './remote-script.js';
+import { finish } from './finish.js';
+import { CODE_MISMATCH_EXIT, COMMAND_LAUNCH_SCRIPT, parseQuickExit, COMMAND_WRAPPER_SCRIPT, JOB_BUSY_EXIT, LAUNCH_SCRIPT, WRAPPER_SCRIPT } from './remote-script.js';
 import { uploadDir } from './staging.js';
 import type { HostState, Job } from './state.js';
 
@@ -33,26 +36,27 @@ export function entryBundle(f: Fleet): Promise<CodeBundle> {
   return f.bundler.bundle(pathToFileURL(f.workerEntry).href, 'worker-entry.mjs');
 }
 
+/** What a detached launch sends its host: the code it verifies first, the launch script's arguments, the task on stdin. */
+interface DetachedLaunch {
+  readonly bundles: readonly CodeBundle[];
+  readonly script: string;
+  readonly args: readonly string[];
+  readonly stdin: Uint8Array;
+}
+
 /** Starts a job as its own detached process group (`setsid`); its pid is the group's. */
 export async function launchDetached(f: Fleet, j: Job, h: HostState): Promise<void> {
-  const req = j.request as JobRequest;
   const jobDir = j.info.jobDir as string;
   try {
-    const stepBundle = j.stepBundle as CodeBundle;
-    const entry = await entryBundle(f);
+    const launch = j.info.command ? await commandLaunch(f, j, h) : await nodeLaunch(f, j, h);
     let r: ExecResult | undefined;
-    let task: TaskPayload | undefined;
-    // The launch checks both bundles by content before it starts anything: a mismatch (a file
+    // The launch checks the code by content before it starts anything: a mismatch (a file
     // replaced since it was uploaded) is uploaded again, once; it never runs.
     for (let attempt = 1; ; attempt++) {
-      const [stepPath, entryPath] = await Promise.all([f.uploader.ensure(h.conn, h.workDir, stepBundle), f.uploader.ensure(h.conn, h.workDir, entry)]);
-      task ??= await remoteTask(f, j, h, req.task, jobDir, stepPath);
-      const cuda = j.info.gpuIndices.join(',');
-      const graces = [f.opts.orphanGraceMs, f.opts.cancelGraceMs].map((ms) => String(Math.max(1, Math.ceil(ms / 1000))));
-      r = await h.conn.exec(shScript(LAUNCH_SCRIPT, [jobDir, WRAPPER_SCRIPT, stepPath, stepBundle.sha256, entry.sha256, h.nodePath, entryPath, cuda, ...graces]), { stdin: encodeTask(task), timeoutMs: f.opts.hostTimeoutMs });
+      await Promise.all(launch.bundles.map((b) => f.uploader.ensure(h.conn, h.workDir, b)));
+      r = await h.conn.exec(shScript(launch.script, launch.args), { stdin: launch.stdin, timeoutMs: f.opts.hostTimeoutMs });
       if (r.code !== CODE_MISMATCH_EXIT) break;
-      f.uploader.forget(h.conn, h.workDir, stepBundle);
-      f.uploader.forget(h.conn, h.workDir, entry);
+      for (const b of launch.bundles) f.uploader.forget(h.conn, h.workDir, b);
       if (attempt >= 2) throw codeMismatch(h.conn, h.workDir, j.info.step, r.stderr);
       f.logger.warn(`[${f.name}] SSH host "${h.options.name}": ${r.stderr.trim()} Uploading it again for "${j.info.step}".`);
     }
@@ -60,15 +64,65 @@ export async function launchDetached(f: Fleet, j: Job, h: HostState): Promise<vo
       await alreadyRunning(f, j, h, r.stdout.toString('utf8').trim());
       return;
     }
-    const pid = Number.parseInt(r.stdout.toString('utf8').trim(), 10);
+    const [pidLine = '', ...after] = r.stdout.toString('utf8').split('\n');
+    const pid = Number.parseInt(pidLine.trim(), 10);
     if (r.code !== 0 || !Number.isInteger(pid) || pid <= 0) {
       throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": could not start step "${j.info.step}" in ${jobDir} (exit ${r.code}): ${r.stderr.trim()}`, { step: j.info.step, retryable: true });
     }
     j.info.pid = pid;
+    const quick = j.info.command ? parseQuickExit(after) : undefined;
+    if (quick && !j.cancelRequested) {
+      // It already ended: collected from what the launch printed (no status check, no reads).
+      j.phase = 'running';
+      j.runningSince = Date.now();
+      h.downSince = undefined;
+      f.report(j, { state: 'running' });
+      await finish(f, j, h, quick.code, { result: quick.result, stdout: quick.stdout, stderr: quick.stderr, out: quick.outEmpty ? { dirs: [], files: [] } : undefined });
+      return;
+    }
     await nowRunning(f, j, h);
   } catch (err) {
     launchFailed(f, j, h, err);
   }
+}
+
+/** The wrapper's last three arguments: CUDA devices, orphan grace and kill grace (seconds). */
+function wrapperTail(f: Fleet, j: Job): string[] {
+  const graces = [f.opts.orphanGraceMs, f.opts.cancelGraceMs].map((ms) => String(Math.max(1, Math.ceil(ms / 1000))));
+  return [j.info.gpuIndices.join(','), ...graces];
+}
+
+/** A step run by Node: the step bundle and the worker entry, the task as msgpack. */
+async function nodeLaunch(f: Fleet, j: Job, h: HostState): Promise<DetachedLaunch> {
+  const req = j.request as JobRequest;
+  const jobDir = j.info.jobDir as string;
+  const stepBundle = j.stepBundle as CodeBundle;
+  const entry = await entryBundle(f);
+  const [stepPath, entryPath] = [bundlePath(h.workDir, stepBundle), bundlePath(h.workDir, entry)];
+  const task = await remoteTask(f, j, h, req.task, jobDir, stepPath);
+  const args = [jobDir, WRAPPER_SCRIPT, stepPath, stepBundle.sha256, entry.sha256, h.nodePath, entryPath, ...wrapperTail(f, j)];
+  return { bundles: [stepBundle, entry], script: LAUNCH_SCRIPT, args, stdin: encodeTask(task) };
+}
+
+/**
+ * How long a command launch waits for the job to end (seconds, for `sleep`): at most one poll
+ * interval (the status check would not see the end sooner) and 100 ms. A short step then ends
+ * in its launch exec (command.bench.mjs, "ssh" row); a long one is only that much later to report.
+ */
+function quickWait(f: Fleet): string {
+  return (Math.min(f.opts.pollIntervalMs, 100) / 1000).toFixed(3);
+}
+
+/** A command step (no Node on the host): its sources, verified by content, and `task.sh` (see command.ts). */
+async function commandLaunch(f: Fleet, j: Job, h: HostState): Promise<DetachedLaunch> {
+  const req = j.request as JobRequest;
+  const jobDir = j.info.jobDir as string;
+  const { outputPath, depPaths } = await remotePaths(f, j, h, req.task, jobDir);
+  const { sources, script } = await prepareCommand(req.task, { workDir: h.workDir, jobDir, outputPath, depPaths, gpuIndices: j.info.gpuIndices });
+  const verify = sources.flatMap((b) => [bundlePath(h.workDir, b), b.sha256]);
+  const outDir = outputPath.startsWith('/') ? outputPath : '';
+  const args = [jobDir, COMMAND_WRAPPER_SCRIPT, quickWait(f), outDir, ...verify, '--', '-', '-', ...wrapperTail(f, j)];
+  return { bundles: sources, script: COMMAND_LAUNCH_SCRIPT, args, stdin: Buffer.from(script) };
 }
 
 /**
@@ -150,13 +204,15 @@ function launchFailed(f: Fleet, j: Job, h: HostState, err: unknown): void {
   f.end(j, j.cancelRequested ? { state: 'cancelled' } : { state: 'lost', infrastructure: true, reason: (err as Error).message, error: err });
 }
 
-/** The task as the host sees it: the uploaded bundle, remote output and dependency paths, assigned GPUs. */
-async function remoteTask(f: Fleet, j: Job, h: HostState, task: TaskPayload, jobDir: string, stepPath: string): Promise<TaskPayload> {
-  const resources = { ...task.resources, gpuIndices: j.info.gpuIndices };
-  const ref = { module: pathToFileURL(stepPath).href, export: task.ref.export };
+/**
+ * The output and dependency paths as the host sees them: unchanged with `sharedFs`; otherwise
+ * the output goes to `<jobDir>/out` (staged back when the job succeeds) and each dependency's
+ * local output dir is uploaded to `<jobDir>/deps/`.
+ */
+async function remotePaths(f: Fleet, j: Job, h: HostState, task: TaskPayload, jobDir: string): Promise<{ outputPath: string; depPaths: Record<string, string> }> {
   if (f.opts.sharedFs) {
     j.info.remoteOutputPath = task.outputPath;
-    return { ...task, ref, resources };
+    return { outputPath: task.outputPath, depPaths: { ...task.depPaths } };
   }
   const depPaths: Record<string, string> = {};
   for (const [key, local] of Object.entries(task.depPaths)) {
@@ -168,5 +224,13 @@ async function remoteTask(f: Fleet, j: Job, h: HostState, task: TaskPayload, job
   }
   const outputPath = `${jobDir}/out`;
   j.info.remoteOutputPath = outputPath;
-  return { ...task, ref, outputPath, depPaths, resources };
+  return { outputPath, depPaths };
+}
+
+/** The task as the host sees it: the uploaded bundle, remote output and dependency paths, assigned GPUs. */
+async function remoteTask(f: Fleet, j: Job, h: HostState, task: TaskPayload, jobDir: string, stepPath: string): Promise<TaskPayload> {
+  const resources = { ...task.resources, gpuIndices: j.info.gpuIndices };
+  const ref = { module: pathToFileURL(stepPath).href, export: task.ref.export };
+  const { outputPath, depPaths } = await remotePaths(f, j, h, task, jobDir);
+  return f.opts.sharedFs ? { ...task, ref, resources } : { ...task, ref, outputPath, depPaths, resources };
 }

@@ -4,7 +4,9 @@
  * is ever parsed as shell code.
  *
  * Job directory layout (`<workDir>/jobs/<jobDirName>/`):
- *   task.msgpack    the task (written by the launch)
+ *   task.msgpack    the task (written by the launch); `task.sh` for a command step
+ *   work/           a command step's working directory: its sources, staged (see command.ts)
+ *   context.json, result.json  a command step's context and reported result ($CAIRN_CONTEXT, $CAIRN_RESULT)
  *   pid             the wrapper's pid = the job's process group and session id
  *   lock            flock'ed by every process of the job (the fd is inherited): a second
  *                   launch in the same dir finds it held and never starts beside it
@@ -25,6 +27,13 @@
  * planted in its place must not run.
  */
 const VERIFY_FN = 'verify() { [ -f "$1" ] && [ ! -L "$1" ] && h=$(sha256sum < "$1") && [ "${h%% *}" = "$2" ]; }';
+
+/**
+ * `galive PGID`: true when process group PGID has a member that is not a zombie (a container
+ * whose init does not reap leaves a killed job's processes as zombies, which `kill -s 0` still
+ * finds). `kill -s 0 --`, not `kill -0 --`: dash reads the latter's `--` as a pid and fails.
+ */
+const GROUP_ALIVE_FN = 'galive() { kill -s 0 -- "-$1" 2>/dev/null || return 1; g=$1; for f in /proc/[0-9]*/stat; do read -r l < "$f" 2>/dev/null || continue; l=${l##*) }; set -- $l; if [ "$3" = "$g" ] && [ "$1" != Z ]; then return 0; fi; done; return 1; }';
 
 /** Exit code of the launch and worker scripts when a code bundle does not match its hash (re-upload, never run it). */
 export const CODE_MISMATCH_EXIT = 5;
@@ -51,36 +60,51 @@ export const CODE_CHECK_SCRIPT = [VERIFY_FN, 'mkdir -p -- "$3" || exit 3', 'if v
  * keeps running (or holding a GPU) for a runner that will never collect it. Its sleeps close
  * fd 9 (the job's lock), so the lock is free as soon as the job's own processes are gone.
  */
-export const WRAPPER_SCRIPT = [
-  'echo $$ > pid.tmp && mv -f pid.tmp pid',
-  "trap ':' TERM INT HUP",
-  'g="$4"; k="$5"; pg=$$',
-  '( trap "" TERM INT HUP',
-  '  c=$((g / 5)); [ "$c" -lt 1 ] && c=1; [ "$c" -gt 10 ] && c=10; n=0',
-  '  while [ ! -f exit ]; do',
-  '    sleep 1 9>&-',
-  '    n=$((n+1)); [ "$n" -lt "$c" ] && continue; n=0',
-  '    touch now; a=$(( $(stat -c %Y now 2>/dev/null || date +%s) - $(stat -c %Y heartbeat 2>/dev/null || echo 0) ))',
-  '    if [ "$a" -gt "$g" ] && [ ! -f exit ]; then',
-  '      echo "no runner for ${a} s (the heartbeat is older than the orphan grace of ${g} s): stopping the job" > watchdog',
-  '      kill -s TERM -- "-$pg" 2>/dev/null',
-  '      i=0; while [ ! -f exit ] && [ "$i" -lt "$k" ]; do sleep 1 9>&-; i=$((i+1)); done',
-  '      [ -f exit ] || kill -s KILL -- "-$pg" 2>/dev/null',
-  '      exit 0',
-  '    fi',
-  '  done ) </dev/null >/dev/null 2>&1 &',
-  'CUDA_VISIBLE_DEVICES="$3" "$1" "$2" --task task.msgpack --result result.msgpack </dev/null >stdout.log 2>stderr.log',
-  'rc=$?',
-  "printf '%s\\n' \"$rc\" > exit.tmp && mv -f exit.tmp exit",
-].join('\n');
+function wrapperScript(run: string): string {
+  return [
+    // One write(2) of a few bytes: a reader sees the file empty (it waits: `-s`) or whole.
+    'echo $$ > pid',
+    "trap ':' TERM INT HUP",
+    'g="$4"; k="$5"; pg=$$',
+    '( trap "" TERM INT HUP',
+    '  c=$((g / 5)); [ "$c" -lt 1 ] && c=1; [ "$c" -gt 10 ] && c=10; n=0',
+    '  while [ ! -f exit ]; do',
+    '    sleep 1 9>&-',
+    '    n=$((n+1)); [ "$n" -lt "$c" ] && continue; n=0',
+    '    touch now; a=$(( $(stat -c %Y now 2>/dev/null || date +%s) - $(stat -c %Y heartbeat 2>/dev/null || echo 0) ))',
+    '    if [ "$a" -gt "$g" ] && [ ! -f exit ]; then',
+    '      echo "no runner for ${a} s (the heartbeat is older than the orphan grace of ${g} s): stopping the job" > watchdog',
+    '      kill -s TERM -- "-$pg" 2>/dev/null',
+    '      i=0; while [ ! -f exit ] && [ "$i" -lt "$k" ]; do sleep 1 9>&-; i=$((i+1)); done',
+    '      [ -f exit ] || kill -s KILL -- "-$pg" 2>/dev/null',
+    '      exit 0',
+    '    fi',
+    '  done ) </dev/null >/dev/null 2>&1 &',
+    `${run} </dev/null >stdout.log 2>stderr.log`,
+    'rc=$?',
+    "printf '%s\\n' \"$rc\" > exit.tmp && mv -f exit.tmp exit",
+  ].join('\n');
+}
+
+/** The wrapper of a step run by Node: the worker entry reads the task and writes `result.msgpack`. */
+export const WRAPPER_SCRIPT = wrapperScript('CUDA_VISIBLE_DEVICES="$3" "$1" "$2" --task task.msgpack --result result.msgpack');
+
+/**
+ * The wrapper of a command step (no Node on the host): the task is a shell script (`task.sh`,
+ * see command.ts) that stages the step's sources, writes its context file and `exec`s the
+ * program, so the program itself is what the group's TERM reaches. It is sourced in a subshell
+ * (a fork, no new shell to start: command.bench.mjs, "ssh" row), whose traps are the defaults.
+ * `$1` and `$2` are unused.
+ */
+export const COMMAND_WRAPPER_SCRIPT = wrapperScript('( CUDA_VISIBLE_DEVICES="$3"; export CUDA_VISIBLE_DEVICES; . ./task.sh )');
 
 /** Exit code of the launch when the job dir already runs a live copy (it prints `same <pid>` or `busy <pid>`). */
 export const JOB_BUSY_EXIT = 6;
 
 /**
- * Launches a detached job. `$1` job dir, `$2` wrapper script, `$3` the step bundle, `$4` its
- * SHA-256, `$5` the worker entry's SHA-256, then the wrapper's arguments (node, worker entry,
- * CUDA devices, orphan grace, kill grace). Verifies both bundles by content (exit
+ * Launches a detached job. `$1` job dir, `$2` wrapper script, then what `head` reads (the code
+ * to verify), then the wrapper's arguments (node, worker entry, CUDA devices, orphan grace,
+ * kill grace). Verifies the code by content (exit
  * {@link CODE_MISMATCH_EXIT} when one does not match: nothing runs), reads the task from stdin,
  * takes the job dir's lock (held on by the wrapper and everything it starts: the fd is
  * inherited) and, when a live copy holds it or its process group still has members (3 s after
@@ -88,35 +112,99 @@ export const JOB_BUSY_EXIT = 6;
  * ended: adopt it) or `busy <pid>` (another task, or what is left of an ended one: refuse). Otherwise starts the wrapper with `setsid` detached from
  * the SSH session, waits for its pid file and prints the pid.
  */
-export const LAUNCH_SCRIPT = [
-  'set -e',
-  VERIFY_FN,
-  'd="$1"; w="$2"; code="$3"; codesum="$4"; entrysum="$5"; shift 5',
-  'verify "$code" "$codesum" || { echo "$code does not match its SHA-256 $codesum: not running it" >&2; exit 5; }',
-  'verify "$2" "$entrysum" || { echo "$2 does not match its SHA-256 $entrysum: not running it" >&2; exit 5; }',
-  'mkdir -p "$d"',
-  'cd "$d"',
-  'cat > task.msgpack.new',
-  'exec 9>>lock',
-  'old=$(cat pid 2>/dev/null || echo 0); case "$old" in ""|*[!0-9]*) old=0;; esac',
-  // (a persistent worker's pid is its own: its step is live while it has not written `exit`)
-  'busy() { ! flock -n 9 || { [ "$old" -gt 0 ] && if [ -f worker ]; then [ ! -f exit ] && kill -0 "$old" 2>/dev/null; else kill -0 -- "-$old" 2>/dev/null; fi; }; }',
-  // A copy that has ended (its exit file written; its watchdog notices within a second) gets 3 s to go.
-  'i=0; while [ -f exit ] && busy && [ "$i" -lt 30 ]; do sleep 0.1; i=$((i+1)); done',
-  'if busy; then',
-  '  if [ ! -f exit ] && cmp -s task.msgpack.new task.msgpack; then echo "same $old"; else echo "busy $old"; fi',
-  '  rm -f task.msgpack.new',
-  '  exit 6',
-  'fi',
-  'mv -f task.msgpack.new task.msgpack',
-  'rm -f pid exit result.msgpack watchdog worker cancel',
-  'touch heartbeat',
-  'setsid sh -c "$w" cairn-job "$@" </dev/null >/dev/null 2>&1 &',
-  'exec 9>&-',
-  'i=0',
-  'while [ ! -s pid ]; do i=$((i+1)); if [ "$i" -gt 5000 ]; then echo "job did not start" >&2; exit 3; fi; sleep 0.002; done',
-  'cat pid',
-].join('\n');
+function launchScript(head: readonly string[], taskFile: string, started: readonly string[] = [], after: readonly string[] = []): string {
+  return [
+    'set -e',
+    VERIFY_FN,
+    ...head,
+    'cd "$d"',
+    `cat > ${taskFile}.new`,
+    'exec 9>>lock',
+    // Builtins where a fresh job dir needs no process (each fork+exec costs milliseconds on a loaded host).
+    'old=0; if [ -f pid ]; then old=$(cat pid 2>/dev/null || echo 0); fi; case "$old" in ""|*[!0-9]*) old=0;; esac',
+    // (a persistent worker's pid is its own: its step is live while it has not written `exit`)
+    GROUP_ALIVE_FN,
+    'busy() { ! flock -n 9 || { [ "$old" -gt 0 ] && if [ -f worker ]; then [ ! -f exit ] && kill -0 "$old" 2>/dev/null; else galive "$old"; fi; }; }',
+    // A copy that has ended (its exit file written; its watchdog notices within a second) gets 3 s to go.
+    'i=0; while [ -f exit ] && busy && [ "$i" -lt 30 ]; do sleep 0.1; i=$((i+1)); done',
+    'if busy; then',
+    `  if [ ! -f exit ] && cmp -s ${taskFile}.new ${taskFile}; then echo "same $old"; else echo "busy $old"; fi`,
+    `  rm -f ${taskFile}.new`,
+    '  exit 6',
+    'fi',
+    `mv -f ${taskFile}.new ${taskFile}`,
+    'for x in pid exit result.msgpack result.json watchdog worker cancel; do if [ -e "$x" ]; then rm -f "$x"; fi; done',
+    ': > heartbeat',
+    'setsid sh -c "$w" cairn-job "$@" </dev/null >/dev/null 2>&1 &',
+    'exec 9>&-',
+    ...started,
+    'i=0',
+    'while [ ! -s pid ]; do i=$((i+1)); if [ "$i" -gt 5000 ]; then echo "job did not start" >&2; exit 3; fi; sleep 0.002; done',
+    'read -r p < pid; echo "$p"',
+    ...after,
+  ].join('\n');
+}
+
+/** Launches a step run by Node: `$3` the step bundle, `$4` its SHA-256, `$5` the worker entry's SHA-256. */
+export const LAUNCH_SCRIPT = launchScript(
+  [
+    'd="$1"; w="$2"; code="$3"; codesum="$4"; entrysum="$5"; shift 5',
+    'mkdir -p "$d"',
+    'verify "$code" "$codesum" || { echo "$code does not match its SHA-256 $codesum: not running it" >&2; exit 5; }',
+    'verify "$2" "$entrysum" || { echo "$2 does not match its SHA-256 $entrysum: not running it" >&2; exit 5; }',
+  ],
+  'task.msgpack',
+);
+
+/** The largest log or result file a quick exit prints inline (larger ones are read back as usual). */
+export const QUICK_INLINE_BYTES = 64 * 1024;
+
+/**
+ * Launches a command step: `$3` how long to wait for a quick exit (seconds, `0`: not at all),
+ * `$4` the output dir to create (absolute, or empty), then pairs of a
+ * staged source and its SHA-256 (each verified by content, exit {@link CODE_MISMATCH_EXIT} when
+ * one does not match: nothing runs), then `--`, then the wrapper's arguments. The task on stdin
+ * is `task.sh`. After the pid, a job that ended within the wait prints its end in the same exec
+ * (what a status check and the reads of its logs and result would fetch): `E <code>`, three
+ * lines `F <base64>` (stdout.log, stderr.log, result.json; `F -` for a missing file, `F +` for
+ * one over {@link QUICK_INLINE_BYTES}), and `O empty` when its `out` dir is empty (else `O -`).
+ */
+export const COMMAND_LAUNCH_SCRIPT = launchScript(
+  [
+    'd="$1"; w="$2"; qw="$3"; o="$4"; shift 4',
+    'while [ "$#" -gt 1 ] && [ "$1" != -- ]; do verify "$1" "$2" || { echo "$1 does not match its SHA-256 $2: not running it" >&2; exit 5; }; shift 2; done',
+    'shift',
+    'mkdir -p -- "$d/work" ${o:+"$o"}',
+  ],
+  'task.sh',
+  [
+    // Waits for the wrapper (this shell's child: setsid execs it) for at most $qw seconds.
+    'j=$!',
+    'if [ "$qw" != 0 ]; then',
+    '  trap ":" ALRM',
+    '  ( sleep "$qw"; kill -s ALRM $$ ) </dev/null >/dev/null 2>&1 &',
+    '  t=$!',
+    '  wait "$j" || :',
+    '  kill "$t" 2>/dev/null || :',
+    'fi',
+  ],
+  [
+    '[ -f exit ] || exit 0',
+    'read -r rc < exit; echo "E $rc"',
+    `for f in stdout.log stderr.log result.json; do if [ ! -f "$f" ]; then echo "F -"; elif [ ! -s "$f" ]; then echo "F "; elif [ "$(stat -c %s "$f")" -le ${QUICK_INLINE_BYTES} ]; then printf "F "; base64 -w0 < "$f"; echo; else echo "F +"; fi; done`,
+    'o=empty; for e in out/* out/.[!.]* out/..?*; do if [ -e "$e" ] || [ -L "$e" ]; then o=-; fi; done; echo "O $o"',
+  ],
+);
+
+/** What {@link COMMAND_LAUNCH_SCRIPT} printed after the pid of a job that ended within its wait; undefined when it had not ended, or a file was too large to inline. */
+export function parseQuickExit(lines: readonly string[]): { code: number; stdout: Buffer; stderr: Buffer; result: Buffer | null; outEmpty: boolean } | undefined {
+  const [e, out, err, result, o] = lines;
+  if (!e?.startsWith('E ') || [out, err, result].some((l) => l === undefined || !l.startsWith('F') || l === 'F +') || !o?.startsWith('O ')) return undefined;
+  const code = Number.parseInt(e.slice(2), 10);
+  if (!Number.isInteger(code)) return undefined;
+  const file = (l: string) => (l === 'F -' ? null : Buffer.from(l.slice(2), 'base64'));
+  return { code, stdout: file(out as string) ?? Buffer.alloc(0), stderr: file(err as string) ?? Buffer.alloc(0), result: file(result as string), outEmpty: o === 'O empty' };
+}
 
 /** At most this many new log bytes per file per status check (the rest comes with the next). */
 export const LOG_CHUNK_BYTES = 256 * 1024;
@@ -150,7 +238,7 @@ export const STATUS_SCRIPT = [
 ].join('\n');
 
 /** Signals process groups: `$1` signal name, then pgids. Prints the pgids still alive afterwards. */
-export const SIGNAL_SCRIPT = ['s="$1"; shift', 'for p in "$@"; do kill -s "$s" -- "-$p" 2>/dev/null || true; done', 'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; fi; done'].join('\n');
+export const SIGNAL_SCRIPT = [GROUP_ALIVE_FN, 's="$1"; shift', 'for p in "$@"; do kill -s "$s" -- "-$p" 2>/dev/null || true; done', 'for p in "$@"; do if galive "$p"; then echo "$p"; fi; done'].join('\n');
 
 /**
  * Cancels detached jobs: `$1` the kill grace in tenths of a second, then pgids. TERMs each
@@ -162,15 +250,16 @@ export const CANCEL_SCRIPT = [
   't="$1"; shift',
   'for p in "$@"; do kill -s TERM -- "-$p" 2>/dev/null || true; done',
   'left=""',
-  'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; left="$left $p"; fi; done',
+  GROUP_ALIVE_FN,
+  'for p in "$@"; do if galive "$p"; then echo "$p"; left="$left $p"; fi; done',
   '[ -z "$left" ] && exit 0',
-  `killer='t="$1"; shift; i=0; while [ "$i" -lt "$t" ]; do any=; for p in "$@"; do kill -0 -- "-$p" 2>/dev/null && any=1; done; [ -z "$any" ] && exit 0; sleep 0.1; i=$((i+1)); done; for p in "$@"; do kill -s KILL -- "-$p" 2>/dev/null; done'`,
+  `killer='${GROUP_ALIVE_FN}; t="$1"; shift; i=0; while [ "$i" -lt "$t" ]; do any=; for p in "$@"; do galive "$p" && any=1; done; [ -z "$any" ] && exit 0; sleep 0.1; i=$((i+1)); done; for p in "$@"; do kill -s KILL -- "-$p" 2>/dev/null; done'`,
   'setsid sh -c "$killer" cairn-killer "$t" $left </dev/null >/dev/null 2>&1 &',
   'exit 0',
 ].join('\n');
 
 /** Prints the pgids (arguments) still alive. */
-export const ALIVE_SCRIPT = 'for p in "$@"; do if kill -0 -- "-$p" 2>/dev/null; then echo "$p"; fi; done';
+export const ALIVE_SCRIPT = [GROUP_ALIVE_FN, 'for p in "$@"; do if galive "$p"; then echo "$p"; fi; done'].join('\n');
 
 /**
  * For each file argument prints `<size> <sha256>`; reading through stdin keeps odd file

@@ -120,12 +120,18 @@ export function jobFor(
   opts: { name?: string; resources?: Resources; module?: string; depPaths?: Record<string, string>; deps?: StepSpec[]; outputPath?: string; signal?: AbortSignal } = {},
 ): JobRequest {
   const spec = new StepSpec({ name: opts.name ?? `${exportName}-${++counter}`, hashAttrs: { n: counter }, ref: { module: opts.module ?? FIXTURES, export: exportName }, resources: opts.resources, deps: opts.deps });
+  return jobForSpec(prefix, spec, opts);
+}
+
+/** A JobRequest for attempt `attempt` of any lowered step, as the runner would build it. */
+export function jobForSpec(prefix: string, spec: StepSpec, opts: { resources?: Resources; depPaths?: Record<string, string>; outputPath?: string; signal?: AbortSignal; attempt?: number } = {}): JobRequest {
+  const attempt = opts.attempt ?? 1;
   const outputPath = opts.outputPath ?? join(prefix, spec.nameWithHash);
   const attemptDir = join(prefix, '.attempts', spec.nameWithHash);
   mkdirSync(attemptDir, { recursive: true });
-  const task = makeTask(spec, { outputPath, depPaths: opts.depPaths ?? {}, attempt: 1, resources: opts.resources });
+  const task = makeTask(spec, { outputPath, depPaths: opts.depPaths ?? {}, attempt, resources: opts.resources });
   return {
-    jobKey: `${spec.nameWithHash}.1`,
+    jobKey: `${spec.nameWithHash}.${attempt}`,
     spec,
     task,
     outputPath,
@@ -134,7 +140,7 @@ export function jobFor(
     logPaths: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') },
     attemptDir,
     finalPath: outputPath,
-    staged: { path: outputPath, dir: outputPath, attempt: 1, logs: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') }, scratch: attemptDir },
+    staged: { path: outputPath, dir: outputPath, attempt, logs: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') }, scratch: attemptDir },
     signal: opts.signal ?? new AbortController().signal,
   };
 }

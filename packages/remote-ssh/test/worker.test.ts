@@ -97,7 +97,8 @@ describe.runIf(run)('persistent worker on real sshd hosts', () => {
     const { ex, rec, prefix } = await executor();
     const job = jobFor(prefix, 'sleeper', { resources: { hints: { sleepMs: 30_000 } } });
     const h = await ex.submit(job);
-    await until('the sleeper to start', () => existsSync(join(outOf(h), 'pids.json')));
+    // Written whole (not just created) before the worker is killed: the test reads it at the end.
+    await until('the sleeper to start', () => existsSync(join(outOf(h), 'pids.json')) && readFileSync(join(outOf(h), 'pids.json'), 'utf8').endsWith('}'));
     const workerPid = info(h).pid as number;
     const t0 = Date.now();
     process.kill(workerPid, 'SIGKILL');

@@ -7,6 +7,8 @@
  * string. No I/O: the runner calls these before it does anything.
  */
 import { CairnError, checkExecutorName, checkKnownKeys, describeValue, isArtifactStep, isStepSpec, nearestName, resolvePrefix } from '@cairn/core';
+import { checkNotifyOptions } from './notify/check.js';
+import { checkSecretsOptions } from './secrets/check.js';
 import type { RunOptions, StepRunnerOptions } from './runner.js';
 
 /** Executors every runner has. */
@@ -190,6 +192,8 @@ const RUNNER_CHECKS = {
   versions: (v, where) => {
     if (v !== 'free' && v !== 'calendar') fail(where, `must be "free" (any version, the default) or "calendar" (Marin's YYYY.MM.DD[.N], "dev" or "…-dev"), got ${describeValue(v)}.`);
   },
+  notify: (v, where) => void checkNotifyOptions(v, where),
+  secrets: (v, where) => void checkSecretsOptions(v, where),
 } satisfies Record<keyof StepRunnerOptions, Check<Readonly<Record<string, unknown>>>>;
 
 const RUN_CHECKS = {

@@ -2,6 +2,7 @@
  * `StepRunner`: runs steps lazily and content-addressed, like Marin's StepRunner, with
  * event-driven completion, leases, retries, timeouts, cancellation and pluggable executors.
  */
+import { checkSelectorNames } from './run/selector-names.js';
 import { randomBytes } from 'node:crypto';
 import { type ArtifactStep, CairnError, type Layout, resolvePrefix, type VersionRule } from '@cairn/core';
 import type { ExecutorClient, LoadedArtifact } from './context.js';
@@ -18,6 +19,9 @@ import { StoreRegistry } from './store-registry.js';
 import { leaseTiming, type LeaseOptions } from './store/leases.js';
 import { LocalStore } from './store/local/store.js';
 import { MemoryStore } from './store/memory.js';
+import { Notifier, trackTargets, type NotifyOptions } from './notify/index.js';
+import { RunSecrets } from './secrets/resolver.js';
+import type { SecretsOptions } from './secrets/types.js';
 import type { Store, StoreFactory } from './store/store.js';
 
 /** Options of {@link StepRunner}. */
@@ -84,6 +88,19 @@ export interface StepRunnerOptions {
    * another (`CAIRN_BAD_VERSION`, naming the step) before anything runs. @default 'free'
    */
   readonly versions?: VersionRule;
+  /**
+   * Notifications on run end, step failure and slow steps, to a command (JSON on stdin) or an
+   * HTTP(S) webhook (JSON POST, or Slack-compatible `{ text }`). A failing or hanging sink is
+   * logged and cut off at its timeout; it never fails the run. See {@link NotifyOptions}.
+   */
+  readonly notify?: NotifyOptions;
+  /**
+   * Where the values of `secret('NAME')`s come from: providers asked in order (the runner's
+   * environment, a 0600 `NAME=value` file, a command). A value is handed to its step only (in
+   * memory, or the environment of its process), masked as `***` in its logs, and never recorded.
+   * @default { providers: [{ type: 'env' }] }
+   */
+  readonly secrets?: SecretsOptions;
 }
 
 /** Steps named in a run option: handles, specs, step names or `nameWithHash`es. */
@@ -213,6 +230,7 @@ export class StepRunner {
   /** Reports what `run` would do, writing nothing: the run's own discovery and classification, without running. */
   plan(steps: Steps, options: Pick<RunOptions, 'forceRunFailed' | 'rebuild' | 'acceptDrift'> = {}): Promise<Plan> {
     checkRunOptions(options, 'plan()');
+    checkSelectorNames(steps, options, { layout: this.#options.layout }, 'plan()');
     return makePlan(new Run(this.#runConfig(options, true)), steps);
   }
 
@@ -226,17 +244,30 @@ export class StepRunner {
   async run(steps: Steps, options: RunOptions = {}): Promise<RunSummary | Plan> {
     checkRunOptions(options);
     if (options.dryRun) return this.plan(steps, options);
-    return new Run(this.#runConfig(options, false)).execute(steps);
+    checkSelectorNames(steps, options, { layout: this.#options.layout }, 'run()');
+    if (this.#options.notify === undefined) return new Run(this.#runConfig(options, false)).execute(steps);
+    const tracked = trackTargets(steps);
+    const notifier = new Notifier(this.#options.notify, this.#options.logger ?? defaultLogger, tracked.names);
+    const config = this.#runConfig(options, false, notifier.listener);
+    let error: unknown;
+    try {
+      return await new Run(config).execute(tracked.steps);
+    } catch (err) {
+      error = err;
+      throw err;
+    } finally {
+      await notifier.end(config.runId, config.prefix, error);
+    }
   }
 
-  /** What one run (or dry run) of this runner with `options` works with. */
-  #runConfig(options: RunOptions, dryRun: boolean): RunConfig {
+  /** What one run (or dry run) of this runner with `options` works with (`extra`: a listener of this run only). */
+  #runConfig(options: RunOptions, dryRun: boolean, extra?: RunnerListener): RunConfig {
     const o = this.#options;
     const prefix = this.prefix();
     const runId = `${Date.now().toString(36)}-${randomBytes(4).toString('hex')}`;
     const logger = o.logger ?? defaultLogger;
     this.#registry.configure({ prefix, logger, client: this.#client });
-    const listeners = this.#listeners;
+    const listeners = extra === undefined ? this.#listeners : new Set([...this.#listeners, extra]);
     const emit =
       listeners.size === 0 || dryRun
         ? undefined
@@ -274,6 +305,7 @@ export class StepRunner {
       lowerOptions: { layout: o.layout ?? RUNNER_DEFAULTS.layout },
       versions: o.versions ?? RUNNER_DEFAULTS.versions,
       dryRun,
+      secrets: new RunSecrets(o.secrets?.providers),
     };
   }
 

@@ -5,12 +5,13 @@
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
 import { hasCode, StepSpec } from '@cairn/core';
 import { StepRunError, StepRunner } from '../src/index.js';
 import { leaseFile } from '../src/store/local/layout.js';
+import { markerPath, markerText } from '../src/store/marker.js';
 import { Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 import { hang } from './fixtures/leftover-steps.mjs';
 
@@ -98,6 +99,9 @@ describe('leftovers', () => {
     if (disk === undefined) throw new Error('cannot mount a tmpfs as root');
     const prefix = join(disk, 'store');
     mkdirSync(prefix);
+    // The store is already marked (an earlier run did it), so the lease is the first write that fails.
+    mkdirSync(dirname(markerPath(prefix)), { recursive: true });
+    writeFileSync(markerPath(prefix), markerText());
     try {
       writeFileSync(join(disk, 'filler'), Buffer.alloc(2 * 1024 * 1024, 1));
     } catch {

@@ -5,7 +5,7 @@
  * `graph`, `report`, `clean` and `unlock` all read (and change) the bucket. Runs the BUILT CLI.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -158,7 +158,9 @@ export default {
 
   it('unlock: lists a dead runner’s lease as stale and clears it with --stale; a live one is kept', { timeout: 60_000 }, async () => {
     const { bucket, key } = s3.locate(prefix);
-    const holder = (pid: number, ageS: number) => JSON.stringify({ worker_id: `${hostname()}-${pid}`, timestamp: Date.now() / 1000 - ageS, host: hostname(), pid, processStartTime: null, runId: 'dead-run', token: `t.${pid}` });
+    // Holders on this host in this PID namespace, so a dead pid is judged dead at once (the object's own age is fresh).
+    const pidNs = readlinkSync('/proc/self/ns/pid');
+    const holder = (pid: number, ageS: number) => JSON.stringify({ worker_id: `${hostname()}-${pid}`, timestamp: Date.now() / 1000 - ageS, host: hostname(), pid, processStartTime: null, pidNs, runId: 'dead-run', token: `t.${pid}` });
     await s3.objects.put(bucket, `${key}/orphan/v1-0000000000000001/.executor_status.lock`, holder(2 ** 22 + 7, 3600));
     await s3.objects.put(bucket, `${key}/busy/v1-0000000000000002/.executor_status.lock`, holder(process.pid, 0));
     const list = await cairn(['unlock']);

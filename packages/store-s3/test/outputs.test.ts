@@ -67,7 +67,10 @@ describe.skipIf(!haveRgw)('outputs: verified uploads and cached downloads agains
     expect(sha(readFileSync(join(dir, 'model.bin')))).toBe(sha(big));
     expect(readFileSync(join(dir, 'shards', 'b', 'c.json'), 'utf8')).toBe('{"c":1}');
     expect(() => readFileSync(join(dir, '.executor_status'))).toThrow(); // metadata is not an output
-    expect(gets()).toBe(4 + 2); // one per output file, once; the record (which names the committed objects) once per process
+    // One GET per output file, once; the record (which names the committed objects) once per process
+    // that downloads or waits before the cache is complete: the second process may find it complete already.
+    expect(gets()).toBeGreaterThanOrEqual(4 + 1);
+    expect(gets()).toBeLessThanOrEqual(4 + 2);
     // Again: served from the cache (one LIST to learn the identity).
     expect(await s3.localInput(url)).toBe(dir);
     expect(s3.inputs.downloads + other.inputs.downloads).toBe(1);

@@ -28,6 +28,7 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
     prefix: config.prefix ?? null,
     maxConcurrent: config.maxConcurrent,
     executor: config.executor,
+    remoteExecutor: config.remoteExecutor ?? null,
     forceRunFailed: config.forceRunFailed,
     layout: config.layout,
     onDrift: config.onDrift,
@@ -49,6 +50,7 @@ export async function configCommand(ctx: CliContext, options: ConfigCommandOptio
   out(ctx, `${c.bold('prefix')}          ${config.prefix ?? c.yellow('not set')} ${src('prefix')}`);
   out(ctx, `${c.bold('maxConcurrent')}   ${config.maxConcurrent} ${src('maxConcurrent')}`);
   out(ctx, `${c.bold('executor')}        ${config.executor} ${src('executor')}`);
+  out(ctx, `${c.bold('remoteExecutor')}  ${config.remoteExecutor ?? c.dim('none (steps with resources use the executor above)')}`);
   out(ctx, `${c.bold('forceRunFailed')}  ${String(config.forceRunFailed)} ${src('forceRunFailed')}`);
   out(ctx, `${c.bold('layout')}          ${config.layout}`);
   out(ctx, `${c.bold('onDrift')}         ${config.onDrift}`);

@@ -145,7 +145,7 @@ export async function explainCommand(ctx: CliContext, selector: string, file: st
     const stored = await view.scan().catch(() => [] as StoredStep[]);
     explanations = specs.map((s) => explainSpec(s, prefix, stored, byHash.get(s.nameWithHash) as CliPlanStep));
   } else {
-    explanations = [explainStored(await resolveStoredStep(view, selector))];
+    explanations = [explainStored(await resolveStoredStep(ctx, view, selector, 'cairn explain', config))];
   }
   if (options.json) {
     out(ctx, JSON.stringify(explanations.length === 1 ? explanations[0] : explanations, null, 2));

@@ -4,9 +4,11 @@
  */
 import { existsSync } from 'node:fs';
 import { tailLogs, type AttemptLogs } from '@cairn/runner';
-import { loadConfig } from '../config.js';
+import { loadConfig, type EffectiveConfig } from '../config.js';
 import type { CliContext } from '../context.js';
 import { cliError } from '../errors.js';
+import { loadPipeline } from '../pipeline.js';
+import { otherBuildsLine, pickStoredStep } from '../step-pick.js';
 import { matchStored, type StoredStep } from '../store-scan.js';
 import { openStore, type StoreView } from '../store-view.js';
 
@@ -18,20 +20,26 @@ export interface LogsCommandOptions {
   readonly attempt?: number;
   /** Store prefix. */
   readonly prefix?: string;
+  /** The pipeline module: a name means the build it references now (default: the newest build). */
+  readonly pipeline?: string;
 }
 
-/** Finds exactly one stored step for `selector`, or throws a usage error that lists the candidates. */
-export async function resolveStoredStep(view: StoreView, selector: string): Promise<StoredStep> {
+/**
+ * The stored build `selector` means ({@link pickStoredStep}): with `pipelineFile`, the build the
+ * pipeline references now, else the newest; a line on stderr names the other builds and how to
+ * pick one (`command`, e.g. `cairn logs`).
+ */
+export async function resolveStoredStep(ctx: CliContext, view: StoreView, selector: string, command: string, config: EffectiveConfig, pipelineFile?: string): Promise<StoredStep> {
   const steps = await view.scan();
-  const matches = matchStored(steps, selector);
-  if (matches.length === 0) {
-    throw cliError('CAIRN_NO_SUCH_STEP', `No step in ${view.prefix} matches "${selector}".`, 'Run `cairn status` to see the steps the store holds.');
+  const current = new Set<string>();
+  if (pipelineFile !== undefined) {
+    const pipeline = await loadPipeline(pipelineFile, ctx.cwd, config.layout);
+    for (const spec of pipeline.specs) current.add(spec.outputPath(view.prefix));
   }
-  if (matches.length > 1) {
-    const list = matches.slice(0, 10).map((m) => m.record?.nameWithHash ?? m.rel);
-    throw cliError('CAIRN_AMBIGUOUS_STEP', `"${selector}" matches ${matches.length} steps (${list.join(', ')}).`, 'Pass a longer nameWithHash prefix or the output path.');
-  }
-  return matches[0] as StoredStep;
+  const picked = pickStoredStep(steps, selector, view.prefix, current);
+  const line = otherBuildsLine(picked, command);
+  if (line !== undefined) ctx.stderr.write(`${ctx.colors.dim(line)}\n`);
+  return picked.step;
 }
 
 /**
@@ -61,7 +69,7 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
   const view = await openStore(config);
   const store = view.store;
-  const step = await resolveStoredStep(view, selector);
+  const step = await resolveStoredStep(ctx, view, selector, 'cairn logs', config, options.pipeline);
   const onDisk = [...new Set((await store.attemptLogs(step.path)).map((a) => a.attempt))];
   let attempt = options.attempt ?? (await logsOf(view, step, undefined))?.attempt ?? step.record?.attempts.at(-1)?.attempt;
   const print = async (lines: AsyncIterable<string>) => {

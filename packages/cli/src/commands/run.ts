@@ -11,6 +11,8 @@ import { ExitCode } from '../errors.js';
 import { makeRunner } from '../make-runner.js';
 import { loadPipeline } from '../pipeline.js';
 import { selection } from '../selection.js';
+import { shortHash } from '../step-pick.js';
+import { typecheckPipeline } from '../typecheck.js';
 import { makePlan } from '../plan.js';
 import { JournalWriter } from '../report/journal.js';
 import { formatDuration } from '../table.js';
@@ -31,6 +33,8 @@ export interface RunCommandOptions {
   readonly rebuildAll?: boolean;
   /** `--accept-drift [STEP]`. */
   readonly acceptDrift?: readonly string[] | boolean;
+  /** `--typecheck`: `tsc --noEmit` on the pipeline's project first; its errors are `CAIRN_TYPECHECK`. */
+  readonly typecheck?: boolean;
 }
 
 /** Lines of a failure's message shown after the run (a drift's diff and fixes fit; a huge message is cut). */
@@ -51,8 +55,9 @@ function firstLine(error: unknown): string {
 
 /** Runs the pipeline; resolves with the exit code. */
 export async function runCommand(ctx: CliContext, file: string, selectors: readonly string[], options: RunCommandOptions): Promise<number> {
-  const { rebuild, rebuildAll, acceptDrift, ...flags } = options;
+  const { rebuild, rebuildAll, acceptDrift, typecheck, ...flags } = options;
   const config = await loadConfig({ config: ctx.configFile, ...flags }, ctx.env, ctx.cwd);
+  if (typecheck === true) await typecheckPipeline(file, ctx.cwd);
   const pipeline = await loadPipeline(file, ctx.cwd, config.layout);
   const { targets, options: chosen } = selection(pipeline, selectors, { rebuild, rebuildAll, acceptDrift });
   if (options.dryRun) {
@@ -68,6 +73,8 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
     else if (level === 'warn' || (level === 'error' && ctx.verbose)) progress.note(`${level === 'warn' ? c.yellow('warning') : c.red('error')} ${message}`);
   };
   const runner = makeRunner(config, { logger: { info: (m) => logLine('info', m), warn: (m) => logLine('warn', m), error: (m) => logLine('error', m) } });
+  // Each step's short hash beside its name: what `cairn logs`/`status` take to pick one build.
+  const hashes = new Map(pipeline.specs.map((s) => [s.outputPath(runner.prefix()), shortHash(s.nameWithHash, s.name).slice(s.name.length + 1)]));
   // The display's own writes reach the terminal even when made inside a step's captured context (a nested run).
   const progress = new Progress({
     mode,
@@ -75,6 +82,7 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
     colors: ctx.colors,
     columns: () => ctx.stdout.columns ?? 100,
     showOutput: true,
+    hashOf: (path) => hashes.get(path),
   });
   const journal = new JournalWriter(runner.prefix(), runner.store);
   runner.on((event: RunnerEvent) => {

@@ -15,6 +15,8 @@ export interface StatusCommandOptions {
   readonly prefix?: string;
   /** Print JSON. */
   readonly json?: boolean;
+  /** The pipeline module: a name means the build it references now (default: the newest build). */
+  readonly pipeline?: string;
 }
 
 /** One step's status as `cairn status` shows it. */
@@ -81,7 +83,7 @@ export async function statusCommand(ctx: CliContext, options: StatusCommandOptio
   const view = await openStore(config);
   const prefix = view.prefix;
   if (selector !== undefined) {
-    await printStepRecord(ctx, view, await resolveStoredStep(view, selector), options.json === true);
+    await printStepRecord(ctx, view, await resolveStoredStep(ctx, view, selector, 'cairn status', config, options.pipeline), options.json === true);
     return 0;
   }
   const rows = dagOrder(await view.scan()).map((s) => statusRow(s, view.staleMs));

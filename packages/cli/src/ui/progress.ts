@@ -46,6 +46,8 @@ export interface ProgressOptions {
   readonly columns?: () => number;
   /** Show steps' output (followed from the log files each `running` event names). @default false */
   readonly showOutput?: boolean;
+  /** The short hash shown after a step's name (by output path), so a build can be picked later (`cairn logs train-1a2b3c4d`). */
+  readonly hashOf?: (path: string) => string | undefined;
 }
 
 /** Receives runner events and renders them. Call `finish()` once the run ends. */
@@ -64,6 +66,7 @@ export class Progress {
   #timer: NodeJS.Timeout | undefined;
   #dirty = false;
   #columns: () => number;
+  readonly #hashOf: (path: string) => string | undefined;
 
   constructor(options: ProgressOptions) {
     this.#mode = options.mode;
@@ -71,6 +74,7 @@ export class Progress {
     this.#c = options.colors;
     this.#columns = options.columns ?? (() => 100);
     this.#showOutput = options.showOutput ?? false;
+    this.#hashOf = options.hashOf ?? (() => undefined);
     if (this.#mode === 'tty') {
       this.#timer = setInterval(() => this.#tick(), REDRAW_MS);
       this.#timer.unref();
@@ -159,7 +163,8 @@ export class Progress {
 
   #describe(e: StepEvent): string | undefined {
     const c = this.#c;
-    const name = c.bold(e.step);
+    const hash = this.#hashOf(e.path);
+    const name = `${c.bold(e.step)}${hash !== undefined ? c.dim(` ${hash}`) : ''}`;
     const prev = this.#steps.get(e.path);
     const tail = e.message ? c.dim(` ${e.message}`) : '';
     const stamp = this.#mode === 'plain' ? `${new Date(e.time).toISOString().slice(11, 19)} ` : '';
@@ -212,6 +217,19 @@ export class Progress {
     return `${plain.slice(0, Math.max(1, cols - 2))}…`;
   }
 
+  /**
+   * Time left: the steps not started take the average finished step's time; a running one the
+   * average less what it ran, or, once past the average, half again what it ran (so the estimate
+   * grows while a long step runs instead of standing at the short steps' average), shared by the
+   * steps running at once.
+   */
+  #eta(elapsed: readonly number[], left: number): number {
+    const avg = this.#ranMs / this.#ranDone;
+    let work = Math.max(0, left - elapsed.length) * avg;
+    for (const e of elapsed) work += e < avg ? avg - e : e / 2;
+    return work / Math.max(1, elapsed.length);
+  }
+
   #redraw(): void {
     if (!this.#dirty && ![...this.#steps.values()].some((s) => s.state === 'running')) return;
     this.#dirty = false;
@@ -225,8 +243,7 @@ export class Progress {
     const bar = c.green('█'.repeat(filled)) + c.dim('░'.repeat(width - filled));
     const running = [...this.#steps.entries()].filter(([, s]) => s.state === 'running');
     const left = total - done;
-    const concurrency = Math.max(1, running.length);
-    const eta = this.#ranDone > 0 && left > 0 ? ` eta ${formatDuration(((this.#ranMs / this.#ranDone) * left) / concurrency)}` : '';
+    const eta = this.#ranDone > 0 && left > 0 ? ` eta ${formatDuration(this.#eta(running.map(([, s]) => now - s.since), left))}` : '';
     const parts: string[] = [];
     for (const st of Object.keys(RUN_STATES) as StepState[]) {
       const n = this.#counts.get(st) ?? 0;

@@ -11,20 +11,16 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
-import { CairnError, type CommandContextFile, type CommandTemplate, type StepContext } from '@cairn/core';
+import { CairnError, type CommandTemplate, type StepContext } from '@cairn/core';
 import { logPathsOf } from './log-paths.js';
+import { parseReportedResult } from './result-file.js';
 import { type Group, startGroup } from './process-group.js';
-import { readTemplate, resolveValue, checkSources } from './template.js';
+import { readTemplate, checkSources } from './template.js';
 import { fileTail, TailRing } from './tail.js';
+import { commandArgs, commandContext, commandEnv } from './context-file.js';
 
 /** Grace between SIGTERM and SIGKILL when the step sets none. */
 export const DEFAULT_KILL_GRACE_MS = 1000;
-
-/** What a program may write to `$CAIRN_RESULT`. */
-interface ReportedResult {
-  readonly result?: unknown;
-  readonly metadata?: Readonly<Record<string, unknown>>;
-}
 
 /**
  * The reserved command runner: `template` is the step's resolved inputs template
@@ -38,37 +34,16 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
   await checkSources(step, t);
   ctx.signal.throwIfAborted();
   if (ctx.checkpointDir !== undefined) ensureCheckpointDir(step, ctx.checkpointDir);
-  const argv = t.args.map((a) => resolveValue(a, ctx));
   const scratch = await mkdtemp(join(tmpdir(), 'cairn-command-'));
   try {
     const resultPath = join(scratch, 'result.json');
     const contextPath = join(scratch, 'context.json');
-    const gpuIndices = ctx.resources.gpuIndices;
-    const context: CommandContextFile = {
-      cairn: 1,
-      step,
-      attempt: ctx.attempt,
-      outputPath: ctx.outputPath,
-      inputs: t.inputs,
-      runtime: t.runtime,
-      depPaths: ctx.depPaths,
-      argv: [t.program, ...argv],
-      sources: t.sources,
-      ...(gpuIndices === undefined ? {} : { gpuIndices }),
-      resultPath,
-      ...(ctx.checkpointDir === undefined ? {} : { checkpointDir: ctx.checkpointDir }),
-    };
-    await writeFile(contextPath, JSON.stringify(context));
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const [k, v] of Object.entries(t.env)) env[k] = resolveValue(v, ctx);
-    env.CAIRN_CONTEXT = contextPath;
-    env.CAIRN_RESULT = resultPath;
-    env.CAIRN_OUTPUT = ctx.outputPath;
-    env.CAIRN_STEP = step;
-    env.CAIRN_ATTEMPT = String(ctx.attempt);
-    if (ctx.checkpointDir !== undefined) env.CAIRN_CHECKPOINT_DIR = ctx.checkpointDir;
-    else delete env.CAIRN_CHECKPOINT_DIR;
-    if (gpuIndices !== undefined) env.CUDA_VISIBLE_DEVICES = gpuIndices.join(',');
+    const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: ctx.depPaths, gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath, checkpointDir: ctx.checkpointDir };
+    const argv = commandArgs(t, attempt);
+    await writeFile(contextPath, JSON.stringify(commandContext(t, attempt)));
+    const env: NodeJS.ProcessEnv = { ...process.env, ...commandEnv(t, attempt) };
+    // Not inherited from the runner's own environment: a step without one has none.
+    if (attempt.checkpointDir === undefined) delete env.CAIRN_CHECKPOINT_DIR;
     const exit = await runProgram(step, t, argv, env, ctx);
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (exit.failure !== undefined) throw exit.failure;
@@ -183,15 +158,7 @@ async function readResult(step: string, program: string, resultPath: string, ctx
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
-  let reported: ReportedResult;
-  try {
-    reported = JSON.parse(text) as ReportedResult;
-  } catch (cause) {
-    throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${program} wrote a result that is not JSON ($CAIRN_RESULT); write {"result": …, "metadata": {…}} (cairn_step.report does).`, { step, cause });
-  }
-  if (typeof reported !== 'object' || reported === null || Array.isArray(reported)) {
-    throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${program} wrote a result that is not a JSON object ($CAIRN_RESULT); write {"result": …, "metadata": {…}} (cairn_step.report does).`, { step });
-  }
+  const reported = parseReportedResult(step, program, text);
   if (reported.metadata !== undefined) ctx.log.info(`metadata ${JSON.stringify(reported.metadata)}`);
   return reported.result;
 }

@@ -36,12 +36,25 @@ export function readTemplate(step: string, template: unknown): CommandTemplate {
   return t as unknown as CommandTemplate;
 }
 
+/** What a context placeholder may stand for: the attempt number, the step's checkpoint directory (and the step's name, for the error when it has none). */
+export interface ContextValues {
+  /** 1-based attempt number (`ATTEMPT`). */
+  readonly attempt: number;
+  /** The step's checkpoint directory (`CHECKPOINT_DIR`); absent when its store keeps none. */
+  readonly checkpointDir?: string | undefined;
+  /** The step's name (a {@link CommandAttempt}'s). */
+  readonly step?: string;
+  /** The step's name (a `StepContext`'s). */
+  readonly name?: string;
+}
+
 /** The string an argument or environment value stands for in this attempt. */
-export function resolveValue(v: CommandValue, ctx: StepContext): string {
+export function resolveValue(v: CommandValue, ctx: ContextValues): string {
   if (typeof v === 'string') return v;
   if (v.$context === 'attempt') return String(ctx.attempt);
   if (ctx.checkpointDir === undefined) {
-    throw new CairnError('CAIRN_CHECKPOINT', `Step "${ctx.name}": its command uses CHECKPOINT_DIR, but its store keeps no checkpoint directory; run it on a filesystem store, or read $CAIRN_CHECKPOINT_DIR and handle its absence.`, { step: ctx.name });
+    const step = ctx.step ?? ctx.name ?? '?';
+    throw new CairnError('CAIRN_CHECKPOINT', `Step "${step}": its command uses CHECKPOINT_DIR, but its store keeps no checkpoint directory; run it on a filesystem store, or read $CAIRN_CHECKPOINT_DIR and handle its absence.`, { step });
   }
   return ctx.checkpointDir;
 }

@@ -133,6 +133,13 @@ export interface JobRequest {
    * undefined on filesystem stores. Workers elsewhere build it from `task.storeAccess`.
    */
   readonly storeAccess?: StepStoreAccess | undefined;
+  /**
+   * The values of the secrets the step declares (`secret('NAME')`), by name, resolved by the
+   * runner; undefined when it declares none. Never write them anywhere (task files, job scripts,
+   * command lines, records): hand them to the step in memory or through its process's
+   * environment, as the built-in executors do (`CAIRN_SECRET_<NAME>` for `process`).
+   */
+  readonly secrets?: Readonly<Record<string, string>> | undefined;
 }
 
 /** What the runner offers an executor. */

@@ -7,6 +7,11 @@ export { decodeResult, encodeResult, failure, rebuildError } from '../worker/res
 export { lineLogger } from '../worker/run-task.js';
 export { tailLogs } from '../executors/common.js';
 export { workerEntryPath } from '../worker/paths.js';
+export { checkSources, readTemplate, resolveValue } from '../command/template.js';
+export { parseReportedResult } from '../command/result-file.js';
+export { lastLines, TAIL_BYTES, TAIL_LINES } from '../command/tail.js';
+// Command steps run without a Node worker (a shell on a remote node): the context file and the variables the program gets, built once.
+export { commandArgs, commandContext, commandEnv } from '../command/context-file.js';
 
 export type {
   CancelSupport,
@@ -25,3 +30,5 @@ export type { JobRecord } from '../store/records.js';
 export type { WorkerErrorData, WorkerResult } from '../worker/result.js';
 export type { TailLogsOptions } from '../executors/common.js';
 export type { LogLevel } from '../worker/run-task.js';
+export type { ReportedResult } from '../command/result-file.js';
+export type { CommandAttempt } from '../command/context-file.js';

@@ -5,7 +5,7 @@
  */
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
-import { type ArtifactStep, CairnError, type StepContext, type StepLogger } from '@cairn/core';
+import { type ArtifactStep, CairnError, SECRET_VALUES, type StepContext, type StepLogger } from '@cairn/core';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../executor/contract.js';
 import { localInputFor } from '../worker/step-access.js';
 import { type DepArtifacts, depArtifacts } from '../worker/dep-artifacts.js';
@@ -128,6 +128,11 @@ class InlineContext implements StepContext {
   /** The attempt's log files: a command step's program writes into them directly (command/log-paths.ts). */
   get [LOG_PATHS](): JobRequest['logPaths'] {
     return this.#job.logPaths;
+  }
+
+  /** The step's secret values (read by the lowered step function when it fills in its inputs; not enumerable). */
+  get [SECRET_VALUES](): JobRequest['secrets'] {
+    return this.#job.secrets;
   }
 
   get log(): StepLogger {

@@ -12,6 +12,7 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { CairnError, encodeTask } from '@cairn/core';
+import { secretEnv, withoutSecretEnv } from '../worker/secret-env.js';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobStatus } from '../executor/contract.js';
 import { assertBuilt, workerEntryPath } from '../worker/paths.js';
 import { checkLocalExecutorOptions } from './local-options.js';
@@ -168,7 +169,7 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
           detached: true,
           // fd 3: the pipe that closes when this process dies (the worker watches it).
           stdio: ['ignore', out, err, 'pipe'],
-          env: { ...process.env, CAIRN_USAGE_FILE: usageFile(job.attemptDir), ...options.env, [PARENT_FD_ENV]: '3' },
+          env: { ...withoutSecretEnv(process.env), CAIRN_USAGE_FILE: usageFile(job.attemptDir), ...options.env, ...secretEnv(job.secrets), [PARENT_FD_ENV]: '3' },
         });
       } finally {
         closeSync(out);

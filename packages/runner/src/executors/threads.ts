@@ -120,7 +120,7 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
       const { port1, port2 } = new MessageChannel();
       const spawned = new Int32Array(new SharedArrayBuffer(4));
       const childMark = newChildMark();
-      const message: ThreadJobMessage = { task: encodeTask(job.task), logPaths: job.logPaths, port: port2, attemptDir: job.attemptDir, childMark, spawned };
+      const message: ThreadJobMessage = { task: encodeTask(job.task), logPaths: job.logPaths, port: port2, attemptDir: job.attemptDir, childMark, spawned, secrets: job.secrets };
       const entry: ThreadJob = { jobId: job.jobKey, step: job.task.name, logPaths: job.logPaths, port: port1, terminate: new AbortController(), childMark, spawned, settled: Promise.resolve() };
       const onAbort = () => requestCancel(entry, job.signal.reason);
       // A command step runs its program from this thread (command/main-thread.ts says why).

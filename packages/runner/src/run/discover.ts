@@ -44,6 +44,10 @@ export async function pull(run: Run, steps: Iterable<StepInput> | AsyncIterable<
         const room = run.admission.room();
         if (room !== undefined) await room;
         const added = add(run, list.slice(i, i + CHUNK));
+        // Awaited below, or after the next chunk: marked handled now, so a failure (a missing
+        // export on threads) while the loop yields is the run's error, not an unhandled rejection
+        // that killed the process with a raw stack.
+        added?.catch(() => undefined);
         const wait = overlap ? inFlight : added;
         inFlight = overlap ? added : undefined;
         if (wait !== undefined) await wait;

@@ -21,6 +21,8 @@ export interface JobSource {
   depNodesOf(node: Node): readonly Node[];
   /** The run's store (its step access, if it offers one). */
   readonly store: Pick<Store, 'stepAccess' | 'stepAccessRef'>;
+  /** The values of the secrets a step declares (undefined: none); throws CAIRN_SECRET_UNRESOLVED. */
+  secretsOf?(node: Node): Readonly<Record<string, string>> | undefined;
 }
 
 const NO_RESOURCES: Resources = Object.freeze({});
@@ -110,6 +112,11 @@ export class Job implements JobRequest {
   get storeAccess(): StepStoreAccess | undefined {
     if (this.#access === null) this.#access = this.#source.store.stepAccess?.(this.#node.path);
     return this.#access;
+  }
+
+  /** The values of the secrets the step declares (undefined: none), resolved by the run. */
+  get secrets(): Readonly<Record<string, string>> | undefined {
+    return this.#source.secretsOf?.(this.#node);
   }
 
   get task(): TaskPayload {

@@ -25,6 +25,7 @@ import type { Acquired } from './leases.js';
 import { ADOPTED, ADOPTED_DEP, extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER, UNCONFIRMED_DEP } from './node.js';
 import { decide, preemptionBackoffMs } from './retry-policy.js';
 import { preemptionRetriesOf } from './step-options.js';
+import { maskAttempt } from '../secrets/attempt-mask.js';
 import type { Run } from './run.js';
 
 
@@ -305,10 +306,14 @@ class StepLifecycle {
           this.decision = decision;
           this.error = errorOf(node, r);
           this.stage = SAVED;
+          // Secret values are masked in the error and the logs before anything records them.
+          const masked = maskAttempt(run.config.secrets, this.error, this.staged as StagedAttempt);
           if (decision === 'succeed') {
-            const v = saveArtifact(node, r.status.result, this.staged as StagedAttempt);
+            const staged = this.staged as StagedAttempt;
+            if (isPromise(masked)) return masked.then(() => saveArtifact(node, r.status.result, staged));
+            const v = saveArtifact(node, r.status.result, staged);
             if (isPromise(v)) return v;
-          }
+          } else if (isPromise(masked)) return masked;
           continue;
         }
         case SAVED: {

@@ -27,7 +27,8 @@ import { EarlierBuilds } from './earlier-builds.js';
 import { LeaseKeeper } from './leases.js';
 import { LegacyNote } from './legacy-note.js';
 import { startLifecycle } from './lifecycle.js';
-import { ACTIVE, type Node, type RunStamp, SETTLED } from './node.js';
+import { ACTIVE, BUILT, type Node, type RunStamp, SETTLED } from './node.js';
+import type { RunSecrets } from '../secrets/resolver.js';
 import type { Selection } from './selection.js';
 import { countsOf, type RunSummary, summaryOf } from './summary.js';
 
@@ -77,6 +78,8 @@ export interface RunConfig {
   readonly lowerOptions: LowerOptions;
   /** Discover and classify only: nothing is validated, wired or run (a dry run). */
   readonly dryRun: boolean;
+  /** The run's secrets: resolved from the runner's providers, handed to jobs, masked in logs and errors. */
+  readonly secrets: RunSecrets;
 }
 
 
@@ -273,6 +276,8 @@ export class Run {
       const message = err instanceof Error ? err.message : String(err);
       return new CairnError('CAIRN_STORE', `Step "${node.name}" is not built and must run, but: ${message} Nothing was run.`, { step: node.name, cause: err });
     };
+    // Every secret the steps known so far need resolves before any step starts (CAIRN_SECRET_UNRESOLVED).
+    for (const n of this.nodes.values()) if ((n.flags & (SETTLED | BUILT)) === 0) this.config.secrets.valuesFor(n.spec);
     // Then mark the store (store/marker.ts): what tells `cairn clean` this prefix is a Cairn store.
     const mark = () => this.store.markStore?.(this.prefix);
     try {
@@ -282,6 +287,11 @@ export class Run {
     } catch (err) {
       throw named(err);
     }
+  }
+
+  /** job: the values of the secrets `node` declares (undefined: none). */
+  secretsOf(node: Node): Readonly<Record<string, string>> | undefined {
+    return this.config.secrets.valuesFor(node.spec);
   }
 
   /** admission: a failure that stops the run. */

@@ -26,6 +26,7 @@ import { encodeResult, failure, type WorkerResult } from './result.js';
 import { watchParent } from './parent-watch.js';
 import { killAllGroups } from '../command/process-group.js';
 import { lineLogger, runTask } from './run-task.js';
+import { takeSecretEnv } from './secret-env.js';
 
 /** How long a cancelled step may take to stop before the worker reports and exits. */
 const CANCEL_GRACE_MS = 2000;
@@ -83,7 +84,7 @@ async function main(argv: string[]): Promise<void> {
 
   const controller = new AbortController();
   const log = lineLogger(task.name, (level, line) => void (level === 'info' ? process.stdout : process.stderr).write(line));
-  const run = runTask(task, { signal: controller.signal, log });
+  const run = runTask(task, { signal: controller.signal, log, secrets: takeSecretEnv() });
 
   let cancelling = false;
   const onSignal = (sig: NodeJS.Signals) => {

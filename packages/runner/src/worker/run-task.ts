@@ -4,7 +4,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { checkRecordable, resolveFnRef, resolveTemplate, type Resources, type StepContext, type StepLogger, type TaskPayload } from '@cairn/core';
+import { checkRecordable, resolveFnRef, resolveTemplate, revealSecrets, type Resources, type StepContext, type StepLogger, type TaskPayload } from '@cairn/core';
 import type { StepStoreAccess } from '../store/store.js';
 import { localInputFor, workerStoreAccess } from './step-access.js';
 import { depArtifacts } from './dep-artifacts.js';
@@ -26,6 +26,8 @@ export interface RunTaskOptions {
    * its stdout and stderr straight into them. @default its output is piped to this process's stdout and stderr
    */
   readonly logPaths?: AttemptLogPaths;
+  /** The values of the secrets the step declares, by name (filled into its inputs at the call; a missing one is CAIRN_SECRET_UNRESOLVED). @default none */
+  readonly secrets?: Readonly<Record<string, string>> | undefined;
 }
 
 /**
@@ -76,7 +78,7 @@ export async function runTask(task: TaskPayload, options: RunTaskOptions): Promi
     },
   });
   if (isAbsolute(task.outputPath)) await mkdir(task.outputPath, { recursive: true });
-  const value: unknown = task.kind === 'apply' ? await fn(resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, task.name), ctx) : await fn(task.outputPath, ctx);
+  const value: unknown = task.kind === 'apply' ? await fn(revealSecrets(resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, task.name), options.secrets ?? {}, task.name), ctx) : await fn(task.outputPath, ctx);
   if (task.recordsResult === true) checkRecordable(task.name, value);
   return value;
 }

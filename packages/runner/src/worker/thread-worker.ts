@@ -22,6 +22,8 @@ export interface ThreadTaskMessage {
   readonly port: MessagePort;
   /** The attempt's directory: its CPU time and heap size are written there (`usage.json`). */
   readonly attemptDir: string;
+  /** The step's secret values (in memory only: the message is never written anywhere). */
+  readonly secrets?: Readonly<Record<string, string>> | undefined;
 }
 
 /** Runs one attempt; resolves with `encodeResult` bytes (never rejects for a step error). */
@@ -37,7 +39,7 @@ export default async function runThreadTask(msg: ThreadTaskMessage): Promise<Uin
     const log = lineLogger(task.name, (level, line) => appendFileSync(level === 'info' ? msg.logPaths.stdout : msg.logPaths.stderr, line));
     // A TypeScript step module needs tsx in this thread too (module hooks are per thread).
     if (isTypeScriptModule(task.ref.module)) await registerModuleLoaders([task.ref.module]);
-    outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log, logPaths: msg.logPaths }) };
+    outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log, logPaths: msg.logPaths, secrets: msg.secrets }) };
   } catch (err) {
     outcome = failure(err);
   } finally {

@@ -1,0 +1,120 @@
+/**
+ * A command step (`task.ref.module === COMMAND_MODULE`) as a Ray job: the entrypoint is a POSIX
+ * shell script (Ray runs it with `sh -c`) that starts the step's program itself, so the Ray node
+ * needs no Node.js and no Cairn, only `sh` and the program.
+ *
+ * Prepared on the runner's host, in the attempt directory, which the Ray nodes share with the
+ * runner (the store's filesystem): the context file (`context.json`, from the runner's own
+ * `commandContext`), and a snapshot of each declared source (`sources/<rel>`), read once,
+ * checked against the hash the step's identity was made from. On the node, the script:
+ * 1. sends its own and the program's stdout/stderr to the attempt's log files (live for `cairn logs -f`);
+ * 2. when the step asked for GPUs, adds the slots Ray gave it (`CUDA_VISIBLE_DEVICES`, which Ray
+ *    sets and Cairn leaves alone) to the context file as `gpuIndices`;
+ * 3. picks the working directory: the step's project directory (`cwd`) when the node sees it
+ *    with every declared source in it — each compared with the snapshot, so a source edited
+ *    while the job waited fails the step (`CAIRN_COMMAND_SOURCE`) instead of running content
+ *    its identity does not cover — else a fresh `work/` directory in the attempt directory with
+ *    the snapshots copied in under their relative paths;
+ * 4. exports the step's `env` and `CAIRN_*`, checks the program can be found, and `exec`s it
+ *    (so Ray's stop signals the program itself, then every process it started).
+ * Every value in the script is single-quoted.
+ */
+import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join, posix } from 'node:path';
+import { CairnError, getBackend, resolveTemplate, type CommandTemplate } from '@cairn/core';
+import { commandArgs, commandContext, commandEnv, readTemplate, type JobRequest } from './runner-api.js';
+import type { EntrypointBuilder } from './entrypoint.js';
+import { shQuote } from './quote.js';
+
+/** Exit code of the script when the step's files are not what it needs (before the program starts). */
+export const STAGE_FAILED_EXIT = 125;
+/** Exit code of the script when the program (or the attempt directory) cannot be found. */
+export const NOT_FOUND_EXIT = 127;
+/** The start of the line the script writes when the program cannot be found. */
+export const NOT_FOUND_MARK = 'cairn: cannot start';
+/** The start of the line the script writes when a declared source changed in the project. */
+export const SOURCE_CHANGED_MARK = 'cairn: declared source';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The step's template, resolved with its dependencies' and its own output paths. */
+function templateOf(job: JobRequest): CommandTemplate {
+  const { task } = job;
+  return readTemplate(task.name, resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, task.name));
+}
+
+/** Reads each declared source once, checks it against the step's identity and writes its snapshot under `dir`. */
+async function snapshotSources(step: string, t: CommandTemplate, dir: string): Promise<void> {
+  for (const [rel, want] of Object.entries(t.sources)) {
+    const from = join(t.cwd, rel);
+    let bytes: Buffer;
+    let mode: number;
+    try {
+      [bytes, mode] = await Promise.all([readFile(from), stat(from).then((s) => s.mode & 0o777)]);
+    } catch (cause) {
+      throw new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": declared source ${rel} cannot be read at ${from} (${(cause as Error).message}); restore it, or run where the project is.`, { step, cause });
+    }
+    const got = getBackend().xxh64Hex(bytes);
+    if (got !== want) {
+      throw new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": ${rel} changed after the pipeline was declared (content hash ${got}, declared with ${want}); run the pipeline again so its identity covers the new content.`, { step });
+    }
+    const copy = join(dir, rel);
+    await mkdir(dirname(copy), { recursive: true });
+    await writeFile(copy, bytes);
+    await chmod(copy, mode | 0o400);
+  }
+}
+
+/** The entrypoint of a command step (see the module comment). */
+export const commandStep: EntrypointBuilder = async (job, ctx) => {
+  const step = job.spec.name;
+  if (!ctx.sharedFs) {
+    throw new CairnError('CAIRN_EXECUTOR', `Step "${step}": the Ray executor runs command steps with their context, result and log files in the attempt directory, on a filesystem the Ray nodes share with the runner; this executor has sharedFs: false. Share the store's directory with the nodes and set sharedFs: true (outputs through an object store without a shared filesystem are not supported on Ray yet).`, { step });
+  }
+  const t = templateOf(job);
+  for (const k of Object.keys(t.env)) {
+    if (!ENV_NAME.test(k)) throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": environment variable name ${JSON.stringify(k)} cannot be set by the POSIX shell that starts the program on a Ray node; use letters, digits and _ (not first a digit).`, { step });
+  }
+  const dir = job.attemptDir;
+  const snapshots = join(dir, 'sources');
+  const work = join(dir, 'work');
+  const contextPath = join(dir, 'context.json');
+  const resultPath = join(dir, 'result.json');
+  await mkdir(dir, { recursive: true });
+  await rm(resultPath, { force: true });
+  for (const p of [job.logPaths.stdout, job.logPaths.stderr]) await mkdir(dirname(p), { recursive: true });
+  if (posix.isAbsolute(job.outputPath)) await mkdir(job.outputPath, { recursive: true });
+  await snapshotSources(step, t, snapshots);
+  // gpuIndices are added on the node, from the slots Ray assigns (step 2 of the script).
+  const attempt = { step, attempt: job.task.attempt, outputPath: job.outputPath, depPaths: job.task.depPaths, contextPath, resultPath };
+  await writeFile(contextPath, JSON.stringify(commandContext(t, attempt)));
+
+  const q = shQuote;
+  const gpus = typeof job.resources.gpus === 'number' ? job.resources.gpus : (job.resources.gpus?.count ?? 0);
+  const stageFail = `exit ${STAGE_FAILED_EXIT}`;
+  const lines = [
+    `[ -d ${q(dir)} ] || { echo "cairn: Ray node $(hostname) does not see the attempt directory "${q(dir)}": the Ray nodes must share the store's filesystem with the runner" >&2; exit ${NOT_FOUND_EXIT}; }`,
+    `exec >>${q(job.logPaths.stdout)} 2>>${q(job.logPaths.stderr)} || exit ${NOT_FOUND_EXIT}`,
+  ];
+  if (gpus > 0) {
+    lines.push(`case "\${CUDA_VISIBLE_DEVICES-}" in ''|*[!0-9,]*) ;; *) { printf '{"gpuIndices":[%s],' "$CUDA_VISIBLE_DEVICES" && tail -c +2 ${q(contextPath)}; } >${q(`${contextPath}.gpu`)} && mv -f ${q(`${contextPath}.gpu`)} ${q(contextPath)} || ${stageFail};; esac`);
+  }
+  const rels = Object.keys(t.sources);
+  const inProject = [`[ -d ${q(t.cwd)} ]`, ...rels.map((rel) => `[ -f ${q(join(t.cwd, rel))} ]`)].join(' && ');
+  lines.push(`if ${inProject}; then`);
+  for (const rel of rels) {
+    const message = `${SOURCE_CHANGED_MARK} ${rel} of step "${step}" changed in ${t.cwd} after the pipeline was declared; run the pipeline again so its identity covers the new content`;
+    lines.push(`  cmp -s ${q(join(snapshots, rel))} ${q(join(t.cwd, rel))} || { echo ${q(message)} >&2; ${stageFail}; }`);
+  }
+  lines.push(`  cd ${q(t.cwd)} || ${stageFail}`, 'else', `  mkdir -p ${q(work)} || ${stageFail}`);
+  for (const rel of rels) {
+    const to = join(work, rel);
+    lines.push(`  mkdir -p ${q(dirname(to))} && cp ${q(join(snapshots, rel))} ${q(to)} || { echo ${q(`cairn: cannot stage the source ${rel} of step "${step}"`)} >&2; ${stageFail}; }`);
+  }
+  lines.push(`  cd ${q(work)} || ${stageFail}`, 'fi');
+  for (const [k, v] of Object.entries(commandEnv(t, attempt))) lines.push(`export ${k}=${q(v)}`);
+  const program = q(t.program);
+  lines.push(`command -v ${program} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(t.program)}: not found`)} "on PATH ($PATH) in $(pwd) on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`);
+  lines.push(['exec', program, ...commandArgs(t, attempt).map(q)].join(' '));
+  return { command: `${lines.join('\n')}\n`, resultPath, program: t.program };
+};

@@ -1,0 +1,87 @@
+/**
+ * What a Ray job runs for a step: its entrypoint (a shell command: Ray runs it with `sh -c`).
+ *
+ * A `path` / `apply` step runs through Cairn's worker entry, as the process executor runs it —
+ * `node <runner>/dist/worker-entry.js --task <attemptDir>/task.msgpack --result <attemptDir>/result.msgpack` —
+ * with its stdout/stderr appended to the attempt's log files, on a filesystem the Ray nodes share
+ * with the runner. Before it starts, the entrypoint checks that `node` and the worker entry are
+ * there, and says so on stderr (Ray's job log) with exit code 127 when they are not.
+ *
+ * A command step (a program: `task.ref.module === COMMAND_MODULE`) runs with a POSIX shell and
+ * no Node (command-entrypoint.ts). A builder per kind in {@link ENTRYPOINTS} returns the command
+ * and, when the step reports through a result file, its path.
+ */
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CairnError, COMMAND_MODULE, encodeTask, type StepKind } from '@cairn/core';
+import { commandStep } from './command-entrypoint.js';
+import { shQuote } from './quote.js';
+import { workerEntryPath, type JobRequest } from './runner-api.js';
+
+export { shQuote } from './quote.js';
+
+/** A step's job, ready to submit. */
+export interface JobEntrypoint {
+  /** The shell command Ray runs. */
+  readonly command: string;
+  /** The worker's result file (`undefined`: the entrypoint's exit code is the outcome). */
+  readonly resultPath?: string | undefined;
+  /**
+   * A command step's program: `resultPath` is then the JSON file the program may write
+   * (`$CAIRN_RESULT`), and a non-zero exit is `CAIRN_COMMAND_FAILED` (see command-status.ts).
+   */
+  readonly program?: string | undefined;
+}
+
+/** What a builder may use. */
+export interface EntrypointContext {
+  /** `node` on the Ray nodes. */
+  readonly nodePath: string;
+  /** The worker entry as the Ray nodes see it; `undefined`: this runner's own. */
+  readonly workerEntry: string | undefined;
+  /** The Ray nodes see the runner's files at the same paths. */
+  readonly sharedFs: boolean;
+}
+
+/** Builds (and prepares the files of) one step kind's entrypoint. */
+export type EntrypointBuilder = (job: JobRequest, ctx: EntrypointContext) => Promise<JobEntrypoint>;
+
+/** A step run by Cairn's worker entry (`path` and `apply` steps). */
+const workerStep: EntrypointBuilder = async (job, ctx) => {
+  if (!ctx.sharedFs) {
+    throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}": the Ray executor runs ${job.task.kind} steps through Cairn's worker, which reads its task and writes its output on a filesystem the Ray nodes share with the runner; this executor has sharedFs: false. Share the store's directory (or the S3 store's localRoot) with the nodes and set sharedFs: true.`, { step: job.spec.name });
+  }
+  const entry = ctx.workerEntry ?? workerEntryPath();
+  const node = ctx.nodePath;
+  await mkdir(job.attemptDir, { recursive: true });
+  for (const p of [job.logPaths.stdout, job.logPaths.stderr]) await mkdir(join(p, '..'), { recursive: true });
+  const taskPath = join(job.attemptDir, 'task.msgpack');
+  const resultPath = join(job.attemptDir, 'result.msgpack');
+  await rm(resultPath, { force: true });
+  await writeFile(taskPath, encodeTask(job.task));
+  const q = shQuote;
+  const command = [
+    `command -v ${q(node)} >/dev/null 2>&1 || { echo "cairn: no Node.js (${node}) on Ray node $(hostname): install Node >= 20 on every Ray node, or set the Ray executor's nodePath" >&2; exit 127; }`,
+    `[ -r ${q(entry)} ] || { echo "cairn: the worker entry ${entry} is not readable on Ray node $(hostname): the Ray nodes must share the runner's filesystem (or set workerEntry to its path there)" >&2; exit 127; }`,
+    `exec ${q(node)} ${q(entry)} --task ${q(taskPath)} --result ${q(resultPath)} >>${q(job.logPaths.stdout)} 2>>${q(job.logPaths.stderr)}`,
+  ].join('; ');
+  return { command, resultPath };
+};
+
+/**
+ * Entrypoint builders by step kind. `command` is a command step (an `apply` step whose function
+ * is the reserved `cairn:command`): its program runs with a POSIX shell, without Node.
+ */
+export const ENTRYPOINTS: Partial<Record<StepKind | 'command', EntrypointBuilder>> = {
+  path: workerStep,
+  apply: workerStep,
+  command: commandStep,
+};
+
+/** The entrypoint of `job`'s step. */
+export function buildEntrypoint(job: JobRequest, ctx: EntrypointContext): Promise<JobEntrypoint> {
+  const kind = job.task.ref.module === COMMAND_MODULE ? 'command' : job.task.kind;
+  const build = ENTRYPOINTS[kind];
+  if (!build) throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}": the Ray executor cannot run steps of kind "${kind}" yet (it runs ${Object.keys(ENTRYPOINTS).join(', ')}).`, { step: job.spec.name });
+  return build(job, ctx);
+}

@@ -1,0 +1,159 @@
+/**
+ * Command steps (`ref.module === COMMAND_MODULE`) on an SSH host that has neither Node nor the
+ * bundle: only a POSIX shell. The runner side resolves the step's template with the paths the
+ * host sees, uploads each declared source once per content hash (`<workDir>/sources/<xxh64>/`,
+ * checked by SHA-256 right before it runs, as code is) and writes the task as a shell script,
+ * `task.sh`, every value in it quoted: it copies the sources into `<jobDir>/work/` under their
+ * relative paths, writes the context file, and `exec`s the program there. The wrapper, the
+ * status check, logs, cancel and the watchdog are the ones every detached job has; at the end
+ * the exit code and `result.json` become the step's result or a `CAIRN_COMMAND_*` failure.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import { constants } from 'node:os';
+import { posix } from 'node:path';
+import { CairnError, resolveTemplate, type CommandContextFile, type CommandTemplate, type TaskPayload } from '@cairn/core';
+import { checkSources, lastLines, parseReportedResult, readTemplate, resolveValue, TAIL_BYTES } from '@cairn/runner/executor';
+import type { JobStatus } from '@cairn/runner/executor';
+import { bundlePath, type CodeBundle } from './deploy.js';
+import { shQuote, shScript } from './quote.js';
+import { TAIL_SCRIPT } from './remote-script.js';
+import type { HostState, Job } from './state.js';
+
+/** The first words of the line `task.sh` prints when the program cannot be found (exit 127). */
+const NOT_FOUND_MARK = 'cairn: cannot start';
+
+/** Exit code of `task.sh` when it cannot stage the step's files (before the program starts). */
+const STAGE_FAILED_EXIT = 125;
+
+/** What a command step's launch sends its host. */
+export interface CommandLaunch {
+  /** The declared sources, as bundles to upload under `<workDir>/sources/`. */
+  readonly sources: readonly CodeBundle[];
+  /** The task: `task.sh`. */
+  readonly script: string;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The program's name as the step declared it (for messages before its template is read). */
+export function programOf(task: TaskPayload): string {
+  const p = (task.inputs as { program?: unknown } | null)?.program;
+  return typeof p === 'string' ? p : '(program)';
+}
+
+/**
+ * Prepares a command step's launch: its template resolved with the host's paths (`outputPath`,
+ * `depPaths`), its sources read (and checked against the hashes in its identity) and `task.sh`.
+ */
+export async function prepareCommand(task: TaskPayload, host: { workDir: string; jobDir: string; outputPath: string; depPaths: Readonly<Record<string, string>>; gpuIndices: readonly number[] }): Promise<CommandLaunch> {
+  const step = task.name;
+  const t = readTemplate(step, resolveTemplate(task.inputs, task.depKeys, host.outputPath, host.depPaths, step));
+  return { sources: await readSources(step, t), script: taskScript(task, t, host) };
+}
+
+/** Checks and reads each declared source (`CAIRN_COMMAND_SOURCE` when one is missing or changed). */
+async function readSources(step: string, t: CommandTemplate): Promise<CodeBundle[]> {
+  await checkSources(step, t);
+  return Object.entries(t.sources).map(([rel, xxh64]) => {
+    const bytes = readFileSync(posix.join(t.cwd, rel));
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    return { hash: xxh64, sha256, fileName: posix.basename(rel), bytes, area: 'sources' as const };
+  });
+}
+
+/** Whether a source is executable here (its staged copy keeps that). */
+function executable(t: CommandTemplate, rel: string): boolean {
+  try {
+    return (statSync(posix.join(t.cwd, rel)).mode & 0o111) !== 0;
+  } catch {
+    return false;
+  }
+}
+
+/** The task script (`task.sh`), run by the wrapper in the job dir. Every value in it is quoted. */
+function taskScript(task: TaskPayload, t: CommandTemplate, host: { workDir: string; jobDir: string; outputPath: string; depPaths: Readonly<Record<string, string>>; gpuIndices: readonly number[] }): string {
+  const step = task.name;
+  const ctx = { attempt: task.attempt };
+  const q = shQuote;
+  const fail = `exit ${STAGE_FAILED_EXIT}`;
+  // The launch made `work` (and the output dir); only a relaunch in this dir finds a used one.
+  const lines = [`# Cairn command step ${JSON.stringify(step)}, attempt ${task.attempt}`, `if [ -e context.json ] || [ ! -d work ]; then rm -rf work context.json && mkdir work || ${fail}; fi`];
+  for (const [rel, xxh64] of Object.entries(t.sources)) {
+    const from = bundlePath(host.workDir, { hash: xxh64, fileName: posix.basename(rel), area: 'sources', sha256: '', bytes: new Uint8Array() });
+    const to = `work/${rel}`;
+    const dir = posix.dirname(to);
+    lines.push(`${dir === 'work' ? '' : `mkdir -p -- ${q(dir)} && `}cp -- ${q(from)} ${q(to)}${executable(t, rel) ? ` && chmod u+x -- ${q(to)}` : ''} || { echo ${q(`cairn: cannot stage the source ${rel} of step "${step}"`)} >&2; ${fail}; }`);
+  }
+  const argv = t.args.map((a) => resolveValue(a, ctx));
+  const context: CommandContextFile = {
+    cairn: 1,
+    step,
+    attempt: task.attempt,
+    outputPath: host.outputPath,
+    inputs: t.inputs,
+    runtime: t.runtime,
+    depPaths: host.depPaths,
+    argv: [t.program, ...argv],
+    sources: t.sources,
+    gpuIndices: host.gpuIndices,
+    resultPath: `${host.jobDir}/result.json`,
+  };
+  lines.push(`printf '%s' ${q(JSON.stringify(context))} > context.json || ${fail}`);
+  if (host.outputPath.startsWith('/')) lines.push(`[ -d ${q(host.outputPath)} ] || mkdir -p -- ${q(host.outputPath)} || ${fail}`);
+  lines.push(`cd work || ${fail}`);
+  for (const [k, v] of Object.entries(t.env)) {
+    if (!ENV_NAME.test(k)) throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": environment variable name ${JSON.stringify(k)} cannot be set by a POSIX shell on an SSH host; use letters, digits and _ (not first a digit).`, { step });
+    lines.push(`export ${k}=${q(resolveValue(v, ctx))}`);
+  }
+  const env = { CAIRN_CONTEXT: `${host.jobDir}/context.json`, CAIRN_RESULT: context.resultPath, CAIRN_OUTPUT: host.outputPath, CAIRN_STEP: step, CAIRN_ATTEMPT: String(task.attempt) };
+  for (const [k, v] of Object.entries(env)) lines.push(`export ${k}=${q(v)}`);
+  const program = q(t.program);
+  lines.push(`command -v -- ${program} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(t.program)}: not found`)} "on PATH ($PATH) in $(pwd)" >&2; exit 127; }`);
+  // exec: the program is the wrapper's child, so the group's TERM reaches it (and all it started).
+  lines.push(['exec', program, ...argv.map(q)].join(' '));
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * How a command job that ended with `code` ends: `succeeded` with the result it reported (code 0);
+ * otherwise `failed` with `CAIRN_COMMAND_FAILED` (the code or signal and the last lines of its
+ * stderr, read from the host) or `CAIRN_COMMAND_NOT_FOUND`.
+ */
+export async function commandOutcome(j: Job, h: HostState, code: number, resultText: string | null, log: (line: string) => void): Promise<JobStatus> {
+  const step = j.info.step;
+  const program = j.info.command?.program ?? '(program)';
+  if (code === 0) {
+    try {
+      const reported = resultText === null ? undefined : parseReportedResult(step, program, resultText);
+      if (reported?.metadata !== undefined) log(`Step "${step}" metadata ${JSON.stringify(reported.metadata)}`);
+      return { state: 'succeeded', result: reported?.result, exitCode: 0 };
+    } catch (error) {
+      return { state: 'failed', error, exitCode: 0, reason: (error as Error).message };
+    }
+  }
+  const tail = await stderrTail(j, h);
+  const where = `on SSH host "${h.options.name}" (${j.info.jobDir})`;
+  let error: CairnError;
+  if (code === 127 && tail.includes(NOT_FOUND_MARK)) {
+    error = new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": ${tail.slice(tail.indexOf(NOT_FOUND_MARK) + NOT_FOUND_MARK.length + 1).trim()} ${where}; install it on the host, fix the name, or give its path.`, { step });
+  } else {
+    const how = code === STAGE_FAILED_EXIT && tail.includes('cairn: cannot stage') ? 'could not be started (its files could not be staged)' : describeExit(code);
+    error = new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${program} ${how} ${where}.${tail ? `\nstderr (last lines):\n${tail}` : ' It wrote nothing to stderr.'}`, { step });
+  }
+  Object.assign(error, { exitCode: code, logTail: tail, host: h.options.name });
+  return { state: 'failed', error, exitCode: code, reason: `exit code ${code}` };
+}
+
+/** `exited with code N`, or `was killed by SIGX` for the shell's 128+N. */
+function describeExit(code: number): string {
+  const name = code > 128 ? Object.entries(constants.signals).find(([, n]) => n === code - 128)?.[0] : undefined;
+  return name === undefined ? `exited with code ${code}` : `was killed by ${name} (exit status ${code})`;
+}
+
+/** The last lines of the job's stderr on its host. */
+async function stderrTail(j: Job, h: HostState): Promise<string> {
+  const r = await h.conn.exec(shScript(TAIL_SCRIPT, [String(TAIL_BYTES), `${j.info.jobDir}/stderr.log`])).catch(() => null);
+  const text = r?.stdout.toString('utf8') ?? '';
+  return lastLines(text, r !== null && r.stdout.length >= TAIL_BYTES);
+}
