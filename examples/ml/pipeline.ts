@@ -19,10 +19,13 @@ export const tokens = command({
   inputs: { corpus, vocab: 24 },
 });
 
+// Resumes from its checkpoint directory ($CAIRN_CHECKPOINT_DIR) after a crash, a kill or a
+// preemption; TRAIN_EPOCH_SECONDS slows it down to watch that (a runtime value: not identity).
 export const model = command({
   name: 'train', version: 'v1', program: 'python3', dir, env, sources: ['train.py'],
   args: ['train.py', '--tokens', input('tokens'), '--epochs', input('epochs'), '--out', OUT],
   inputs: { tokens, epochs: 3 },
+  runtime: { epochSeconds: Number(process.env.TRAIN_EPOCH_SECONDS ?? 0) },
 });
 
 export const evaluation = command({

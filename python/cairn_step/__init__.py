@@ -52,6 +52,8 @@ class Context(object):
         self.gpu_indices = data.get("gpuIndices")
         #: Where report() writes.
         self.result_path = data.get("resultPath")
+        #: The step's durable checkpoint directory (kept across attempts and runs until it succeeds), or None.
+        self.checkpoint_dir = data.get("checkpointDir")
 
     def __getitem__(self, key):
         return self.data[key]

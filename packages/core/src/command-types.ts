@@ -4,12 +4,12 @@
  * executors build on this shape; importing this file pulls in no runtime code.
  */
 
-/** Context values known only when an attempt runs. `checkpointDir` will join them. */
-export type CommandContextName = 'attempt';
+/** Context values known only when an attempt runs: the attempt number, the step's checkpoint directory. */
+export type CommandContextName = 'attempt' | 'checkpointDir';
 
 /** A context placeholder as it travels in a template: `{ "$context": "attempt" }`. */
 export interface CommandContextMarker {
-  /** Which context value goes here (as a decimal string for `attempt`). */
+  /** Which context value goes here (a decimal string for `attempt`, an absolute path for `checkpointDir`). */
   readonly $context: CommandContextName;
 }
 
@@ -40,6 +40,12 @@ export interface CommandTemplate {
   readonly runtime: Readonly<Record<string, unknown>>;
   /** Milliseconds between SIGTERM and SIGKILL to the program's process group when it must stop. */
   readonly killGraceMs?: number;
+  /** Exit codes that mean the program was preempted (retried from `preemptionRetries`, not `retries`). */
+  readonly preemptionExitCodes?: readonly number[];
+  /** Keep the step's checkpoint directory after it succeeds (else it is removed with the commit). */
+  readonly keepCheckpoints?: boolean;
+  /** Preempted attempts retried without spending `retries` (overrides the runner's `preemptionRetries`). */
+  readonly preemptionRetries?: number;
 }
 
 /** The context file a program finds at `$CAIRN_CONTEXT` (JSON). */
@@ -66,4 +72,9 @@ export interface CommandContextFile {
   readonly gpuIndices?: readonly number[];
   /** Where the program may write its result: JSON `{ "result": …, "metadata": {…} }`. */
   readonly resultPath: string;
+  /**
+   * The step's durable checkpoint directory (also `$CAIRN_CHECKPOINT_DIR`): what earlier attempts
+   * and runs of this step left there survives until the step succeeds. Absent on stores without one.
+   */
+  readonly checkpointDir?: string;
 }

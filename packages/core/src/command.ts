@@ -55,7 +55,7 @@ class ContextPlaceholder {
     Object.freeze(this);
   }
   toString(): string {
-    return this.context.toUpperCase();
+    return this.context === 'checkpointDir' ? 'CHECKPOINT_DIR' : this.context.toUpperCase();
   }
 }
 brand(ContextPlaceholder.prototype, CONTEXT_BRAND);
@@ -76,6 +76,13 @@ export function input<const K extends string>(name: K): InputRef<K> {
 /** The 1-based attempt number of the running attempt, as a decimal argument. */
 export const ATTEMPT: ContextRef<'attempt'> = new ContextPlaceholder('attempt') as ContextRef<'attempt'>;
 
+/**
+ * The step's durable checkpoint directory, as an absolute path argument (also
+ * `$CAIRN_CHECKPOINT_DIR`): it outlives failed attempts and killed runs until the step succeeds,
+ * so a program resumes from what it finds there. Never part of the output.
+ */
+export const CHECKPOINT_DIR: ContextRef<'checkpointDir'> = new ContextPlaceholder('checkpointDir') as ContextRef<'checkpointDir'>;
+
 /** One argument (or environment value) of a command: a string or a placeholder. */
 export type CommandArg<K extends string> = string | InputRef<K> | Out | ContextRef;
 
@@ -87,7 +94,7 @@ export interface CommandOptions<I extends Readonly<Record<string, unknown>>> {
   version: string;
   /** The program: a name looked up on `PATH` (`python3`), or a path (relative ones from `dir`). Hashed by name, not by content: declare scripts in `sources`. */
   program: string;
-  /** Its arguments, each one argv entry (no shell): strings, `input('name')`, `OUT`, `ATTEMPT`. Hashed. @default [] */
+  /** Its arguments, each one argv entry (no shell): strings, `input('name')`, `OUT`, `ATTEMPT`, `CHECKPOINT_DIR`. Hashed. @default [] */
   args?: readonly CommandArg<Extract<keyof NoInfer<I>, string>>[];
   /**
    * The step's inputs: dependency handles (the program gets their output paths), `OUT`, and plain
@@ -116,6 +123,16 @@ export interface CommandOptions<I extends Readonly<Record<string, unknown>>> {
   runtime?: Readonly<Record<string, unknown>>;
   /** Milliseconds between SIGTERM and SIGKILL to the program's process group on cancel or timeout. Never hashed. @default 1000 */
   killGraceMs?: number;
+  /**
+   * Exit codes by which the program says it was preempted (a spot interruption it caught): such an
+   * attempt is retried from `preemptionRetries`, not `retries`. A program killed by a SIGTERM the
+   * runner did not send counts as preempted too. Never hashed. @default []
+   */
+  preemptionExitCodes?: readonly number[];
+  /** Preempted attempts retried without spending `retries`, with backoff. Never hashed. @default the runner's `preemptionRetries` (100) */
+  preemptionRetries?: number;
+  /** Keep the checkpoint directory after the step succeeds (`cairn clean` removes it with the step); else the commit removes it. Never hashed. @default false */
+  keepCheckpoints?: boolean;
   /** Fixed output location (as for `apply`). */
   pin?: string;
   /** Default location when unpinned (as for `apply`). */
@@ -134,7 +151,7 @@ export interface CommandOptions<I extends Readonly<Record<string, unknown>>> {
   artifact?: AnyKind;
 }
 
-const COMMAND_KEYS: ReadonlySet<string> = new Set(['name', 'version', 'program', 'args', 'inputs', 'sources', 'dir', 'env', 'runtime', 'killGraceMs', 'pin', 'layout', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs', 'artifact']);
+const COMMAND_KEYS: ReadonlySet<string> = new Set(['name', 'version', 'program', 'args', 'inputs', 'sources', 'dir', 'env', 'runtime', 'killGraceMs', 'preemptionExitCodes', 'preemptionRetries', 'keepCheckpoints', 'pin', 'layout', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs', 'artifact']);
 
 /** Executors that run on this host: a program they run must be found here. */
 const LOCAL_EXECUTORS: ReadonlySet<string> = new Set(['inline', 'threads', 'process']);
@@ -199,6 +216,23 @@ export function command(options: CommandOptions<Readonly<Record<string, unknown>
   const hashed = { $command: 1, program, args, env, sources, inputs };
   const notHashed: Record<string, unknown> = { cwd: dir, runtime };
   if (options.killGraceMs !== undefined) notHashed.killGraceMs = options.killGraceMs;
+  if (options.preemptionExitCodes !== undefined) {
+    const codes = options.preemptionExitCodes as unknown;
+    if (!Array.isArray(codes) || !codes.every((c) => Number.isInteger(c) && c > 0 && c < 256)) {
+      throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": preemptionExitCodes must be a list of exit codes from 1 to 255 such as [75], got ${describeValue(codes)}.`, { step: name });
+    }
+    notHashed.preemptionExitCodes = [...codes];
+  }
+  if (options.preemptionRetries !== undefined) {
+    if (!(Number.isSafeInteger(options.preemptionRetries) && options.preemptionRetries >= 0)) {
+      throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": preemptionRetries must be a whole number ≥ 0, got ${describeValue(options.preemptionRetries)}.`, { step: name });
+    }
+    notHashed.preemptionRetries = options.preemptionRetries;
+  }
+  if (options.keepCheckpoints !== undefined) {
+    if (typeof options.keepCheckpoints !== 'boolean') throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": keepCheckpoints must be true or false, got ${describeValue(options.keepCheckpoints)}.`, { step: name });
+    notHashed.keepCheckpoints = options.keepCheckpoints;
+  }
   return apply({
     name: options.name,
     version: options.version,

@@ -73,6 +73,10 @@ export type CairnErrorCode =
   | 'CAIRN_CANCELLED'
   /** The step exceeded its timeout. */
   | 'CAIRN_TIMEOUT'
+  /** The attempt was preempted (spot interruption, a SIGTERM the runner did not send, a preemption exit code, a scheduler's preemption): retried from `preemptionRetries`. */
+  | 'CAIRN_PREEMPTED'
+  /** A step's checkpoint directory cannot be created, read or kept. */
+  | 'CAIRN_CHECKPOINT'
   /** Another runner took over this step's lease; the step was aborted. */
   | 'CAIRN_LEASE_LOST'
   /** The named executor is not registered, or cannot run this step. */

@@ -4,7 +4,7 @@
  */
 export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
 export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, LoadedValue, Out } from './handle.js';
-export { command, input, ATTEMPT, isCommandStep } from './command.js';
+export { command, input, ATTEMPT, CHECKPOINT_DIR, isCommandStep } from './command.js';
 export type { CommandArg, CommandOptions, ContextRef, InputRef } from './command.js';
 export { COMMAND_MODULE, COMMAND_REF, commandRunner, registerCommandRunner } from './command-ref.js';
 export type { CommandRunner } from './command-ref.js';

@@ -47,6 +47,8 @@ export interface TaskPayload {
   readonly depResults: Readonly<Record<string, unknown>>;
   /** 1-based attempt. */
   readonly attempt: number;
+  /** The step's durable checkpoint directory (`ctx.checkpointDir`), when its store keeps one. */
+  readonly checkpointDir?: string;
   /** Resources assigned (may include `gpuIndices`). */
   readonly resources: Resources & { gpuIndices?: readonly number[] };
   /** The store's step access, for stores that offer one (object stores); absent on filesystems. */

@@ -66,6 +66,15 @@ export interface StepContext {
   readonly resources: Readonly<Resources & { gpuIndices?: readonly number[] }>;
   /** 1-based attempt number. */
   readonly attempt: number;
+  /**
+   * The step's durable checkpoint directory (absolute path), beside its output on the same
+   * store: what earlier attempts and runs of this step left there is still there (a retry, a
+   * rerun after a crash, an adopted job), until the step succeeds. Never published as the output.
+   * Write each checkpoint under a temporary name starting with `.` and rename it: a name without
+   * a leading dot is a complete checkpoint (see the runner README, "Commits and leases").
+   * Absent on stores without one (the in-memory store).
+   */
+  readonly checkpointDir?: string;
   /** The executor client: submit more work from inside a step (see @cairn/runner). */
   readonly client: unknown;
   /**

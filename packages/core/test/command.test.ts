@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { apply, ATTEMPT, COMMAND_REF, command, describeDrift, input, isCommandStep, lower, makeTask, OUT, type CairnError } from '../src/index.js';
+import { apply, ATTEMPT, CHECKPOINT_DIR, COMMAND_REF, command, describeDrift, input, isCommandStep, lower, makeTask, OUT, type CairnError } from '../src/index.js';
 
 const project = mkdtempSync(join(tmpdir(), 'cairn-command-core-'));
 afterAll(() => rmSync(project, { recursive: true, force: true }));
@@ -147,5 +147,26 @@ describe('command(): bad input is a typed error before anything runs', () => {
     expect(caught(() => command({ name: 'bad', version: 'v1', program: 'true', env: { CAIRN_CONTEXT: 'x' }, dir: project })).message).toContain('reserved');
     expect(caught(() => command({ name: 'bad', version: 'v1', program: 'true', env: { 'A-B': 'x' }, dir: project })).code).toBe('CAIRN_INVALID_SPEC');
     expect(caught(() => command({ name: 'bad', version: 'v1', program: 'true', argv: [] } as never)).code).toBe('CAIRN_UNKNOWN_OPTION');
+  });
+});
+
+describe('command(): checkpoints and preemption options', () => {
+  const base = { name: 'train', version: 'v1', program: 'python3', dir: project } as const;
+  it('CHECKPOINT_DIR lowers to a context marker; the preemption and checkpoint options are not identity', () => {
+    const a = lower(command({ ...base, args: ['--ckpt', CHECKPOINT_DIR] }));
+    const b = lower(command({ ...base, args: ['--ckpt', CHECKPOINT_DIR], preemptionExitCodes: [75], preemptionRetries: 5, keepCheckpoints: true }));
+    expect(a.nameWithHash).toBe(b.nameWithHash);
+    expect((a.inputs as { args: unknown[] }).args).toEqual(['--ckpt', { $context: 'checkpointDir' }]);
+    expect(b.runtime).toMatchObject({ preemptionExitCodes: [75], preemptionRetries: 5, keepCheckpoints: true });
+    expect(String(CHECKPOINT_DIR)).toBe('CHECKPOINT_DIR');
+  });
+
+  it.each([
+    ['preemptionExitCodes', [0]],
+    ['preemptionExitCodes', 75],
+    ['preemptionRetries', -1],
+    ['keepCheckpoints', 'yes'],
+  ])('rejects %s: %j with CAIRN_INVALID_SPEC naming the step', (key, value) => {
+    expect(() => command({ ...base, [key]: value } as never)).toThrow(expect.objectContaining({ code: 'CAIRN_INVALID_SPEC', step: 'train' }));
   });
 });

@@ -11,6 +11,10 @@ export const RUNNER_DEFAULTS = Object.freeze({
   forceRunFailed: true,
   /** Infrastructure failures retried per step without spending its own retries. */
   infraRetries: 3,
+  /** Preempted attempts retried per step without spending its own retries (spot GPUs are preempted often). */
+  preemptionRetries: 100,
+  /** The wait before the attempt after a step's first preemption, doubled after each (at most 5 minutes). */
+  preemptionBackoffMs: 1000,
   /** Where unpinned `apply` steps live: `{name}/{version}-{hash}`. */
   layout: 'content',
   /** A built step at a fixed path whose recipe changed is an error (not served stale). */

@@ -177,6 +177,12 @@ const RUNNER_CHECKS = {
   infraRetries: (v, where) => {
     if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) fail(where, `must be a non-negative integer (infrastructure failures retried per step), got ${describeValue(v)}.`);
   },
+  preemptionRetries: (v, where) => {
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) fail(where, `must be a non-negative integer (preempted attempts retried per step), got ${describeValue(v)}.`);
+  },
+  preemptionBackoffMs: (v, where) => {
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) fail(where, `must be a number of milliseconds ≥ 0 (the wait after a step's first preemption), got ${describeValue(v)}.`);
+  },
   layout: (v, where) => {
     if (v !== 'content' && v !== 'versioned') fail(where, `must be "content" ({name}/{version}-{hash}, the default) or "versioned" ({name}/{version}, Marin's fixed paths), got ${describeValue(v)}.`);
   },

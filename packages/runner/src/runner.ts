@@ -63,6 +63,14 @@ export interface StepRunnerOptions {
    */
   readonly infraRetries?: number;
   /**
+   * Preempted attempts (an executor's `preempted: true`: a scheduler's preemption, a spot
+   * interruption, a step's preemption exit code) retried per step with backoff, spending neither
+   * its `retries` nor `infraRetries`. A command step's own `preemptionRetries` wins. @default 100
+   */
+  readonly preemptionRetries?: number;
+  /** The wait before the attempt after a step's first preemption, doubled after each preemption (at most 5 minutes). @default 1000 */
+  readonly preemptionBackoffMs?: number;
+  /**
    * Where unpinned `apply` steps without a `layout` of their own live (`lower()`'s option, for the
    * handles this runner lowers): `'content'`, `{name}/{version}-{hash}`, or `'versioned'`,
    * Marin's `{name}/{version}` (drift is then checked). @default 'content'
@@ -283,6 +291,8 @@ export class StepRunner {
       remoteExecutor: o.remoteExecutor,
       forceRunFailed: options.forceRunFailed ?? RUNNER_DEFAULTS.forceRunFailed,
       infraRetries: o.infraRetries ?? RUNNER_DEFAULTS.infraRetries,
+      preemptionRetries: o.preemptionRetries ?? RUNNER_DEFAULTS.preemptionRetries,
+      preemptionBackoffMs: o.preemptionBackoffMs ?? RUNNER_DEFAULTS.preemptionBackoffMs,
       signal: options.signal,
       handleSigint: options.handleSigint ?? true,
       emit,

@@ -13,7 +13,7 @@ export type StepState =
   | 'waiting-lease'
   /** An attempt is running on an executor. */
   | 'running'
-  /** An attempt failed and another one follows (`retries`, timeouts, infrastructure faults). */
+  /** An attempt failed or was preempted and another one follows (`retries`, `infraRetries`, `preemptionRetries`). */
   | 'retrying'
   /** Ran in this run and recorded SUCCESS. */
   | 'succeeded'
@@ -69,6 +69,45 @@ export function isFinalState(state: StepState): state is FinalStepState {
 export function isOkState(state: StepState): boolean {
   return STEP_STATES[state].ok;
 }
+
+/** How one attempt of a step ended (what the record's attempt list says, and what the retry policy reads). */
+export type AttemptEnd =
+  /** The step function (or program) returned. */
+  | 'succeeded'
+  /** It threw, or its process failed. */
+  | 'failed'
+  /** It exceeded `timeoutMs`. */
+  | 'timeout'
+  /** It was cancelled (signal, Ctrl-C, an external cancel of its job). */
+  | 'cancelled'
+  /** Another runner took its lease over. */
+  | 'lease-lost'
+  /** The executor lost track of the job (host gone, job vanished). */
+  | 'lost'
+  /** It was preempted (spot interruption, a SIGTERM the runner did not send, a preemption exit code, a scheduler's preemption). */
+  | 'preempted';
+
+/** Which budget a retry after such an attempt spends (retry-policy.ts decides). */
+export type RetryBudget = 'none' | 'retries' | 'infraRetries' | 'preemptionRetries';
+
+/** What an attempt's end means. */
+export interface AttemptEndInfo {
+  /** The budget a retry after it spends (`none`: it is not retried). */
+  readonly budget: RetryBudget;
+  /** How a person reads it (records, `cairn status`). */
+  readonly label: string;
+}
+
+/** Every attempt end, described once. */
+export const ATTEMPT_ENDS: Readonly<Record<AttemptEnd, AttemptEndInfo>> = Object.freeze({
+  succeeded: { budget: 'none', label: 'succeeded' },
+  failed: { budget: 'retries', label: 'failed' },
+  timeout: { budget: 'retries', label: 'timed out' },
+  cancelled: { budget: 'none', label: 'cancelled' },
+  'lease-lost': { budget: 'none', label: 'lease lost to another runner' },
+  lost: { budget: 'infraRetries', label: 'lost by its executor' },
+  preempted: { budget: 'preemptionRetries', label: 'preempted' },
+});
 
 /** What a stored status means to a reader of the store (`cairn status`, `clean`, the report). */
 export interface StatusInfo {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type AttemptEnd, decide, type Decision } from '../src/run/retry-policy.js';
+import { type AttemptEnd, decide, type Decision, MAX_PREEMPTION_BACKOFF_MS, preemptionBackoffMs } from '../src/run/retry-policy.js';
+import { ATTEMPT_ENDS } from '../src/states.js';
 
 type Row = [end: AttemptEnd, infrastructure: boolean, attempts: number, infraRetries: number, retries: number, infraLimit: number, expected: Decision];
 
@@ -24,7 +25,41 @@ const table: Row[] = [
   ['failed', false, 3, 2, 1, 3, 'retry'], // infrastructure retries do not count against the step's
 ];
 
+type PreemptRow = [end: AttemptEnd, attempts: number, infraRetries: number, preemptions: number, retries: number, preemptionLimit: number, expected: Decision];
+
+// Preemptions spend their own budget, never the step's retries nor infraRetries.
+const preemptTable: PreemptRow[] = [
+  ['preempted', 1, 0, 0, 0, 100, 'retry-preempted'],
+  ['preempted', 100, 0, 99, 0, 100, 'retry-preempted'], // the 100th preemption in a row, retries: 0
+  ['preempted', 101, 0, 100, 0, 100, 'fail'], // spent, and no retries of its own
+  ['preempted', 101, 0, 100, 1, 100, 'retry'], // spent: then the step's own retries
+  ['preempted', 1, 0, 0, 0, 0, 'fail'], // preemptionRetries: 0 turns them off
+  ['failed', 4, 0, 3, 0, 100, 'fail'], // after 3 preemptions, a real failure still has no retries
+  ['failed', 4, 0, 3, 1, 100, 'retry'], // preemptions did not spend the one retry
+  ['failed', 5, 1, 3, 0, 100, 'fail'],
+  ['timeout', 3, 0, 2, 1, 100, 'retry'],
+  ['lost', 3, 0, 2, 0, 100, 'retry-infra'], // lost jobs still spend infraRetries
+  ['cancelled', 3, 0, 2, 0, 100, 'cancel'],
+  ['lease-lost', 3, 0, 2, 0, 100, 'abandon'],
+];
+
 describe('retry policy', () => {
+  it.each(preemptTable)('%s at attempt %i with %i infra retries and %i preemptions, retries %i, preemption limit %i → %s', (end, attempts, infraRetries, preemptions, retries, preemptionLimit, expected) => {
+    expect(decide({ end, infrastructure: false }, { attempts, infraRetries, preemptions }, { retries, infraRetries: 3, preemptionRetries: preemptionLimit })).toBe(expected);
+  });
+
+  it('backs off between preemptions: doubling from the base, capped', () => {
+    expect([1, 2, 3, 4].map((n) => preemptionBackoffMs(n, 1000))).toEqual([1000, 2000, 4000, 8000]);
+    expect(preemptionBackoffMs(40, 1000)).toBe(MAX_PREEMPTION_BACKOFF_MS);
+    expect(preemptionBackoffMs(1, 0)).toBe(0);
+  });
+
+  it('the state table says which budget each attempt end spends', () => {
+    expect(ATTEMPT_ENDS.preempted.budget).toBe('preemptionRetries');
+    expect(ATTEMPT_ENDS.lost.budget).toBe('infraRetries');
+    expect(ATTEMPT_ENDS.failed.budget).toBe('retries');
+  });
+
   it.each(table)('%s (infrastructure %s) at attempt %i with %i infra retries, retries %i, infra limit %i → %s', (end, infrastructure, attempts, infraRetries, retries, infraLimit, expected) => {
     expect(decide({ end, infrastructure }, { attempts, infraRetries }, { retries, infraRetries: infraLimit })).toBe(expected);
   });

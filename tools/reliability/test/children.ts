@@ -106,7 +106,8 @@ export function scanStore(work: string): Map<string, StepDir> {
   const out = new Map<string, StepDir>();
   if (!existsSync(store)) return out;
   for (const d of readdirSync(store)) {
-    if (d === '.cairn') continue; // the store's own marker (.cairn/store.json), not a step
+    // Not steps: the store marker (.cairn) and what the store keeps beside outputs (leases, checkpoints).
+    if (d.startsWith('.')) continue;
     const dir = join(store, d);
     out.set(d, { nameWithHash: d, status: readOr(join(dir, '.executor_status')), data: readOr(join(dir, 'data')), record: readOr(join(dir, '.artifact.json')) });
   }

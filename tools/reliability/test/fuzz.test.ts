@@ -418,7 +418,7 @@ describe('public inputs: names, versions, pins, overrides, prefixes, maxConcurre
   it('unknown option keys of apply, StepSpec, StepRunner and run()', () => {
     const applyKeys = ['name', 'fn', 'version', 'inputs', 'runtime', 'pin', 'layout', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs'];
     const specKeys = ['name', 'fn', 'hashAttrs', 'deps', 'resources', 'executor', 'overrideOutputPath', 'writesRecord', 'fingerprintPayload', 'ref', 'kind', 'inputs', 'version', 'fingerprint', 'expectedFingerprint', 'retries', 'timeoutMs', 'provenance', 'source', 'lowering', 'index'];
-    const runnerKeys = ['maxConcurrent', 'prefix', 'executors', 'executorOptions', 'pools', 'defaultExecutor', 'remoteExecutor', 'store', 'stores', 'storeOptions', 'logger', 'onEvent', 'leases', 'infraRetries', 'layout', 'onDrift', 'versions'];
+    const runnerKeys = ['maxConcurrent', 'prefix', 'executors', 'executorOptions', 'pools', 'defaultExecutor', 'remoteExecutor', 'store', 'stores', 'storeOptions', 'logger', 'onEvent', 'leases', 'infraRetries', 'preemptionRetries', 'preemptionBackoffMs', 'layout', 'onDrift', 'versions'];
     const runKeys = ['dryRun', 'forceRunFailed', 'maxConcurrent', 'signal', 'handleSigint', 'rebuild', 'acceptDrift'];
     const all = [...new Set([...applyKeys, ...specKeys, ...runnerKeys, ...runKeys])];
     fc.assert(

@@ -2,7 +2,8 @@
  * What a command step's program is handed, written once for every executor that runs programs:
  * the context file's content ({@link CommandContextFile}) and the variables set for it (the
  * step's own `env`, then `CAIRN_CONTEXT`, `CAIRN_RESULT`, `CAIRN_OUTPUT`, `CAIRN_STEP`,
- * `CAIRN_ATTEMPT`, and `CUDA_VISIBLE_DEVICES` when GPU slots were assigned). Pure: the caller
+ * `CAIRN_ATTEMPT`, `CAIRN_CHECKPOINT_DIR` when the store keeps one, and `CUDA_VISIBLE_DEVICES` when
+ * GPU slots were assigned). Pure: the caller
  * writes the file and starts the program (a child process here, a shell script elsewhere).
  */
 import type { CommandContextFile, CommandTemplate } from '@cairn/core';
@@ -24,10 +25,12 @@ export interface CommandAttempt {
   readonly contextPath: string;
   /** Where the program may write its result (`$CAIRN_RESULT`). */
   readonly resultPath: string;
+  /** The step's durable checkpoint directory (`$CAIRN_CHECKPOINT_DIR`, `CHECKPOINT_DIR`); absent when its store keeps none. */
+  readonly checkpointDir?: string | undefined;
 }
 
 /** The program's arguments for this attempt (context placeholders filled in). */
-export function commandArgs(t: CommandTemplate, a: Pick<CommandAttempt, 'attempt'>): string[] {
+export function commandArgs(t: CommandTemplate, a: Pick<CommandAttempt, 'attempt' | 'checkpointDir' | 'step'>): string[] {
   return t.args.map((v) => resolveValue(v, a));
 }
 
@@ -45,6 +48,7 @@ export function commandContext(t: CommandTemplate, a: CommandAttempt): CommandCo
     sources: t.sources,
     ...(a.gpuIndices === undefined ? {} : { gpuIndices: a.gpuIndices }),
     resultPath: a.resultPath,
+    ...(a.checkpointDir === undefined ? {} : { checkpointDir: a.checkpointDir }),
   };
 }
 
@@ -57,6 +61,7 @@ export function commandEnv(t: CommandTemplate, a: CommandAttempt): Record<string
   env.CAIRN_OUTPUT = a.outputPath;
   env.CAIRN_STEP = a.step;
   env.CAIRN_ATTEMPT = String(a.attempt);
+  if (a.checkpointDir !== undefined) env.CAIRN_CHECKPOINT_DIR = a.checkpointDir;
   if (a.gpuIndices !== undefined) env.CUDA_VISIBLE_DEVICES = a.gpuIndices.join(',');
   return env;
 }

@@ -34,17 +34,20 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
   const t = readTemplate(step, template);
   await checkSources(step, t);
   ctx.signal.throwIfAborted();
+  if (ctx.checkpointDir !== undefined) ensureCheckpointDir(step, ctx.checkpointDir);
   // Dependencies on an object store are fetched, and the program sees their local directories (local-deps.ts).
   const local = await fetchLocalDeps(ctx);
   ctx.signal.throwIfAborted();
-  const argv = localize(commandArgs(t, ctx), local);
   const scratch = await mkdtemp(join(tmpdir(), 'cairn-command-'));
   try {
     const resultPath = join(scratch, 'result.json');
     const contextPath = join(scratch, 'context.json');
-    const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: localDepPaths(ctx.depPaths, local), gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath };
+    const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: localDepPaths(ctx.depPaths, local), gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath, checkpointDir: ctx.checkpointDir };
+    const argv = localize(commandArgs(t, attempt), local);
     await writeFile(contextPath, JSON.stringify(localize(commandContext(t, attempt), local)));
     const env: NodeJS.ProcessEnv = { ...process.env, ...localize(commandEnv(t, attempt), local) };
+    // Not inherited from the runner's own environment: a step without one has none.
+    if (attempt.checkpointDir === undefined) delete env.CAIRN_CHECKPOINT_DIR;
     const exit = await runProgram(step, t, argv, env, ctx);
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (exit.failure !== undefined) throw exit.failure;
@@ -98,7 +101,14 @@ async function runProgram(step: string, t: CommandTemplate, argv: readonly strin
   if (code === 0 || ctx.signal.aborted) return {};
   const tail = ring !== undefined ? ring.text() : await fileTail((logs as { stderr: string }).stderr, stderrFrom);
   const how = signal !== null ? `was killed by ${signal}` : `exited with code ${String(code)}`;
-  const failure = new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${t.program} ${how}.${tail ? `\nstderr (last lines):\n${tail}` : ' It wrote nothing to stderr.'}`, { step });
+  const stderr = tail ? `\nstderr (last lines):\n${tail}` : ' It wrote nothing to stderr.';
+  // A SIGTERM the runner did not send (it sends one only after aborting ctx.signal) is a spot
+  // interruption or a scheduler's preemption, as is an exit code the step declared for it.
+  if (signal === 'SIGTERM' || (code !== null && t.preemptionExitCodes?.includes(code) === true)) {
+    const failure = new CairnError('CAIRN_PREEMPTED', `Step "${step}": ${t.program} ${how}: preempted; it is retried from preemptionRetries, resuming from its checkpoints.${stderr}`, { step, retryable: true });
+    return { failure };
+  }
+  const failure = new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${t.program} ${how}.${stderr}`, { step });
   return { failure };
 }
 
@@ -121,6 +131,16 @@ async function start(step: string, t: CommandTemplate, argv: readonly string[], 
       throw new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": cannot start ${JSON.stringify(t.program)}: ${code === 'EACCES' ? 'not executable' : 'not found'} ${where}; install it, fix the name, or give its path.`, { step, cause });
     }
     throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": cannot start ${JSON.stringify(t.program)}: ${(cause as Error).message}.`, { step, cause, retryable: true });
+  }
+}
+
+/** Creates the step's checkpoint directory if a clean-up removed it; `CAIRN_CHECKPOINT` before the program starts when it cannot be. */
+function ensureCheckpointDir(step: string, dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (cause) {
+    const code = (cause as NodeJS.ErrnoException).code ?? 'error';
+    throw new CairnError('CAIRN_CHECKPOINT', `Step "${step}": its checkpoint directory ${dir} cannot be created (${code}: ${(cause as Error).message}); make the store writable, or choose another prefix.`, { step, cause });
   }
 }
 

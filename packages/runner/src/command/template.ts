@@ -14,7 +14,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 
 function checkValue(step: string, where: string, v: unknown): void {
   if (typeof v === 'string') return;
-  if (isRecord(v) && v.$context === 'attempt') return;
+  if (isRecord(v) && (v.$context === 'attempt' || v.$context === 'checkpointDir')) return;
   bad(step, `has ${describeValue(v)} at ${where} (expected a string or a context placeholder)`);
 }
 
@@ -32,12 +32,31 @@ export function readTemplate(step: string, template: unknown): CommandTemplate {
   if (typeof t.cwd !== 'string') bad(step, 'has no cwd');
   if (!isRecord(t.runtime)) bad(step, 'has no runtime object');
   if (t.killGraceMs !== undefined && typeof t.killGraceMs !== 'number') bad(step, 'has a killGraceMs that is not a number');
+  if (t.preemptionExitCodes !== undefined && !(Array.isArray(t.preemptionExitCodes) && t.preemptionExitCodes.every((c) => typeof c === 'number'))) bad(step, 'has preemptionExitCodes that are not a list of numbers');
   return t as unknown as CommandTemplate;
 }
 
+/** What a context placeholder may stand for: the attempt number, the step's checkpoint directory (and the step's name, for the error when it has none). */
+export interface ContextValues {
+  /** 1-based attempt number (`ATTEMPT`). */
+  readonly attempt: number;
+  /** The step's checkpoint directory (`CHECKPOINT_DIR`); absent when its store keeps none. */
+  readonly checkpointDir?: string | undefined;
+  /** The step's name (a {@link CommandAttempt}'s). */
+  readonly step?: string;
+  /** The step's name (a `StepContext`'s). */
+  readonly name?: string;
+}
+
 /** The string an argument or environment value stands for in this attempt. */
-export function resolveValue(v: CommandValue, ctx: Pick<StepContext, 'attempt'>): string {
-  return typeof v === 'string' ? v : String(ctx.attempt);
+export function resolveValue(v: CommandValue, ctx: ContextValues): string {
+  if (typeof v === 'string') return v;
+  if (v.$context === 'attempt') return String(ctx.attempt);
+  if (ctx.checkpointDir === undefined) {
+    const step = ctx.step ?? ctx.name ?? '?';
+    throw new CairnError('CAIRN_CHECKPOINT', `Step "${step}": its command uses CHECKPOINT_DIR, but its store keeps no checkpoint directory; run it on a filesystem store, or read $CAIRN_CHECKPOINT_DIR and handle its absence.`, { step });
+  }
+  return ctx.checkpointDir;
 }
 
 /**

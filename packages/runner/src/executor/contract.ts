@@ -66,8 +66,15 @@ export interface JobStatus {
   readonly exitCode?: number | null;
   /** A short reason (`TIMEOUT`, `OUT_OF_MEMORY`, `host unreachable`…). */
   readonly reason?: string;
-  /** An infrastructure failure (node failure, preemption, lost host): retried without spending the step's own retries. */
+  /** An infrastructure failure (node failure, lost host): retried without spending the step's own retries. */
   readonly infrastructure?: boolean;
+  /**
+   * The job was preempted, not failed (Slurm `PREEMPTED`/requeue, a spot interruption: a SIGTERM
+   * the runner did not send, a step's `preemptionExitCodes`): retried from `preemptionRetries`
+   * with backoff, spending neither `retries` nor `infraRetries`. Set it with a non-succeeded
+   * state (`failed` or `lost`). An error with code `CAIRN_PREEMPTED` means the same.
+   */
+  readonly preempted?: boolean;
 }
 
 /** True for `succeeded`, `failed`, `cancelled` and `lost`. */
@@ -113,6 +120,12 @@ export interface JobRequest {
   readonly logPaths: { readonly stdout: string; readonly stderr: string };
   /** Directory the executor may use for this attempt's own files (task, result); not created by the runner. */
   readonly attemptDir: string;
+  /**
+   * The step's durable checkpoint directory (`task.checkpointDir`, `ctx.checkpointDir`,
+   * `$CAIRN_CHECKPOINT_DIR`): created by the store, never published, kept across attempts and
+   * runs until the step succeeds. Absent when the store keeps none.
+   */
+  readonly checkpointDir?: string | undefined;
   /** Aborted when the step must stop (cancel, timeout, lease loss). Executors may also rely on `cancel`. */
   readonly signal: AbortSignal;
   /**

@@ -58,7 +58,7 @@ function attemptLogger(job: JobRequest): { log: StepLogger; sink: OutputSink; cl
  * A step's context. A run makes one per step, so it keeps three fields and reads the rest from
  * the job through getters on the prototype: `name`, `outputPath`, `signal` (the job's
  * AbortSignal; the runner may create its controller lazily), `log` (opens nothing until used),
- * `depPaths`, `depResults`, `resources`, `attempt`, `store` and `localInput` (the store's step access).
+ * `depPaths`, `depResults`, `resources`, `attempt`, `checkpointDir`, `store` and `localInput` (the store's step access).
  */
 class InlineContext implements StepContext {
   readonly client: unknown;
@@ -93,6 +93,10 @@ class InlineContext implements StepContext {
 
   get attempt(): number {
     return this.#job.task.attempt;
+  }
+
+  get checkpointDir(): string | undefined {
+    return this.#job.checkpointDir;
   }
 
   get signal(): AbortSignal {

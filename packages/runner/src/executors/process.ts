@@ -87,6 +87,12 @@ async function readResultStatus(resultPath: string, step: string, cancelReason: 
   return statusOf(decodeResult(bytes), step, cancelReason, exitCode);
 }
 
+/** The status of a job whose worker was stopped by a SIGTERM from outside the runner. */
+function preempted(step: string, code: number | null): JobStatus {
+  const error = new CairnError('CAIRN_PREEMPTED', `Step "${step}": its worker process received a SIGTERM the runner did not send (a spot interruption, a scheduler's preemption); retried from preemptionRetries.`, { step, retryable: true });
+  return { state: 'failed', error, exitCode: code, reason: 'preempted', preempted: true };
+}
+
 /**
  * Creates the `process` executor. Completion is event-driven (`exit`); on exit the job's
  * process group is killed so nothing a step started outlives it.
@@ -119,6 +125,9 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
     // Whatever the step started and left behind goes with it.
     signalGroup(job.pid, 'SIGKILL');
     const status = await readResultStatus(job.resultPath, job.step, job.cancelReason, code).catch((err: unknown): JobStatus => ({ state: 'failed', error: err, exitCode: code, reason: 'corrupt result' }));
+    // The worker stopped on a SIGTERM the runner did not send (it sends one only to cancel): a spot
+    // interruption or a scheduler's preemption, not a failure of the step.
+    if (job.cancelReason === undefined && (status?.state === 'cancelled' || (status === undefined && signal === 'SIGTERM'))) return preempted(job.step, code);
     if (status) return status;
     if (job.cancelReason !== undefined) return { state: 'cancelled', exitCode: code, reason: abortReasonCode(job.cancelReason) };
     const how = signal ? `was killed by ${signal}` : `exited with code ${String(code)}`;

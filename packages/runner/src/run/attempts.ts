@@ -4,7 +4,7 @@
  * executor's report, with the step's timeout; a cancel, a timeout or a lost lease aborts it. Also
  * adoption: re-attaching to the job a dead runner left running, instead of submitting again.
  */
-import { CairnError, isCairnError } from '@cairn/core';
+import { CairnError, hasCode, isCairnError } from '@cairn/core';
 import { clientStorage, type ExecutorClient } from '../context.js';
 import type { Executor, JobHandle, JobStatus } from '../executor/contract.js';
 import { isPromise, type Maybe } from '../maybe.js';
@@ -70,6 +70,7 @@ export function endOf(r: AttemptResult): AttemptEnd {
   if (code === 'CAIRN_TIMEOUT') return 'timeout';
   if (code === 'CAIRN_LEASE_LOST') return 'lease-lost';
   if (r.stopped !== undefined || r.status.state === 'cancelled') return 'cancelled';
+  if (r.status.preempted === true || hasCode(r.status.error, 'CAIRN_PREEMPTED')) return 'preempted';
   return r.status.state === 'lost' ? 'lost' : 'failed';
 }
 

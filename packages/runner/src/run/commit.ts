@@ -14,6 +14,7 @@ import type { StagedAttempt, Store } from '../store/store.js';
 import type { LeaseKeeper } from './leases.js';
 import { HAS_RESULT, type Node, sinceEpoch } from './node.js';
 import { jsonSafe, NOT_JSON, rebase, StepRecord } from './record.js';
+import { keepsCheckpoints } from './step-options.js';
 
 /** What a commit needs from its run. */
 export interface CommitHost {
@@ -92,7 +93,7 @@ async function publishAfter(refreshing: Promise<unknown>, host: CommitHost, node
 }
 
 function publish(host: CommitHost, node: Node, status: StatusToken, record: DeferredRecord, staged: StagedAttempt | undefined): Maybe<void> {
-  const done = host.store.commit(node.path, host.holder, { status, record, staged, release: true });
+  const done = host.store.commit(node.path, host.holder, staged?.checkpoints !== undefined && keepsCheckpoints(node.spec) ? { status, record, staged, release: true, keepCheckpoints: true } : { status, record, staged, release: true });
   if (isPromise(done)) return published(host, node, done);
   host.leases.forget(node);
   return undefined;

@@ -95,6 +95,10 @@ export class Job implements JobRequest {
     return this.staged.scratch;
   }
 
+  get checkpointDir(): string | undefined {
+    return this.staged.checkpoints;
+  }
+
   get #depNodes(): readonly Node[] {
     return (this.#deps ??= this.#source.depNodesOf(this.#node));
   }
@@ -136,6 +140,7 @@ export class Job implements JobRequest {
       depPaths: inputs.depPaths,
       depResults: inputs.depResults,
       attempt: this.attempt,
+      ...(this.staged.checkpoints !== undefined ? { checkpointDir: this.staged.checkpoints } : {}),
       resources: spec.resources ?? {},
       ...(ref !== undefined ? { storeAccess: { ...ref, path: node.path } } : {}),
       // A kind with save takes the value instead (it need not be JSON).

@@ -23,7 +23,8 @@ import { type Adopted, adopt, type AttemptResult, endOf, errorOf, handleOf, runA
 import { commitStep, firstTryRecord, fullRecord, recordValue, saveArtifact } from './commit.js';
 import type { Acquired } from './leases.js';
 import { ADOPTED, ADOPTED_DEP, extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER, UNCONFIRMED_DEP } from './node.js';
-import { decide } from './retry-policy.js';
+import { decide, preemptionBackoffMs } from './retry-policy.js';
+import { preemptionRetriesOf } from './step-options.js';
 import { maskAttempt } from '../secrets/attempt-mask.js';
 import type { Run } from './run.js';
 
@@ -97,6 +98,8 @@ class StepLifecycle {
   /** Null while this run has made one attempt that has not ended: the common case needs no list. */
   attempts: AttemptRecord[] | null = null;
   infra = 0;
+  /** Preempted attempts retried in this run. */
+  preemptions = 0;
   r: AttemptResult | undefined = undefined;
   decision: Decision | undefined = undefined;
   error: unknown = undefined;
@@ -260,7 +263,12 @@ class StepLifecycle {
             continue;
           }
           this.stage = STAGED;
-          const v = run.store.stage(node.path, run.holder, this.attempt, this.staged);
+          let v: ReturnType<typeof run.store.stage>;
+          try {
+            v = run.store.stage(node.path, run.holder, this.attempt, this.staged);
+          } catch (err) {
+            throw namedCheckpointError(node.name, err);
+          }
           if (isPromise(v)) {
             this.clock = 0;
             return v;
@@ -269,7 +277,7 @@ class StepLifecycle {
           continue;
         }
         case STAGED:
-          if (failed) throw value;
+          if (failed) throw namedCheckpointError(node.name, value);
           this.staged = value as StagedAttempt;
           this.stage = RUN;
           continue;
@@ -290,7 +298,11 @@ class StepLifecycle {
           if (this.firstStart === 0) this.firstStart = r.start;
           this.adopted = null;
           if (node.ext !== null) node.ext.job = null;
-          const decision = decide({ end: endOf(r), infrastructure: r.status.infrastructure === true }, { attempts: this.attempt, infraRetries: this.infra }, { retries: node.spec.retries, infraRetries: run.config.infraRetries });
+          const end = endOf(r);
+          const decision =
+            end === 'preempted'
+              ? decide({ end, infrastructure: r.status.infrastructure === true }, { attempts: this.attempt, infraRetries: this.infra, preemptions: this.preemptions }, { retries: node.spec.retries, infraRetries: run.config.infraRetries, preemptionRetries: preemptionRetriesOf(node.spec, run.config.preemptionRetries) })
+              : decide({ end, infrastructure: r.status.infrastructure === true }, { attempts: this.attempt, infraRetries: this.infra, preemptions: this.preemptions }, { retries: node.spec.retries, infraRetries: run.config.infraRetries });
           this.decision = decision;
           this.error = errorOf(node, r);
           this.stage = SAVED;
@@ -331,11 +343,14 @@ class StepLifecycle {
             host: thisHost(),
             ...(r.adopted ? { adopted: true } : {}),
           });
-          if (decision === 'retry' || decision === 'retry-infra') {
+          if (decision === 'retry' || decision === 'retry-infra' || decision === 'retry-preempted') {
             if (decision === 'retry-infra') this.infra++;
             run.retrying(node, this.attempt, error);
             this.attempt++;
             this.stage = STAGE;
+            // A preempted attempt's next one waits (the heartbeat keeps the lease meanwhile): a
+            // preempted node or a reclaimed spot pool is rarely back at once.
+            if (decision === 'retry-preempted') return delay(preemptionBackoffMs(++this.preemptions, run.config.preemptionBackoffMs));
             continue;
           }
           if (decision === 'abandon') {
@@ -461,6 +476,17 @@ interface Sync {
 }
 
 type Decision = ReturnType<typeof decide>;
+
+/** The wait between a preempted attempt and the next. */
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** A store's `CAIRN_CHECKPOINT` (it knows paths, not steps) with the step's name; other errors as they are. */
+function namedCheckpointError(step: string, err: unknown): unknown {
+  if (!hasCode(err, 'CAIRN_CHECKPOINT') || err.step !== undefined) return err;
+  return new CairnError('CAIRN_CHECKPOINT', `Step "${step}": ${err.message}`, { step, cause: err });
+}
 
 function previousFailure(node: Node, status: string): CairnError {
   return new CairnError(

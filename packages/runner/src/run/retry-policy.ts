@@ -5,31 +5,23 @@
  *   it if the lease was lost).
  * - A lost lease: the step belongs to another runner now, so nothing is written.
  * - A cancellation is recorded as CANCELLED.
+ * - A preemption (the executor says so: a scheduler's preemption, a spot interruption, a
+ *   preemption exit code) is retried from `preemptionRetries`, with backoff
+ *   ({@link preemptionBackoffMs}), spending neither the step's retries nor `infraRetries`;
+ *   after that it counts as a failure.
  * - An infrastructure failure (the executor says so, or lost the job) is retried without
  *   spending the step's own retries, `infraRetries` times; after that it counts as a failure.
  * - A failure or a timeout is retried while the step has retries left.
  */
+import type { AttemptEnd } from '../states.js';
 
-/** How one attempt ended (also what the record's attempt list says). */
-export type AttemptEnd =
-  /** The step function returned. */
-  | 'succeeded'
-  /** It threw, or its process failed. */
-  | 'failed'
-  /** It exceeded `timeoutMs`. */
-  | 'timeout'
-  /** It was cancelled (signal, Ctrl-C, an external cancel of its job). */
-  | 'cancelled'
-  /** Another runner took its lease over. */
-  | 'lease-lost'
-  /** The executor lost track of the job (host gone, job vanished). */
-  | 'lost';
+export type { AttemptEnd };
 
 /** One attempt's end, as the policy sees it. */
 export interface AttemptOutcome {
   /** How it ended. */
   readonly end: AttemptEnd;
-  /** The executor reported an infrastructure fault (node failure, preemption). */
+  /** The executor reported an infrastructure fault (node failure, lost host). */
   readonly infrastructure: boolean;
 }
 
@@ -39,6 +31,8 @@ export interface RetryHistory {
   readonly attempts: number;
   /** Of them, infrastructure failures that were retried without spending the step's retries. */
   readonly infraRetries: number;
+  /** Of them, preemptions that were retried without spending the step's retries. @default 0 */
+  readonly preemptions?: number;
 }
 
 /** The limits that apply to a step. */
@@ -47,6 +41,8 @@ export interface RetryLimits {
   readonly retries: number;
   /** Infrastructure retries that do not spend the step's own (runner option `infraRetries`). */
   readonly infraRetries: number;
+  /** Preempted attempts retried without spending the step's own (step or runner option `preemptionRetries`). @default 0 */
+  readonly preemptionRetries?: number;
 }
 
 /** What to do next. */
@@ -57,6 +53,8 @@ export type Decision =
   | 'retry'
   /** Another attempt, not spending the step's retries (an infrastructure fault). */
   | 'retry-infra'
+  /** Another attempt after a backoff, spending one of `preemptionRetries` (a preemption). */
+  | 'retry-preempted'
   /** Commit FAILED. */
   | 'fail'
   /** Commit CANCELLED. */
@@ -74,9 +72,20 @@ export function decide(outcome: AttemptOutcome, history: RetryHistory, limits: R
     case 'cancelled':
       return 'cancel';
     default: {
+      const preemptions = history.preemptions ?? 0;
+      if (outcome.end === 'preempted' && preemptions < (limits.preemptionRetries ?? 0)) return 'retry-preempted';
       const infra = outcome.end === 'lost' || outcome.infrastructure;
       if (infra && history.infraRetries < limits.infraRetries) return 'retry-infra';
-      return history.attempts - history.infraRetries > limits.retries ? 'fail' : 'retry';
+      // Retries that spent no budget of the step's own do not count against it.
+      return history.attempts - history.infraRetries - preemptions > limits.retries ? 'fail' : 'retry';
     }
   }
+}
+
+/** The longest wait between preempted attempts. */
+export const MAX_PREEMPTION_BACKOFF_MS = 300_000;
+
+/** The wait before the attempt after the `n`-th preemption (1-based): `baseMs` doubled each time, at most 5 minutes. */
+export function preemptionBackoffMs(n: number, baseMs: number): number {
+  return Math.min(MAX_PREEMPTION_BACKOFF_MS, baseMs * 2 ** Math.min(Math.max(0, n - 1), 30));
 }

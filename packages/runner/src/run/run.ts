@@ -56,6 +56,10 @@ export interface RunConfig {
   readonly remoteExecutor: string | undefined;
   readonly forceRunFailed: boolean;
   readonly infraRetries: number;
+  /** Preempted attempts retried per step (a command step's own wins). */
+  readonly preemptionRetries: number;
+  /** The wait after a step's first preemption (doubled after each). */
+  readonly preemptionBackoffMs: number;
   readonly signal: AbortSignal | undefined;
   readonly handleSigint: boolean;
   readonly emit: ((event: RunnerEvent) => void) | undefined;

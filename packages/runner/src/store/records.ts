@@ -6,6 +6,7 @@ import type { JobHandle } from '../executor/contract.js';
 import type { Provenance } from '@cairn/core';
 import type { StatusToken } from './status.js';
 import type { StagedAttempt } from './store.js';
+import type { AttemptEnd } from '../states.js';
 
 /** File name of the record inside a step's output directory. */
 export const RECORD_FILE = '.artifact.json';
@@ -46,8 +47,8 @@ export interface AttemptRecord {
   readonly start: number;
   /** Epoch ms it ended. */
   readonly end: number;
-  /** How it ended. */
-  readonly state: 'succeeded' | 'failed' | 'cancelled' | 'timeout' | 'lease-lost' | 'lost';
+  /** How it ended (`preempted`: retried from `preemptionRetries`; see states.ts `ATTEMPT_ENDS`). */
+  readonly state: AttemptEnd;
   /** The error, as data. */
   readonly error?: ErrorData;
   /** Executor name. */

@@ -54,6 +54,12 @@ export interface StagedAttempt {
   readonly logs: { readonly stdout: string; readonly stderr: string };
   /** A directory for the executor's own files of this attempt (task, result); not created by the store. */
   readonly scratch: string;
+  /**
+   * The step's durable checkpoint directory for this attempt (`ctx.checkpointDir`), created by
+   * `stage`: it is never published and outlives attempts and runs until the step succeeds. A
+   * store without one leaves it absent. See the runner README, "Commits and leases", for its fencing.
+   */
+  readonly checkpoints?: string;
 }
 
 /** Log files of one attempt of a step, committed or running. */
@@ -91,6 +97,8 @@ export interface CommitRequest {
   readonly staged?: StagedAttempt | undefined;
   /** Also release the lease once published: the fence's check stands for the release's (one read fewer per step). */
   readonly release?: boolean | undefined;
+  /** With a SUCCESS: keep the step's checkpoint directory (the step's `keepCheckpoints`); else the commit removes it once published. */
+  readonly keepCheckpoints?: boolean | undefined;
 }
 
 /**
@@ -208,7 +216,11 @@ export interface Store {
   releaseLease(path: string, holder: LeaseHolder): Maybe<void>;
   /**
    * Prepares where attempt `attempt` writes. `previous`: the attempt before it in this run,
-   * whose logs are carried over and whose staged output is dropped.
+   * whose logs are carried over and whose staged output is dropped. A store with checkpoint
+   * directories reuses `previous.checkpoints`; without `previous` (a run's first attempt of the
+   * step, under a lease just taken) it starts a new checkpoint generation, seeded with the
+   * complete checkpoints of the last one, and only while the lease is still `holder`'s
+   * (`CAIRN_LEASE_LOST` otherwise); one it cannot create is `CAIRN_CHECKPOINT`.
    */
   stage(path: string, holder: LeaseHolder, attempt: number, previous?: StagedAttempt): Maybe<StagedAttempt>;
   /**

@@ -63,6 +63,7 @@ export async function runTask(task: TaskPayload, options: RunTaskOptions): Promi
     log: options.log,
     resources: options.resources ?? task.resources,
     attempt: task.attempt,
+    ...(task.checkpointDir !== undefined ? { checkpointDir: task.checkpointDir } : {}),
     client: options.client,
     localInput,
     path: deps.path,

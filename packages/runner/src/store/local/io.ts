@@ -35,6 +35,8 @@ export interface Io {
   mkdir(dir: string, recursive: boolean): Maybe<boolean>;
   /** `rm -rf`. */
   rmrf(path: string): Maybe<void>;
+  /** rmdir(2): false when the directory is not empty (or absent: true). */
+  rmdir(dir: string): Maybe<boolean>;
   /** lstat(2); null when absent. */
   lstat(path: string): Maybe<Stat | null>;
   /** Entry names; [] when the directory does not exist. */
@@ -43,6 +45,21 @@ export interface Io {
   readlink(path: string): Maybe<string>;
   /** Throws unless the directory can be written (access W_OK: a read-only mount says EROFS). */
   accessWrite(dir: string): Maybe<void>;
+  /**
+   * Copies the directory tree `from` to `to` (created), leaving out entries whose name starts with
+   * a dot; a reflink where the filesystem offers one, links as links.
+   */
+  copyTree(from: string, to: string): Maybe<void>;
+}
+
+/** Options of the tree copy: reflink when possible, hidden entries (unfinished writes) left out. */
+function copyOptions(from: string): fs.CopySyncOptions {
+  return {
+    recursive: true,
+    mode: fs.constants.COPYFILE_FICLONE,
+    verbatimSymlinks: true,
+    filter: (src: string) => src === from || !src.slice(src.lastIndexOf('/') + 1).startsWith('.'),
+  };
 }
 
 export function isMissing(err: unknown): boolean {
@@ -127,6 +144,16 @@ export const syncIo: Io = {
     }
   },
   rmrf: (path) => fs.rmSync(path, { recursive: true, force: true }),
+  rmdir(dir) {
+    try {
+      fs.rmdirSync(dir);
+      return true;
+    } catch (err) {
+      if (isMissing(err)) return true;
+      if ((err as NodeJS.ErrnoException).code === 'ENOTEMPTY' || (err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  },
   lstat(path) {
     const s = fs.lstatSync(path, { throwIfNoEntry: false });
     return s === undefined ? null : statOf(s);
@@ -141,6 +168,7 @@ export const syncIo: Io = {
   },
   readlink: (path) => fs.readlinkSync(path),
   accessWrite: (dir) => fs.accessSync(dir, fs.constants.W_OK),
+  copyTree: (from, to) => fs.cpSync(from, to, copyOptions(from)),
 };
 
 export const asyncIo: Io = {
@@ -195,6 +223,16 @@ export const asyncIo: Io = {
     }
   },
   rmrf: (path) => fsp.rm(path, { recursive: true, force: true }),
+  async rmdir(dir) {
+    try {
+      await fsp.rmdir(dir);
+      return true;
+    } catch (err) {
+      if (isMissing(err)) return true;
+      if ((err as NodeJS.ErrnoException).code === 'ENOTEMPTY' || (err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    }
+  },
   async lstat(path) {
     try {
       return statOf(await fsp.lstat(path));
@@ -213,4 +251,5 @@ export const asyncIo: Io = {
   },
   readlink: (path) => fsp.readlink(path),
   accessWrite: (dir) => fsp.access(dir, fsp.constants.W_OK),
+  copyTree: (from, to) => fsp.cp(from, to, copyOptions(from)),
 };

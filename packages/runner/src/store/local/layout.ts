@@ -16,7 +16,12 @@
  * {parent}/.{base}.cairn-job.json                  the job in flight of a resumable executor
  * {parent}/.{base}.cairn-attempt-{runId}-{N}/      attempt N's output while it runs (its OUT)
  * {parent}/.{base}.cairn-old-{runId}/              an earlier output, moved aside during a commit
+ * {parent}/.{base}.cairn-checkpoints/gen-{G}/       the step's checkpoints (`ctx.checkpointDir`), generation G
  * ```
+ *
+ * The checkpoint directory is never inside the output (never published, never read as one, and
+ * Marin never sees it); it outlives attempts and runs until the step's SUCCESS commit removes it
+ * (unless the step keeps it). Each run that takes the step starts a new generation (commit-ops.ts).
  */
 import { CairnError } from '@cairn/core';
 import { RECORD_FILE } from '../records.js';
@@ -72,6 +77,11 @@ export function attemptDir(dir: string, runId: string, attempt: number): string 
   return `${attemptPrefix(dir)}${runId}-${attempt}`;
 }
 
+/** The step's checkpoint directory (all its generations). */
+export function checkpointRoot(dir: string): string {
+  return `${siblingStem(dir)}${SIBLING_MARK}checkpoints`;
+}
+
 /** Where an earlier output goes while run `runId` commits. */
 export function oldDir(dir: string, runId: string): string {
   return `${siblingStem(dir)}${SIBLING_MARK}old-${runId}`;
@@ -111,6 +121,8 @@ export const localLayout = Object.freeze({
   leaseFile,
   /** The job-in-flight file beside `path`. */
   jobFile,
+  /** The checkpoint directory beside `path` (its generations `gen-N` inside; kept after SUCCESS only by `keepCheckpoints` steps). */
+  checkpointRoot,
   /** Attempt `attempt`'s staged directory of run `runId`. */
   attemptDir,
   /** The name prefix of every staged attempt directory of `path`. */
