@@ -4,26 +4,14 @@
  * (0 = success; anything else a failure naming the code or signal, with the last lines of the
  * program's stderr), and the result the program reported in `$CAIRN_RESULT`.
  */
-import { appendFile, open, readFile } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { CairnError, type CairnErrorCode } from '@cairn/core';
-import { lastLines, parseReportedResult, TAIL_BYTES, type JobStatus } from './runner-api.js';
+import { fileTail, parseReportedResult, type JobStatus } from './runner-api.js';
 import type { Tracked } from './tracked.js';
 
 /** The last lines of the attempt's stderr log (the attempt's own file: from its start). */
-async function stderrTail(path: string): Promise<string> {
-  const handle = await open(path, 'r').catch(() => undefined);
-  if (handle === undefined) return '';
-  try {
-    const { size } = await handle.stat();
-    const start = Math.max(0, size - TAIL_BYTES);
-    const buf = Buffer.alloc(size - start);
-    await handle.read(buf, 0, buf.length, start);
-    return lastLines(buf.toString('utf8'), start > 0);
-  } finally {
-    await handle.close();
-  }
-}
+const stderrTail = (path: string): Promise<string> => fileTail(path, 0);
 
 /** `exited with code 3`, or for 128+N `exited with code 137 (killed by SIGKILL)`. */
 function how(code: number): string {

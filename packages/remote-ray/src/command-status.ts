@@ -5,11 +5,11 @@
  * 0), else `CAIRN_COMMAND_NOT_FOUND`, `CAIRN_COMMAND_SOURCE` or `CAIRN_COMMAND_FAILED` naming the
  * exit code or signal and the last lines of stderr.
  */
-import { appendFile, open, readFile } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { CairnError } from '@cairn/core';
 import { NOT_FOUND_EXIT, NOT_FOUND_MARK, SOURCE_CHANGED_MARK, STAGE_FAILED_EXIT } from './command-entrypoint.js';
-import { lastLines, lineLogger, parseReportedResult, TAIL_BYTES, type JobStatus } from './runner-api.js';
+import { fileTail, lastLines, lineLogger, parseReportedResult, type JobStatus } from './runner-api.js';
 
 /** What is known of a command job that ended. */
 export interface CommandJobFacts {
@@ -74,17 +74,4 @@ export function describeExit(code: number | null): string {
 }
 
 /** The last lines of the attempt's stderr log ('' when there is none). */
-async function stderrTail(path: string | undefined): Promise<string> {
-  if (path === undefined) return '';
-  const handle = await open(path, 'r').catch(() => undefined);
-  if (handle === undefined) return '';
-  try {
-    const { size } = await handle.stat();
-    const start = Math.max(0, size - TAIL_BYTES);
-    const buf = Buffer.alloc(size - start);
-    await handle.read(buf, 0, buf.length, start);
-    return lastLines(buf.toString('utf8'), start > 0);
-  } finally {
-    await handle.close();
-  }
-}
+const stderrTail = async (path: string | undefined): Promise<string> => (path === undefined ? '' : fileTail(path, 0));

@@ -2,7 +2,7 @@
  * Lease liveness across PID namespaces and skewed clocks (issue 27). Real runner processes (the
  * BUILT packages, test/fixtures/lease-runner.mjs) share one store: a runner in another PID
  * namespace with the same host name (`unshare -p -f --mount-proc`, as containers with host
- * networking), or whose clock runs an hour ahead (`--import fixtures/clock-offset.mjs`), must
+ * networking), or whose clock runs an hour ahead (`--import tools/testenv/clock-offset.mjs`), must
  * wait on a live lease rather than take it over; a dead holder's lease stamped in the future is
  * taken over once the file is older than `staleMs`, with a warning naming it.
  */
@@ -17,7 +17,7 @@ import { Graph, memoryLogger, tempDirs } from './helpers/graph.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const RUNNER = join(FIXTURES, 'lease-runner.mjs');
-const CLOCK = pathToFileURL(join(FIXTURES, 'clock-offset.mjs')).href;
+const CLOCK = pathToFileURL(join(FIXTURES, '..', '..', '..', '..', 'tools', 'testenv', 'clock-offset.mjs')).href; // shared with store-s3's clock test
 const dir = tempDirs();
 const cleanups: (() => void)[] = [];
 afterEach(() => {

@@ -1,7 +1,7 @@
 /**
  * Lease liveness judged by the lease object's age on the gateway, not by the holders' clocks,
  * against a real RADOS Gateway: a runner whose clock runs 2 minutes ahead (a child with
- * fixtures/clock-offset.mjs preloaded) leaves a live lease alone, and a dead holder whose
+ * tools/testenv/clock-offset.mjs preloaded) leaves a live lease alone, and a dead holder whose
  * timestamp lies an hour in the future is taken over once its lease object is `staleMs` old,
  * with a warning naming the lease.
  */
@@ -14,7 +14,7 @@ import { S3Store } from '../src/index.js';
 import { clientOptions, freshPrefix, haveRgw, useGateway } from './helpers.js';
 
 const RUNNER = fileURLToPath(new URL('./fixtures/gen-runner.mjs', import.meta.url));
-const CLOCK = fileURLToPath(new URL('./fixtures/clock-offset.mjs', import.meta.url));
+const CLOCK = fileURLToPath(new URL('../../../tools/testenv/clock-offset.mjs', import.meta.url)); // shared with the runner's lease test
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const children: ChildProcess[] = [];

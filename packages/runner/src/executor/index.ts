@@ -9,7 +9,7 @@ export { tailLogs } from '../executors/common.js';
 export { workerEntryPath } from '../worker/paths.js';
 export { checkSources, readTemplate, resolveValue } from '../command/template.js';
 export { parseReportedResult } from '../command/result-file.js';
-export { lastLines, TAIL_BYTES, TAIL_LINES } from '../command/tail.js';
+export { fileTail, lastLines, TAIL_BYTES, TAIL_LINES } from '../command/tail.js';
 // Command steps run without a Node worker (a shell on a remote node): the context file and the variables the program gets, built once.
 export { commandArgs, commandContext, commandEnv } from '../command/context-file.js';
 
