@@ -216,7 +216,8 @@ await new StepRunner({ prefix, logger: { info() {}, warn() {}, error() {} } }).r
     const pidsOf = (work: string) => {
       const dir = join(work, 'counts');
       if (!existsSync(dir)) return [];
-      return readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), 'utf8').trim().split('\n').map((l) => Number(l.split(' ')[1])));
+      // Complete lines only: a file just created by the append may still be empty when read.
+      return readdirSync(dir).flatMap((f) => readFileSync(join(dir, f), 'utf8').split('\n').slice(0, -1).map((l) => Number(l.split(' ')[1])).filter(Number.isInteger));
     };
     const zombieOrGone = (pid: number) => {
       try {
