@@ -263,19 +263,14 @@ export interface CommandPackWrapperInit {
 }
 
 /**
- * A packed task of command steps: a shell loop, no Node. Per step, as for a job of its own:
- * the begin marker, its script (`commandStepScript`) with its output in its own log files, its
- * exit-code file, a cancel (`cancel-<task>-<index>`, looked for every 250 ms) or its own time
- * limit stops it and everything it started (TERM, KILL after its grace; recorded `TERM` or
- * `USR2`), a cancel before its turn skips it. Every program stays in the job's process group,
- * so the scheduler's own kill of the task (`scancel`, `qdel`) reaches it. A signal to the task
- * stops the running step with that signal recorded and marks the rest `unstarted`.
+ * The start every pack task script shares: which task of the array this is (`taskVar`, 1 when
+ * unset or not a number), its step list, done and current files, and the exit trap that stops
+ * the watchdog.
  */
-export function commandPackWrapperScript(w: CommandPackWrapperInit): string {
+function packTaskHead(quotedDir: string, taskVar: string): string[] {
   return [
-    ...preamble(w.title, 'tree'),
-    `cairn_pack=${shQuote(w.files.dir)}`,
-    `cairn_k=\${${w.taskVar}:-1}`,
+    `cairn_pack=${quotedDir}`,
+    `cairn_k=\${${taskVar}:-1}`,
     "case \"$cairn_k\" in ''|*[!0-9]*) cairn_k=1 ;; esac",
     'cairn_steps="$cairn_pack/task-$cairn_k.steps"',
     'cairn_done="$cairn_pack/task-$cairn_k.done"',
@@ -287,6 +282,22 @@ export function commandPackWrapperScript(w: CommandPackWrapperInit): string {
     '  exit "$rc"',
     '}',
     "trap 'cairn_finish $?' EXIT",
+  ];
+}
+
+/**
+ * A packed task of command steps: a shell loop, no Node. Per step, as for a job of its own:
+ * the begin marker, its script (`commandStepScript`) with its output in its own log files, its
+ * exit-code file, a cancel (`cancel-<task>-<index>`, looked for every 250 ms) or its own time
+ * limit stops it and everything it started (TERM, KILL after its grace; recorded `TERM` or
+ * `USR2`), a cancel before its turn skips it. Every program stays in the job's process group,
+ * so the scheduler's own kill of the task (`scancel`, `qdel`) reaches it. A signal to the task
+ * stops the running step with that signal recorded and marks the rest `unstarted`.
+ */
+export function commandPackWrapperScript(w: CommandPackWrapperInit): string {
+  return [
+    ...preamble(w.title, 'tree'),
+    ...packTaskHead(shQuote(w.files.dir), w.taskVar),
     ...MARK_REST,
     'exec >>"$cairn_pack/task-$cairn_k.log" 2>&1',
     ...watchdog(w.watchdogSeconds),
@@ -336,19 +347,7 @@ export function packWrapperScript(w: PackWrapperInit): string {
   const dir = shQuote(f.dir);
   return [
     ...preamble(w.title, 'same'),
-    `cairn_pack=${dir}`,
-    `cairn_k=\${${w.taskVar}:-1}`,
-    "case \"$cairn_k\" in ''|*[!0-9]*) cairn_k=1 ;; esac",
-    'cairn_steps="$cairn_pack/task-$cairn_k.steps"',
-    'cairn_done="$cairn_pack/task-$cairn_k.done"',
-    'cairn_current="$cairn_pack/task-$cairn_k.current"',
-    'cairn_finish() {',
-    '  local rc=$1',
-    '  trap - EXIT',
-    '  [ -n "$cairn_watchdog" ] && kill "$cairn_watchdog" 2>/dev/null',
-    '  exit "$rc"',
-    '}',
-    "trap 'cairn_finish $?' EXIT",
+    ...packTaskHead(dir, w.taskVar),
     ...MARK_REST,
     ...RUN_CHILD,
     'exec >>"$cairn_pack/task-$cairn_k.log" 2>&1',
