@@ -26,7 +26,7 @@ describe.runIf(run)('persistent worker on real sshd hosts', () => {
   /** pollIntervalMs is long on purpose: a worker step's completion must arrive pushed, not polled. */
   async function executor(extra: Partial<SshExecutorOptions> = {}, prefix = scratch()) {
     const rec = new Recorder(prefix);
-    const ex = createSshExecutor({ hosts: [hostOf(a, 'a')], pollIntervalMs: 5000, cancelGraceMs: 500, ...extra });
+    const ex = createSshExecutor({ hosts: [hostOf(a, 'a')], pollIntervalMs: 60_000, cancelGraceMs: 500, ...extra });
     await ex.start(rec);
     return { ex, rec, prefix };
   }
@@ -75,8 +75,9 @@ describe.runIf(run)('persistent worker on real sshd hosts', () => {
       latencies.push(performance.now() - t0);
     }
     latencies.sort((x, y) => x - y);
-    // The status poll runs every 5 s here: anything near that would mean completions were polled.
-    expect(latencies[4]).toBeLessThan(500);
+    // The status poll runs every 60 s here: a polled completion would take that long. The bound is
+    // loose on purpose (a loaded CI machine); pushed completions take milliseconds.
+    expect(latencies[4]).toBeLessThan(10_000);
 
     const [boom, crash] = await Promise.all([ex.submit(jobFor(prefix, 'boom')), ex.submit(jobFor(prefix, 'crash'))]);
     const sb = await rec.done(boom.jobId);
@@ -103,8 +104,8 @@ describe.runIf(run)('persistent worker on real sshd hosts', () => {
     const t0 = Date.now();
     process.kill(workerPid, 'SIGKILL');
     const st = await rec.done(h.jobId);
-    // Seen when the worker channel closed, long before the next 5 s status poll.
-    expect(Date.now() - t0).toBeLessThan(3000);
+    // Seen when the worker channel closed, long before the next 60 s status poll.
+    expect(Date.now() - t0).toBeLessThan(20_000);
     expect(st).toMatchObject({ state: 'lost', infrastructure: true });
     expect(hasCode(st.error, 'CAIRN_REMOTE')).toBe(true);
     expect(st.reason).toContain(`Step "${job.spec.name}" was running in the persistent worker on SSH host "a" (pid ${workerPid})`);
@@ -133,8 +134,8 @@ describe.runIf(run)('persistent worker on real sshd hosts', () => {
     const [s1, s2] = await Promise.all([rec.done(sleeper.jobId), rec.done(spinner.jobId)]);
     expect(s1.state).toBe('cancelled');
     expect(s2.state).toBe('cancelled');
-    // The spinner never yields: it is stopped when the 500 ms grace runs out.
-    expect(Date.now() - t0).toBeLessThan(4000);
+    // The spinner never yields: it is stopped when the 500 ms grace runs out, not at a 60 s poll.
+    expect(Date.now() - t0).toBeLessThan(20_000);
     expect(alive(child)).toBe(false);
     expect(readFileSync(join(info(spinner).jobDir as string, 'exit'), 'utf8')).toBe('143\n');
     const r = decodeResult(readFileSync(join(info(spinner).jobDir as string, 'result.msgpack')));
@@ -178,10 +179,11 @@ describe.runIf(run)('persistent worker on real sshd hosts', () => {
     const rec = new Recorder(prefix);
     const ex = createSshExecutor({ hosts: [hostOf(a, 'bad', { nodePath: '/nonexistent/node' })], pollIntervalMs: 50 });
     await ex.start(rec);
+    // Failed when the channel closed (exit 4), not after a start timeout: the bound is loose for a loaded CI machine.
     const t0 = Date.now();
     const h = await ex.submit(jobFor(prefix, 'tiny'));
     const st = await rec.done(h.jobId);
-    expect(Date.now() - t0).toBeLessThan(5000);
+    expect(Date.now() - t0).toBeLessThan(20_000);
     expect(st).toMatchObject({ state: 'lost', infrastructure: true });
     expect(hasCode(st.error, 'CAIRN_REMOTE')).toBe(true);
     expect((st.error as Error).message).toMatch(/SSH host "bad": the persistent worker in .*\/bad\/workers\/[0-9a-f]{16} did not answer \(the channel closed, exit 4\)\. Check nodePath \(\/nonexistent\/node\) and that workDir is writable, or set worker: 'never'\.\nIts output:\n[\s\S]*the worker did not start[\s\S]*failed to execute \/nonexistent\/node/);
