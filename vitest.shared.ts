@@ -1,6 +1,7 @@
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { defineConfig, type ViteUserConfig } from 'vitest/config';
+import RetryReporter from './tools/scripts/retry-reporter.js';
 
 const root = fileURLToPath(new URL('.', import.meta.url));
 
@@ -9,6 +10,10 @@ const root = fileURLToPath(new URL('.', import.meta.url));
  * sources: the `@cairn/source` export condition points workspace packages at
  * `src/index.ts`, so no build is needed before `vitest`. Each project writes a
  * JSON report under `.test-results/` that `tools/scripts/test-summary.mjs` sums.
+ *
+ * In CI (`CI` set) a failed test is retried once: the suites drive real daemons on a small shared
+ * machine. Every retried test is written to `.test-results/{name}.retried.log` and listed by the
+ * summary, so a flaky test stays visible (tools/scripts/retry-reporter.ts).
  */
 export function cairnVitest(projectDir: string, overrides: ViteUserConfig['test'] = {}): ViteUserConfig {
   const name = basename(projectDir);
@@ -21,7 +26,8 @@ export function cairnVitest(projectDir: string, overrides: ViteUserConfig['test'
       include: ['test/**/*.test.ts', 'src/**/*.test.ts'],
       testTimeout: 30_000,
       hookTimeout: 60_000,
-      reporters: ['default', 'json'],
+      retry: process.env.CI ? 1 : 0,
+      reporters: ['default', 'json', new RetryReporter(`${root}.test-results/${name}.retried.log`)],
       outputFile: { json: `${root}.test-results/${name}.json` },
       ...overrides,
     },

@@ -11,6 +11,10 @@ let failed = 0;
 let skipped = 0;
 const rows = [];
 let files = [];
+/** Names of the failed vitest tests and suites, printed under the totals (CI shows only the end of its log). */
+const failures = [];
+/** Lines of the `.retried.log` files (tools/scripts/retry-reporter.ts): tests that needed their CI retry. */
+const retried = [];
 try {
   files = readdirSync(dir).sort();
 } catch {
@@ -21,6 +25,12 @@ for (const f of files) {
   const text = readFileSync(join(dir, f), 'utf8');
   if (f.endsWith('.json')) {
     const r = JSON.parse(text);
+    for (const file of r.testResults ?? []) {
+      const where = String(file.name ?? '').replace(`${process.cwd()}/`, '');
+      const bad = (file.assertionResults ?? []).filter((a) => a.status === 'failed');
+      for (const a of bad) failures.push(`${where} > ${a.fullName ?? a.title}`);
+      if (bad.length === 0 && file.status === 'failed') failures.push(`${where}: ${String(file.message ?? 'the file failed to run').split('\n')[0]}`);
+    }
     const p = r.numPassedTests ?? 0;
     const x = (r.numFailedTests ?? 0) + (r.numRuntimeErrorTestSuites ?? 0) + (r.numFailedTestSuites && !r.numFailedTests ? r.numFailedTestSuites : 0);
     const s = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
@@ -28,6 +38,8 @@ for (const f of files) {
     failed += x;
     skipped += s;
     rows.push(`  ${f.replace(/\.json$/, '').padEnd(24)} ${String(p).padStart(5)} passed ${String(x).padStart(4)} failed ${String(s).padStart(4)} skipped`);
+  } else if (f.endsWith('.retried.log')) {
+    retried.push(...text.split('\n').filter(Boolean).map((l) => `${f.replace(/\.retried\.log$/, '')}: ${l}`));
   } else if (f.endsWith('.junit.xml')) {
     // pytest: sum the <testsuite> counters (tests include failures, errors and skips).
     let p = 0;
@@ -61,6 +73,14 @@ for (const r of rows) console.log(r);
 if (rows.length === 0) {
   console.log('  no test results found');
   failed += 1;
+}
+if (failures.length > 0) {
+  console.log('\nFailed:');
+  for (const f of failures) console.log(`  ${f}`);
+}
+if (retried.length > 0) {
+  console.log('\nRetried (CI retries a failed test once; each of these is a flake to fix):');
+  for (const r of retried) console.log(`  ${r}`);
 }
 console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed > 0 ? 1 : 0);
