@@ -21,6 +21,5 @@ export type { ClusterGroup, ClusterOptions, ClusterUnit } from './graph/clusters
 export type { LayoutResult } from './graph/layout.js';
 export { renderReportHtml, ATTEMPT_COLORS } from './report/html.js';
 export type { ReportAttempt, ReportData, ReportOutcome, ReportStep } from './report/model.js';
-export { scanStore, findStepDirs } from './store-scan.js';
 export type { StoredStep } from './store-scan.js';
 export type { CliContext } from './context.js';

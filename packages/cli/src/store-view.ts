@@ -1,18 +1,19 @@
 /**
  * The store a command reads, whatever holds it. The runner's registry picks the store by the
- * prefix's scheme (plugins come from `stores` in `cairn.config.ts`): a filesystem prefix is read
- * directly (store-scan.ts), any other through its store's browser (`Store.browse`: an object
- * store lists, reads and removes its objects). Commands see one interface either way.
+ * prefix's scheme (plugins come from `stores` in `cairn.config.ts`), and every store is read
+ * through the store contract alone: its browser (`Store.browse`: find steps and leftovers, list,
+ * read, write and remove files) and its methods (states, leases, attempt logs). The CLI knows no
+ * store's file names or layout, so a new store needs nothing taught to the CLI.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname, join, relative, sep } from 'node:path';
+import { relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { CairnError, hasScheme } from '@cairn/core';
-import { parseUsage, readUsage, StepRunner, type AttemptUsage, type ListedFile, type Store, type StoreBrowser } from '@cairn/runner';
+import { parseUsage, RECORD_FILE, StepRunner, USAGE_FILE, type AttemptUsage, type ListedFile, type Store, type StoreBrowser } from '@cairn/runner';
 import { requirePrefix, type EffectiveConfig } from './config.js';
-import { usageError } from './errors.js';
+import { cliError, usageError } from './errors.js';
 import { storesOf } from './make-runner.js';
-import { findStagedDirs, MAX_DEPTH, recordFromText, scanStore, type StoredStep } from './store-scan.js';
+import { MAX_DEPTH, recordFromText, type StoredStep } from './store-scan.js';
 
 /** What a command reads and changes in a store. */
 export interface StoreView {
@@ -48,41 +49,7 @@ export function insidePrefix(view: Pick<StoreView, 'prefix' | 'rel'>, path: stri
   if (rel === '.' || rel.startsWith('..') || rel.startsWith(sep) || hasScheme(rel)) throw usageError(`Refusing to remove ${path}: it is not inside ${view.prefix}.`, 'Report this as a bug.');
 }
 
-/** A filesystem store, read directly. */
-function localView(prefix: string, store: Store, staleMs: number): StoreView {
-  const view: StoreView = {
-    prefix,
-    store,
-    local: true,
-    staleMs,
-    scan: () => scanStore(prefix),
-    staged: async () => findStagedDirs(prefix),
-    rel: (path) => relative(prefix, path) || '.',
-    readText: (path) => readFile(path, 'utf8').catch(() => null),
-    async writeText(path, text) {
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, text);
-    },
-    async listFiles(dir) {
-      if (!existsSync(dir)) return [];
-      const out: ListedFile[] = [];
-      for (const e of await readdir(dir, { withFileTypes: true, recursive: true })) {
-        if (!e.isFile()) continue;
-        const path = join(e.parentPath, e.name);
-        out.push({ path, lastModified: (await stat(path)).mtimeMs });
-      }
-      return out;
-    },
-    readUsage,
-    async remove(path) {
-      insidePrefix(view, path);
-      await rm(path, { recursive: true, force: true });
-    },
-  };
-  return view;
-}
-
-/** A store that is not on this filesystem, through its browser. */
+/** A store, through its browser and the store contract alone (any store: local, memory, object stores). */
 function browsedView(prefix: string, store: Store, browse: StoreBrowser, staleMs: number): StoreView {
   const base = prefix.replace(/\/+$/, '');
   const text = async (path: string) => {
@@ -92,7 +59,7 @@ function browsedView(prefix: string, store: Store, browse: StoreBrowser, staleMs
   const view: StoreView = {
     prefix,
     store,
-    local: false,
+    local: store.kind === 'local',
     staleMs,
     async scan() {
       const found = await browse.findSteps(prefix, MAX_DEPTH);
@@ -105,18 +72,18 @@ function browsedView(prefix: string, store: Store, browse: StoreBrowser, staleMs
         const s = states[i] as (typeof states)[number];
         let record = s.record ?? null;
         // readStates reads a record only next to a status; a failed first attempt may leave only a record.
-        if (record === null && s.status === null) record = recordFromText(await text(`${path}/.artifact.json`));
+        if (record === null && s.status === null) record = recordFromText(await text(`${path}/${RECORD_FILE}`));
         out.push({ path, rel: view.rel(path), status: s.status, record, lease: leases[i] ?? null, problem: s.problem });
       }
       return out;
     },
-    staged: async () => [],
-    rel: (path) => (path === base ? '.' : path.startsWith(`${base}/`) ? path.slice(base.length + 1) : path),
+    staged: async () => [...((await browse.findLeftovers?.(prefix, MAX_DEPTH)) ?? [])],
+    rel: (path) => (store.kind === 'local' ? relative(prefix, path) || '.' : path === base ? '.' : path.startsWith(`${base}/`) ? path.slice(base.length + 1) : path),
     readText: text,
     writeText: (path, t) => browse.writeFile(path, t),
     listFiles: (dir) => browse.listFiles(dir),
     async readUsage(attemptDir) {
-      const t = await text(`${attemptDir}/usage.json`);
+      const t = await text(`${attemptDir}/${USAGE_FILE}`);
       return t === null ? null : parseUsage(t);
     },
     async remove(path) {
@@ -136,7 +103,9 @@ export async function openStore(config: EffectiveConfig): Promise<StoreView> {
   const prefix = requirePrefix(config);
   const store = new StepRunner({ prefix, ...storesOf(config), ...(config.leases !== undefined ? { leases: config.leases } : {}) }).store;
   const staleMs = config.leaseTiming.staleMs;
-  if (store.kind === 'local') return localView(prefix, store, staleMs);
+  if (store.kind === 'local' && !existsSync(prefix.startsWith('file://') ? fileURLToPath(prefix) : prefix)) {
+    throw cliError('CAIRN_NO_STORE', `The store prefix ${prefix} does not exist.`, 'Check --prefix / CAIRN_PREFIX, or run a pipeline first.');
+  }
   await store.connect?.(prefix);
   if (store.browse === undefined) {
     throw new CairnError('CAIRN_STORE', `The ${store.kind} store of ${prefix} cannot be browsed (it offers no browse), so the CLI cannot list what it holds. Use a store plugin that implements Store.browse.`);

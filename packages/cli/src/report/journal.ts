@@ -37,7 +37,7 @@ export class JournalWriter {
   #runId: string | undefined;
   #failed = false;
 
-  /** `store`: the run's store; one with a browser (an object store) gets the journal at `close`. */
+  /** `store`: the run's store; one not on this filesystem (not `local`) gets the journal through its browser at `close`. */
   constructor(prefix: string, store: Store) {
     this.#prefix = prefix;
     this.#store = store;
@@ -48,7 +48,7 @@ export class JournalWriter {
     if (this.#failed) return;
     const line = `${JSON.stringify(eventToJson(event))}\n`;
     this.#runId ??= event.runId;
-    if (this.#store.browse !== undefined) {
+    if (this.#store.kind !== 'local') {
       (this.#lines ??= []).push(line);
       return;
     }
@@ -67,7 +67,7 @@ export class JournalWriter {
   /** Flushes and closes. */
   async close(): Promise<void> {
     const browse = this.#store.browse;
-    if (browse !== undefined && this.#lines !== undefined && this.#runId !== undefined && !this.#failed) {
+    if (browse !== undefined && this.#store.kind !== 'local' && this.#lines !== undefined && this.#runId !== undefined && !this.#failed) {
       await browse.writeFile(journalFile(this.#prefix, this.#runId), this.#lines.join('')).catch(() => (this.#failed = true));
       this.#lines = undefined;
     }

@@ -21,8 +21,10 @@ async function exists(store: Store, prefix: string, step: string, source: string
     }
   }
   if (schemeOf(source) === schemeOf(prefix)) {
+    // Steps stored under it (a store's own entries), or any file there.
+    if (store.list !== undefined && (await store.list(source)).length > 0) return true;
     if (store.browse !== undefined) return (await store.browse.listFiles(source)).length > 0;
-    if (store.list !== undefined) return (await store.list(source)).length > 0;
+    if (store.list !== undefined) return false;
   }
   throw new CairnError(
     'CAIRN_STORE',

@@ -2,7 +2,8 @@
  * An in-memory store with the same semantics as {@link LocalStore}: for tests and for
  * measuring the scheduler without the filesystem. Nothing is shared between processes.
  */
-import { CairnError } from '@cairn/core';
+import { tmpdir } from 'node:os';
+import { CairnError, hasScheme } from '@cairn/core';
 import { PathIndex } from '../path-index.js';
 import { DirIndex } from './dir-index.js';
 import { type LeaseHolder, type LeaseInfo, parseHolder } from './leases.js';
@@ -11,6 +12,7 @@ import type { StatusToken } from './status.js';
 import type { AttemptLogs, CommitRequest, Maybe, RecordWant, StagedAttempt, Store, StoreCapabilities, StoredState } from './store.js';
 import { recordWantAt } from './record-want.js';
 import { STORE_FORMAT_VERSION, type StoreMarker } from './marker.js';
+import { MemoryBrowser } from './memory-browse.js';
 
 /** What the store holds for one step (every field undefined until written). */
 export interface MemoryEntry {
@@ -162,6 +164,15 @@ const ABSENT_WITH_RECORD: StoredState = Object.freeze({ status: null, record: nu
 const CAPABILITIES: StoreCapabilities = Object.freeze({ staging: 'none' });
 const NO_LOGS: readonly AttemptLogs[] = Object.freeze([]);
 
+/**
+ * Where a step of a memory store at `path` writes files (its output, logs, scratch): the path
+ * itself for a plain path; for a URL (a memory store registered for a scheme, `mem://…`) a
+ * directory under the system's temporary directory, so nothing lands at a relative `mem:/…`.
+ */
+function localBase(path: string): string {
+  return hasScheme(path) ? `${tmpdir()}/cairn-memory-${process.pid}/${path.replace('://', '/')}` : path;
+}
+
 /** The staging of a memory step: its output path itself (nothing is on disk); log paths made when asked. */
 class MemoryStaged implements StagedAttempt {
   constructor(
@@ -170,15 +181,16 @@ class MemoryStaged implements StagedAttempt {
   ) {}
 
   get dir(): string {
-    return this.path;
+    return localBase(this.path);
   }
 
   get logs(): { stdout: string; stderr: string } {
-    return { stdout: `${this.path}/.cairn/logs/attempt-${this.attempt}.stdout`, stderr: `${this.path}/.cairn/logs/attempt-${this.attempt}.stderr` };
+    const base = localBase(this.path);
+    return { stdout: `${base}/.cairn/logs/attempt-${this.attempt}.stdout`, stderr: `${base}/.cairn/logs/attempt-${this.attempt}.stderr` };
   }
 
   get scratch(): string {
-    return `${this.path}/.cairn/attempt-${this.attempt}`;
+    return `${localBase(this.path)}/.cairn/attempt-${this.attempt}`;
   }
 
   toJSON(): StagedAttempt {
@@ -193,6 +205,8 @@ export class MemoryStore implements Store {
   readonly #map = new Entries();
   /** Entries by output path (inspect in tests). */
   readonly entries: MemoryEntries = this.#map;
+  /** How tools (the CLI) read the store. */
+  readonly browse: MemoryBrowser = new MemoryBrowser(this.#map);
 
   /** Sizes the entry table for `steps` more entries (see {@link Store.reserve}). */
   reserve(steps: number): void {

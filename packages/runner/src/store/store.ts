@@ -131,10 +131,18 @@ export interface ListedFile {
   readonly lastModified: number;
 }
 
+/** An attempt directory or an aside output a dead run left beside an output path (stores that stage beside outputs). */
+export interface Leftover {
+  /** The directory. */
+  readonly path: string;
+  /** The output path it belongs to. */
+  readonly step: string;
+}
+
 /**
- * Optional: how tools (the CLI's status, logs, explain, clean, unlock, report) find and read what
- * a store holds when its files are not on this machine's filesystem (object stores). Filesystem
- * stores have none: tools read their files directly.
+ * How tools (the CLI's status, logs, explain, clean, unlock, report, ui) find and read what a
+ * store holds, wherever its files are: the CLI reads stores through this and the {@link Store}
+ * methods only, never around them. The local, memory and S3 stores implement it.
  */
 export interface StoreBrowser {
   /** The steps under `prefix`, by output path (sorted): directories holding a status, a record, a lease or attempt logs, at most `maxDepth` levels below it, outside `{prefix}/.cairn`. */
@@ -145,8 +153,10 @@ export interface StoreBrowser {
   readFile(path: string): Promise<Uint8Array | null>;
   /** Writes one whole file (a run journal). */
   writeFile(path: string, data: string | Uint8Array): Promise<void>;
-  /** Removes a step: everything under its output path (outputs, status, record, logs, its lease). */
+  /** Removes a step: everything under its output path (outputs, status, record, logs, its lease); or one leftover directory. */
   remove(path: string): Promise<void>;
+  /** Optional: attempt directories and aside outputs dead runs left under `prefix` (stores that stage beside outputs); none when absent. */
+  findLeftovers?(prefix: string, maxDepth: number): Promise<readonly Leftover[]>;
 }
 
 /**
@@ -248,6 +258,6 @@ export interface Store {
   stepAccess?(path: string): StepStoreAccess;
   /** Optional, with `stepAccess`: how workers elsewhere build the same (re-imported there; see {@link StepAccessRef}). */
   readonly stepAccessRef?: StepAccessRef;
-  /** Optional (object stores): how tools find and read what the store holds (see {@link StoreBrowser}). */
+  /** How tools find and read what the store holds (see {@link StoreBrowser}); a store without one cannot be used by the CLI. */
   readonly browse?: StoreBrowser;
 }

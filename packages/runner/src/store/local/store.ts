@@ -22,6 +22,7 @@ import { BATCH_MIN } from './batch-read.js';
 import { readOne, readStatesParallel } from './read-ops.js';
 import { CairnError } from '@cairn/core';
 import { markLocalStore, readLocalMarker, type StoreMarker } from '../marker.js';
+import { LocalBrowser } from './browse.js';
 
 /** Options of {@link LocalStore}. */
 export interface LocalStoreOptions {
@@ -37,6 +38,8 @@ const CAPABILITIES: StoreCapabilities = Object.freeze({ staging: 'rename' });
 export class LocalStore implements Store {
   readonly kind = 'local';
   readonly capabilities = CAPABILITIES;
+  /** How tools (the CLI) find and read what the store holds. */
+  readonly browse: LocalBrowser = new LocalBrowser();
   readonly #io: Io;
   readonly #parallel: number;
   /** Prefixes of runs on this store (connect): directories below them are checked before the store writes there. */

@@ -1,0 +1,54 @@
+/**
+ * How tools read a {@link MemoryStore} ({@link StoreBrowser}): its steps from the entry table,
+ * and the few files tools write into a store (run journals) kept in memory beside it. Steps'
+ * own output files are not the memory store's (it stages nothing), so they are not listed.
+ */
+import type { MemoryEntries } from './memory.js';
+import type { FoundStep, ListedFile, StoreBrowser } from './store.js';
+
+const under = (dir: string, path: string) => path.startsWith(`${dir.replace(/\/+$/, '')}/`);
+
+/** Levels of `path` below `prefix` (`prefix/a/b` is 2). */
+function depthBelow(prefix: string, path: string): number {
+  const rest = path.slice(prefix.replace(/\/+$/, '').length + 1);
+  return rest.split('/').length;
+}
+
+/** The memory store's browser. */
+export class MemoryBrowser implements StoreBrowser {
+  readonly #entries: MemoryEntries;
+  readonly #files = new Map<string, { data: Uint8Array; at: number }>();
+
+  constructor(entries: MemoryEntries) {
+    this.#entries = entries;
+  }
+
+  async findSteps(prefix: string, maxDepth: number): Promise<readonly FoundStep[]> {
+    const out: FoundStep[] = [];
+    for (const e of this.#entries.values()) {
+      if (!under(prefix, e.path) || depthBelow(prefix, e.path) > maxDepth || e.path.includes('/.cairn/')) continue;
+      if (e.status === undefined && e.record === undefined && e.deferred === undefined && e.lease === undefined) continue;
+      out.push({ path: e.path, leased: e.lease !== undefined });
+    }
+    return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  async listFiles(dir: string): Promise<readonly ListedFile[]> {
+    const out: ListedFile[] = [];
+    for (const [path, f] of this.#files) if (under(dir, path)) out.push({ path, lastModified: f.at });
+    return out.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  }
+
+  async readFile(path: string): Promise<Uint8Array | null> {
+    return this.#files.get(path)?.data ?? null;
+  }
+
+  async writeFile(path: string, data: string | Uint8Array): Promise<void> {
+    this.#files.set(path, { data: typeof data === 'string' ? new TextEncoder().encode(data) : new Uint8Array(data), at: Date.now() });
+  }
+
+  async remove(path: string): Promise<void> {
+    for (const p of [...this.#entries.keys()]) if (p === path || under(path, p)) this.#entries.delete(p);
+    for (const p of [...this.#files.keys()]) if (under(path, p)) this.#files.delete(p);
+  }
+}
