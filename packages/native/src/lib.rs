@@ -1,6 +1,6 @@
 //! Cairn's native acceleration: XXH64, toposort, expansion and Merkle fingerprints as pure
 //! functions, and a batch reader of small files that runs on libuv's thread pool, exposed to
-//! Node through a thin hand-written N-API shim (no dependencies).
+//! Node by thin `#[napi]` functions (napi-rs) in js.rs and js_files.rs.
 
 pub mod duplicates;
 pub mod expand;
@@ -11,8 +11,8 @@ pub mod graph;
 #[cfg(all(target_os = "linux", target_env = "gnu", not(test)))]
 mod glibc_floor;
 mod js;
+mod js_args;
 mod js_files;
-mod sys;
 pub mod toposort;
 pub mod xxh64;
 
