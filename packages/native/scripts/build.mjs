@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Builds the native module: `cargo build --release`, then copies the library to
+// Builds the native module: `cargo build --release --locked` (the crates pinned in Cargo.lock,
+// fetched from crates.io on a fresh clone), then copies the library to
 // `cairn-native.<triple>.node` next to index.js (the loader's "local build" candidate).
 // Without a Rust toolchain it says so in one line and succeeds: Cairn then runs on its
 // TypeScript fallback (same answers). CAIRN_NATIVE=1 makes a missing toolchain an error.
@@ -36,7 +37,7 @@ if (!platform && values.target) {
 }
 const triple = platform ? platform.triple : platformTriple();
 
-const args = ['build', '--release', ...(values.target ? ['--target', values.target] : [])];
+const args = ['build', '--release', '--locked', ...(values.target ? ['--target', values.target] : [])];
 // musl's default is a static executable; a Node addon must link musl dynamically.
 const env = platform?.libc === 'musl' ? { ...process.env, RUSTFLAGS: `${process.env.RUSTFLAGS ?? ''} -C target-feature=-crt-static`.trim() } : process.env;
 const r = spawnSync('cargo', args, { cwd: root, stdio: 'inherit', env });
