@@ -66,14 +66,24 @@ fn known<'a>(k: Arg, n: usize) -> R<Option<&'a [u8]>> {
     Ok(Some(k))
 }
 
-#[napi(js_name = "xxh64")]
+/// XXH64 of `data` (a string is hashed as UTF-8). The seed is taken mod 2^64. @default seed 0n
+#[napi(
+    js_name = "xxh64",
+    ts_args_type = "data: Uint8Array | string, seed?: bigint",
+    ts_return_type = "bigint"
+)]
 pub fn js_xxh64(env: &Env, data: Unknown, seed: Unknown) -> Result<BigInt, Code> {
     let mut scratch = Vec::new();
     let data = Arg::new(env, data).bytes("data", &mut scratch)?;
     Ok(BigInt::from(xxh64(data, Arg::new(env, seed).seed()?)))
 }
 
-#[napi(js_name = "xxh64Hex")]
+/// XXH64 as 16 lowercase hex digits. @default seed 0n
+#[napi(
+    js_name = "xxh64Hex",
+    ts_args_type = "data: Uint8Array | string, seed?: bigint",
+    ts_return_type = "string"
+)]
 pub fn js_xxh64_hex(env: &Env, data: Unknown, seed: Unknown) -> Result<String, Code> {
     let mut scratch = Vec::new();
     let data = Arg::new(env, data).bytes("data", &mut scratch)?;
@@ -104,14 +114,24 @@ fn load_state(view: View) -> R<Xxh64State> {
         .ok_or_else(|| bad("state does not hold an XXH64 state (use xxh64Init)"))
 }
 
-#[napi(js_name = "xxh64Init")]
+/// Resets `state` (a `Uint8Array(xxh64StateBytes)` owned by JS) to an empty hasher. @default seed 0n
+#[napi(
+    js_name = "xxh64Init",
+    ts_args_type = "state: Uint8Array, seed?: bigint",
+    ts_return_type = "void"
+)]
 pub fn js_xxh64_init(env: &Env, state_: Unknown, seed: Unknown) -> Result<(), Code> {
     let s = state(Arg::new(env, state_))?;
     store_state(&Xxh64State::new(Arg::new(env, seed).seed()?), s);
     Ok(())
 }
 
-#[napi(js_name = "xxh64Update")]
+/// Feeds `data` into `state`.
+#[napi(
+    js_name = "xxh64Update",
+    ts_args_type = "state: Uint8Array, data: Uint8Array | string",
+    ts_return_type = "void"
+)]
 pub fn js_xxh64_update(env: &Env, state_: Unknown, data: Unknown) -> Result<(), Code> {
     let view = state(Arg::new(env, state_))?;
     let mut s = load_state(view)?;
@@ -121,18 +141,33 @@ pub fn js_xxh64_update(env: &Env, state_: Unknown, data: Unknown) -> Result<(), 
     Ok(())
 }
 
-#[napi(js_name = "xxh64Digest")]
+/// The digest of everything fed into `state`; the state is unchanged.
+#[napi(
+    js_name = "xxh64Digest",
+    ts_args_type = "state: Uint8Array",
+    ts_return_type = "bigint"
+)]
 pub fn js_xxh64_digest(env: &Env, state_: Unknown) -> Result<BigInt, Code> {
     Ok(BigInt::from(load_state(state(Arg::new(env, state_))?)?.digest()))
 }
 
-#[napi(js_name = "toposort")]
+/// Kahn's algorithm, dependencies first (see `CoreBackend.toposort` in @cairn/core).
+#[napi(
+    js_name = "toposort",
+    ts_args_type = "offsets: Uint32Array, deps: Uint32Array",
+    ts_return_type = "NativeOrder"
+)]
 pub fn js_toposort<'env>(env: &'env Env, offsets: Unknown, deps: Unknown) -> Result<Object<'env>, Code> {
     let (_, _, g) = graph(Arg::new(env, offsets), Arg::new(env, deps))?;
     order_result(env, toposort(&g))
 }
 
-#[napi(js_name = "expand")]
+/// Post-order expansion from `roots`; mutates `seen` (see `CoreBackend.expand` in @cairn/core).
+#[napi(
+    js_name = "expand",
+    ts_args_type = "offsets: Uint32Array, deps: Uint32Array, roots: Uint32Array, built: Uint8Array, seen: Uint8Array",
+    ts_return_type = "NativeOrder"
+)]
 pub fn js_expand<'env>(
     env: &'env Env,
     offsets: Unknown,
@@ -154,7 +189,14 @@ pub fn js_expand<'env>(
     order_result(env, order)
 }
 
-#[napi(js_name = "fingerprintAll")]
+/// Every node's Merkle step hash per docs/identity.md. `known` (optional, `16 * n` bytes) gives
+/// hashes in advance: a node whose 16 bytes are hex digits is taken as hashed (its dependencies
+/// and attrs are not read); all-zero bytes mean "compute".
+#[napi(
+    js_name = "fingerprintAll",
+    ts_args_type = "offsets: Uint32Array, deps: Uint32Array, nameOffsets: Uint32Array, names: Uint8Array, attrOffsets: Uint32Array, attrs: Uint8Array, known?: Uint8Array",
+    ts_return_type = "NativeFingerprints"
+)]
 #[allow(clippy::too_many_arguments)]
 pub fn js_fingerprint_all<'env>(
     env: &'env Env,
@@ -183,7 +225,17 @@ pub fn js_fingerprint_all<'env>(
     }
 }
 
-#[napi(js_name = "loweredIdentities")]
+/// One lowering's step hashes (docs/identity.md, "Lowered steps"), 16 hex digits per node.
+/// Nodes are numbered dependencies first (each dependency index below its dependent's);
+/// node `i`'s version is entry `versionOf[i]` of the `versions` table, its config fingerprint
+/// `fingerprints[16i, 16i + 16)`; `extras[i]` is canonical text placed after the `deps`
+/// member of its `hashAttrs` (usually empty). `known` (`16 * n` bytes) gives some hashes in
+/// advance, as `fingerprintAll`'s does: those nodes are copied, not computed.
+#[napi(
+    js_name = "loweredIdentities",
+    ts_args_type = "offsets: Uint32Array, deps: Uint32Array, nameOffsets: Uint32Array, names: Uint8Array, versionOf: Uint32Array, versionOffsets: Uint32Array, versions: Uint8Array, fingerprints: Uint8Array, extraOffsets: Uint32Array, extras: Uint8Array, known?: Uint8Array",
+    ts_return_type = "Uint8Array"
+)]
 #[allow(clippy::too_many_arguments)]
 pub fn js_lowered_identities<'env>(
     env: &'env Env,
@@ -223,7 +275,13 @@ pub fn js_lowered_identities<'env>(
     new_typed(env, false, 16 * n, |out| lowered_identities(&l, known, out))
 }
 
-#[napi(js_name = "duplicateSteps")]
+/// Steps of one lowering sharing a name (bytes of the `names` table) and a version id:
+/// flattened pairs `(i, j)`, ordered by `i`, where `j` is the lowest-index node equal to `i`.
+#[napi(
+    js_name = "duplicateSteps",
+    ts_args_type = "nameOffsets: Uint32Array, names: Uint8Array, versionOf: Uint32Array",
+    ts_return_type = "Uint32Array"
+)]
 pub fn js_duplicate_steps<'env>(
     env: &'env Env,
     name_offsets: Unknown,
@@ -237,7 +295,12 @@ pub fn js_duplicate_steps<'env>(
     u32_array(env, &duplicate_steps(&names, version_of).or_bad()?)
 }
 
-#[napi(js_name = "xxh64HexMany")]
+/// Writes XXH64 of every entry of the table `(offsets, bytes)` as 16 hex digits into `out`, entry `i` at byte `at + 16i`.
+#[napi(
+    js_name = "xxh64HexMany",
+    ts_args_type = "offsets: Uint32Array, bytes: Uint8Array, out: Uint8Array, at: number",
+    ts_return_type = "void"
+)]
 pub fn js_xxh64_hex_many(env: &Env, offsets: Unknown, bytes: Unknown, out: Unknown, at: Unknown) -> Result<(), Code> {
     let off = Arg::new(env, offsets).u32s("offsets")?;
     let bytes = Arg::new(env, bytes).u8s("bytes")?;

@@ -10,11 +10,17 @@ use napi_derive::napi;
 use crate::files::{FileBatch, read_files};
 use crate::js_args::{Arg, Code};
 
-/// What `readFiles` resolves with: file `i` is `bytes[ends[i-1]..ends[i]]` when `errors[i]` is 0.
-#[napi(object)]
+/// What `readFiles` read (see there).
+#[napi(object, js_name = "NativeFileBatch")]
 pub struct ReadFilesResult {
+    /// Every file read, one after another.
+    #[napi(readonly)]
     pub bytes: Uint8Array,
+    /// Where each file ends in `bytes`.
+    #[napi(readonly)]
     pub ends: Uint32Array,
+    /// 0 for a file read, else why not (see `readFiles`).
+    #[napi(readonly)]
     pub errors: Uint32Array,
 }
 
@@ -43,7 +49,19 @@ impl Task for ReadFiles {
     }
 }
 
-#[napi(js_name = "readFiles")]
+/// Reads the file `name + suffix` for every name in `names` (separated by NUL bytes; `''` names
+/// none), relative to the directory `base` (`''`: names are paths as they are), on a thread of
+/// libuv's pool; several calls at once are read on several threads. File `i` is
+/// `bytes[ends[i-1], ends[i])` (`ends[-1]` = 0) when `errors[i]` is 0; else it has no bytes and
+/// `errors[i]` is an errno plus `1 << 16` when `open` failed (a missing file, or an empty name:
+/// `65536 + ENOENT`) or `2 << 16` when `read` did, or `0xffffffff`: not read, the batch would
+/// pass 4 GiB. Bad arguments throw at once (as every function here does); the promise rejects
+/// only on an N-API failure. @default suffix ''
+#[napi(
+    js_name = "readFiles",
+    ts_args_type = "base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array",
+    ts_return_type = "Promise<NativeFileBatch>"
+)]
 pub fn js_read_files(env: &Env, base: Unknown, names: Unknown, suffix: Unknown) -> Result<AsyncTask<ReadFiles>, Code> {
     let mut scratch = Vec::new();
     let base = Arg::new(env, base).bytes("base", &mut scratch)?.to_vec();
