@@ -2,6 +2,7 @@
 // Native (Rust N-API) vs TypeScript fallback on a large layered DAG, plus XXH64 throughput.
 //
 //   npm run build -w @cairn/native && node tools/bench/native.bench.mjs [--nodes 1000000] [--runs 5]
+//   … --compare OTHER.node   also times another build of the module (e.g. main's), side by side
 //
 // The TypeScript side is bundled on the fly from packages/core/src with esbuild (a tsup
 // dependency), so no build of @cairn/core is needed and exactly the fallback code is measured.
@@ -9,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const require = createRequire(import.meta.url);
@@ -23,6 +24,8 @@ const WIDTH = arg('width', 1000);
 const DEPS = arg('deps', 3);
 const RUNS = arg('runs', 5);
 const HASH_MIB = arg('mib', 64);
+const CALLS = arg('calls', 100_000);
+const compareWith = process.argv.includes('--compare') ? process.argv[process.argv.indexOf('--compare') + 1] : null;
 
 const native = require('@cairn/native');
 if (!native.binding) {
@@ -30,6 +33,8 @@ if (!native.binding) {
   process.exit(1);
 }
 const nb = native.binding;
+/** Another build of the module, timed in the same run (`--compare`), or null. */
+const ob = compareWith ? require(resolve(compareWith)) : null;
 
 async function loadJsFallback() {
   const { build } = await import(require.resolve('esbuild', { paths: [root] }));
@@ -133,29 +138,65 @@ if (!nf.ok || !jf.ok || Buffer.compare(nf.hex, jf.hex) !== 0) throw new Error('n
 const roots = Uint32Array.from({ length: WIDTH }, (_, i) => N - WIDTH + i);
 const rows = [];
 const fmt = (t) => `${t.median.toFixed(1)} (${t.min.toFixed(1)})`;
-function row(name, nat, jsT, target) {
-  rows.push({ op: name, native: fmt(nat), js: jsT ? fmt(jsT) : '-', 'js/native (min)': jsT ? `${(jsT.min / nat.min).toFixed(1)}x` : '-', target: target ? `<= ${target} ms: ${nat.min <= target ? 'ok' : 'MISSED'} (min)` : '' });
+/** `a` and `b` timed in alternation, so that a busy spell of the machine hits both alike. */
+function timeBoth(a, b, runs = RUNS) {
+  a();
+  b();
+  const [ta, tb] = [[], []];
+  for (let k = 0; k < runs; k++) {
+    for (const [fn, into] of k % 2 ? [[b, tb], [a, ta]] : [[a, ta], [b, tb]]) {
+      const t = performance.now();
+      fn();
+      into.push(performance.now() - t);
+    }
+  }
+  const stats = (ms) => (ms.sort((x, y) => x - y), { median: ms[Math.floor(ms.length / 2)], min: ms[0] });
+  return [stats(ta), stats(tb)];
 }
-row('toposort', time(() => nb.toposort(graph.offsets, graph.deps)), time(() => js.toposort(graph)), 50);
+
+/** One row: `run(b)` timed with this build, the `--compare` build if any, and the fallback. */
+function row(name, run, jsT, target) {
+  const [nat, old] = ob ? timeBoth(() => run(nb), () => run(ob)) : [time(() => run(nb)), null];
+  rows.push({
+    op: name,
+    native: fmt(nat),
+    ...(old ? { compared: fmt(old), 'native/compared (min)': `${((nat.min / old.min - 1) * 100).toFixed(1)} %` } : {}),
+    js: jsT ? fmt(jsT) : '-',
+    'js/native (min)': jsT ? `${(jsT.min / nat.min).toFixed(1)}x` : '-',
+    target: target ? `<= ${target} ms: ${nat.min <= target ? 'ok' : 'MISSED'} (min)` : '',
+  });
+}
+row('toposort', (b) => b.toposort(graph.offsets, graph.deps), time(() => js.toposort(graph)), 50);
 row(
   'expand (all nodes)',
-  time(() => nb.expand(graph.offsets, graph.deps, roots, new Uint8Array(N), new Uint8Array(N))),
+  (b) => b.expand(graph.offsets, graph.deps, roots, new Uint8Array(N), new Uint8Array(N)),
   time(() => js.expand(graph, roots, new Uint8Array(N), new Uint8Array(N))),
 );
 row(
   'fingerprintAll',
-  time(() => nb.fingerprintAll(graph.offsets, graph.deps, names.offsets, names.bytes, attrs.offsets, attrs.bytes)),
+  (b) => b.fingerprintAll(graph.offsets, graph.deps, names.offsets, names.bytes, attrs.offsets, attrs.bytes),
   time(() => js.fingerprintAll(graph, names, attrs), Math.min(RUNS, 3)),
   500,
 );
-console.log('graph (ms)');
+// The cost of crossing the boundary: many calls that each do almost nothing.
+const short = Array.from({ length: CALLS }, (_, i) => `step-${i}`);
+row(`xxh64Hex × ${CALLS.toLocaleString()} short strings`, (b) => {
+  for (const s of short) b.xxh64Hex(s);
+});
+const tiny = { offsets: Uint32Array.of(0, 0, 1), deps: Uint32Array.of(0) };
+row(`toposort × ${CALLS.toLocaleString()} 2-node graphs`, (b) => {
+  for (let i = 0; i < CALLS; i++) b.toposort(tiny.offsets, tiny.deps);
+});
+console.log(`graph (ms)${ob ? `; compared: ${compareWith}` : ''}`);
 console.table(rows);
 
 const data = new Uint8Array(HASH_MIB << 20);
 for (let i = 0; i < data.length; i++) data[i] = (i * 31 + 7) & 0xff;
 const gbps = (t) => `${((HASH_MIB / 1024) / (t.median / 1000)).toFixed(2)} GiB/s`;
 const hashRows = [
-  ['native xxh64', time(() => nb.xxh64(data))],
+  ...(ob
+    ? timeBoth(() => nb.xxh64(data), () => ob.xxh64(data)).map((t, i) => [i ? 'compared xxh64' : 'native xxh64', t])
+    : [['native xxh64', time(() => nb.xxh64(data))]]),
   ['xxhash-wasm h64Raw', time(() => wasm.h64Raw(data))],
   ['pure TS xxh64', time(() => js.xxh64Pure(data), 3)],
   ['node:crypto sha256', time(() => createHash('sha256').update(data).digest())],

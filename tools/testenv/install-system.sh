@@ -25,6 +25,10 @@ python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
 # tree and compares its declared sources with their submitted copies (packages/grid README).
 command -v pgrep >/dev/null 2>&1 || need+=(procps)
 command -v cmp >/dev/null 2>&1 || need+=(diffutils)
+# objdump and nm (binutils), cc (gcc): @cairn/native's tests read the built module's symbols
+# (glibc floor) and compile a small C program against it (thread-exit destructors).
+{ command -v objdump >/dev/null 2>&1 && command -v nm >/dev/null 2>&1; } || need+=(binutils)
+command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 sge=0
 { [ -x /usr/sbin/sge_qmaster ] && [ -x /usr/sbin/sge_execd ] && [ -x /usr/lib/gridengine/qsub ]; } || { need+=(gridengine-master gridengine-exec gridengine-client); sge=1; }
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Builds the native module: `cargo build --release`, then copies the library to
+// Builds the native module: `cargo build --release --locked` (the crates pinned in Cargo.lock,
+// fetched from crates.io on a fresh clone), then copies the library to
 // `cairn-native.<triple>.node` next to index.js (the loader's "local build" candidate).
 // Without a Rust toolchain it says so in one line and succeeds: Cairn then runs on its
 // TypeScript fallback (same answers). CAIRN_NATIVE=1 makes a missing toolchain an error.
@@ -7,10 +8,11 @@
 //   node scripts/build.mjs                       this machine's platform
 //   node scripts/build.mjs --target <rust triple> cross or release builds (README.md, "Releasing")
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { TYPE_DEF_DIR, bindingTypesFrom } from './binding-types.mjs';
 
 const root = dirname(dirname(fileURLToPath(import.meta.url)));
 const { values } = parseArgs({ options: { target: { type: 'string' } } });
@@ -36,9 +38,13 @@ if (!platform && values.target) {
 }
 const triple = platform ? platform.triple : platformTriple();
 
-const args = ['build', '--release', ...(values.target ? ['--target', values.target] : [])];
+const args = ['build', '--release', '--locked', ...(values.target ? ['--target', values.target] : [])];
 // musl's default is a static executable; a Node addon must link musl dynamically.
-const env = platform?.libc === 'musl' ? { ...process.env, RUSTFLAGS: `${process.env.RUSTFLAGS ?? ''} -C target-feature=-crt-static`.trim() } : process.env;
+const env = platform?.libc === 'musl' ? { ...process.env, RUSTFLAGS: `${process.env.RUSTFLAGS ?? ''} -C target-feature=-crt-static`.trim() } : { ...process.env };
+// napi-derive writes each export's type definition there while it compiles the crate.
+const typeDefs = join(root, TYPE_DEF_DIR);
+mkdirSync(typeDefs, { recursive: true });
+env.NAPI_TYPE_DEF_TMP_FOLDER = typeDefs;
 const r = spawnSync('cargo', args, { cwd: root, stdio: 'inherit', env });
 if (r.status !== 0) process.exit(r.status ?? 1);
 
@@ -52,3 +58,18 @@ if (!existsSync(built)) {
 const out = join(root, `cairn-native.${triple}.node`);
 copyFileSync(built, out);
 console.log(`@cairn/native: built ${out}`);
+
+// binding.d.ts follows the #[napi] exports (committed: a consumer without Rust needs it too).
+const defs = join(typeDefs, 'cairn-native');
+if (existsSync(defs)) {
+  const types = bindingTypesFrom(defs);
+  const file = join(root, 'binding.d.ts');
+  if (!existsSync(file) || readFileSync(file, 'utf8') !== types) {
+    // In CI the committed file is checked (test/binding-types.test.ts), not rewritten.
+    if (process.env.CI) console.log(`@cairn/native: ${file} differs from the #[napi] exports; rebuild locally and commit it`);
+    else {
+      writeFileSync(file, types);
+      console.log(`@cairn/native: wrote ${file} from the #[napi] exports (commit it)`);
+    }
+  }
+}

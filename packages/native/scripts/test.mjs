@@ -6,7 +6,7 @@ import { join } from 'node:path';
 
 const results = join(import.meta.dirname, '..', '..', '..', '.test-results');
 mkdirSync(results, { recursive: true });
-const cargo = spawnSync('cargo', ['test', '--release'], { encoding: 'utf8' });
+const cargo = spawnSync('cargo', ['test', '--release', '--locked'], { encoding: 'utf8' });
 process.stdout.write(cargo.stdout ?? '');
 process.stderr.write(cargo.stderr ?? '');
 writeFileSync(join(results, 'native.cargo.txt'), `${cargo.stdout ?? ''}\n${cargo.stderr ?? ''}`);

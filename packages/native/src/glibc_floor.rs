@@ -10,6 +10,14 @@
 //! `objdump -T` and fails if anything newer than 2.17 appears.
 //!
 //! On kernels older than 4.11, `statx` fails with ENOSYS, which std treats as "use stat64".
+//!
+//! napi-rs keeps per-thread state with destructors and a hash map seeded at random, which makes
+//! std need five more: `getrandom` (2.25) is a system call too; `pthread_key_create`,
+//! `pthread_key_delete` and `pthread_setspecific` moved into libc.so.6 at 2.34 and are bound
+//! here to their first version, which every glibc has; `__cxa_thread_atexit_impl` (2.18, how
+//! a thread's destructors are registered) gets a fallback for the one glibc without it.
+//! Each definition is only reached where glibc lacks the function: the loader resolves the
+//! module's calls through the process first, where glibc (or libpthread) defines them.
 
 use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
 
@@ -24,6 +32,7 @@ mod nr {
     pub const NEWFSTATAT: i64 = 262;
     pub const STATX: i64 = 332;
     pub const GETTID: i64 = 186;
+    pub const GETRANDOM: i64 = 318;
 }
 #[cfg(target_arch = "aarch64")]
 mod nr {
@@ -31,6 +40,7 @@ mod nr {
     pub const NEWFSTATAT: i64 = 79;
     pub const STATX: i64 = 291;
     pub const GETTID: i64 = 178;
+    pub const GETRANDOM: i64 = 278;
 }
 
 const AT_FDCWD: c_long = -100;
@@ -61,4 +71,99 @@ pub unsafe extern "C" fn statx(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn gettid() -> c_int {
     unsafe { syscall(nr::GETTID) as c_int }
+}
+
+/// `getrandom(2)`; before Linux 3.17 it fails with ENOSYS and std reads /dev/urandom instead.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn getrandom(buf: *mut c_void, len: usize, flags: c_uint) -> isize {
+    unsafe { syscall(nr::GETRANDOM, buf, len, flags as c_long) as isize }
+}
+
+/// The first glibc version of each architecture, where the pthread key functions were born.
+#[cfg(target_arch = "x86_64")]
+macro_rules! base_version {
+    () => {
+        "GLIBC_2.2.5"
+    };
+}
+#[cfg(target_arch = "aarch64")]
+macro_rules! base_version {
+    () => {
+        "GLIBC_2.17"
+    };
+}
+
+// `.symver` binds each `glibc_*` reference to that version of glibc's function (a plain
+// reference would bind to the newest one, GLIBC_2.34).
+std::arch::global_asm!(
+    concat!(".symver glibc_pthread_key_create, pthread_key_create@", base_version!()),
+    concat!(".symver glibc_pthread_key_delete, pthread_key_delete@", base_version!()),
+    concat!(
+        ".symver glibc_pthread_setspecific, pthread_setspecific@",
+        base_version!()
+    ),
+    concat!(
+        ".symver glibc_pthread_getspecific, pthread_getspecific@",
+        base_version!()
+    ),
+);
+
+type Dtor = unsafe extern "C" fn(*mut c_void);
+
+unsafe extern "C" {
+    fn glibc_pthread_key_create(key: *mut c_uint, dtor: Option<Dtor>) -> c_int;
+    fn glibc_pthread_key_delete(key: c_uint) -> c_int;
+    fn glibc_pthread_setspecific(key: c_uint, value: *const c_void) -> c_int;
+    fn glibc_pthread_getspecific(key: c_uint) -> *mut c_void;
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_key_create(key: *mut c_uint, dtor: Option<Dtor>) -> c_int {
+    unsafe { glibc_pthread_key_create(key, dtor) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_key_delete(key: c_uint) -> c_int {
+    unsafe { glibc_pthread_key_delete(key) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_setspecific(key: c_uint, value: *const c_void) -> c_int {
+    unsafe { glibc_pthread_setspecific(key, value) }
+}
+
+/// One thread's registered destructors, run in reverse order when the thread exits.
+type Dtors = Vec<(Dtor, *mut c_void)>;
+
+/// The key whose destructor runs a thread's [`Dtors`], or `None` when glibc had no key left.
+static DTORS_KEY: std::sync::OnceLock<Option<c_uint>> = std::sync::OnceLock::new();
+
+unsafe extern "C" fn run_dtors(list: *mut c_void) {
+    // glibc cleared the key before this call: a destructor that registers another starts a
+    // new list, which glibc runs in its next round (it makes up to four).
+    let list = unsafe { Box::from_raw(list as *mut Dtors) };
+    for (dtor, obj) in list.into_iter().rev() {
+        unsafe { dtor(obj) };
+    }
+}
+
+/// Registers `dtor(obj)` to run when the calling thread exits. Reached only on glibc 2.17
+/// (2.18 added its own); unlike glibc's, the main thread's list does not run at `exit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn __cxa_thread_atexit_impl(dtor: Dtor, obj: *mut c_void, _dso: *mut c_void) -> c_int {
+    let key = DTORS_KEY.get_or_init(|| {
+        let mut key = 0;
+        (unsafe { glibc_pthread_key_create(&mut key, Some(run_dtors)) } == 0).then_some(key)
+    });
+    let Some(key) = *key else { return -1 };
+    let mut list = unsafe { glibc_pthread_getspecific(key) } as *mut Dtors;
+    if list.is_null() {
+        list = Box::into_raw(Box::new(Dtors::new()));
+        if unsafe { glibc_pthread_setspecific(key, list as *const c_void) } != 0 {
+            drop(unsafe { Box::from_raw(list) });
+            return -1;
+        }
+    }
+    unsafe { (*list).push((dtor, obj)) };
+    0
 }

@@ -1,154 +1,76 @@
-//! `readFiles(base, names, suffix?)`: the one asynchronous export. The names are copied, [`read_files`] runs on
-//! a thread of libuv's pool (N-API async work), and the promise resolves on the main thread with
-//! `{ bytes, ends, errors }` (see files.rs). A caller that splits a batch into chunks gets them
-//! read on as many threads at once.
+//! `readFiles(base, names, suffix?)`: the one asynchronous export. The names are copied,
+//! [`read_files`] runs on a thread of libuv's pool (a napi-rs `AsyncTask`), and the promise
+//! resolves on the main thread with `{ bytes, ends, errors }` (see files.rs). A caller that
+//! splits a batch into chunks gets them read on as many threads at once.
 
-use std::ffi::{c_char, c_void};
-use std::ptr::null_mut;
+use napi::bindgen_prelude::{AsyncTask, Env, Uint8Array, Uint32Array, Unknown};
+use napi::{Task, bindgen_prelude::Result};
+use napi_derive::napi;
 
 use crate::files::{FileBatch, read_files};
-use crate::js::{R, args, bytes_arg, new_typed, ok, type_of, u32_array};
-use crate::sys::*;
+use crate::js_args::{Arg, Code};
 
-struct ReadWork {
+/// What `readFiles` read (see there).
+#[napi(object, js_name = "NativeFileBatch")]
+pub struct ReadFilesResult {
+    /// Every file read, one after another.
+    #[napi(readonly)]
+    pub bytes: Uint8Array,
+    /// Where each file ends in `bytes`.
+    #[napi(readonly)]
+    pub ends: Uint32Array,
+    /// 0 for a file read, else why not (see `readFiles`).
+    #[napi(readonly)]
+    pub errors: Uint32Array,
+}
+
+pub struct ReadFiles {
     base: Vec<u8>,
     names: Vec<u8>,
     suffix: Vec<u8>,
-    batch: FileBatch,
-    deferred: napi_deferred,
-    work: napi_async_work,
 }
 
-unsafe extern "C" fn execute(_env: napi_env, data: *mut c_void) {
-    let w = unsafe { &mut *(data as *mut ReadWork) };
-    w.batch = read_files(&w.base, &w.names, &w.suffix);
-}
+impl Task for ReadFiles {
+    type Output = FileBatch;
+    type JsValue = ReadFilesResult;
 
-unsafe fn latin1(env: napi_env, s: &str) -> R<napi_value> {
-    let mut out = null_mut();
-    ok(
-        unsafe { napi_create_string_latin1(env, s.as_ptr() as *const c_char, s.len(), &mut out) },
-        "create_string_latin1",
-    )?;
-    Ok(out)
-}
-
-unsafe extern "C" fn free_bytes(_env: napi_env, _data: *mut c_void, hint: *mut c_void) {
-    drop(unsafe { Box::from_raw(hint as *mut Vec<u8>) });
-}
-
-/// A Uint8Array over `bytes`, handed to JS without a copy (a copy where the runtime forbids
-/// external buffers): a warm run's batch is megabytes, and fresh pages cost a fault each on a VM.
-unsafe fn bytes_array(env: napi_env, bytes: Vec<u8>) -> R<napi_value> {
-    if bytes.is_empty() {
-        return unsafe { new_typed(env, NAPI_UINT8_ARRAY, 0, |_| {}) };
+    fn compute(&mut self) -> Result<FileBatch> {
+        Ok(read_files(&self.base, &self.names, &self.suffix))
     }
-    let len = bytes.len();
-    let owned = Box::into_raw(Box::new(bytes));
-    let (mut ab, mut out) = (null_mut(), null_mut());
-    unsafe {
-        let data = (*owned).as_mut_ptr() as *mut c_void;
-        if napi_create_external_arraybuffer(env, data, len, free_bytes, owned as *mut c_void, &mut ab) != NAPI_OK {
-            let bytes = Box::from_raw(owned);
-            return new_typed(env, NAPI_UINT8_ARRAY, len, |b| b.copy_from_slice(&bytes));
-        }
-        ok(
-            napi_create_typedarray(env, NAPI_UINT8_ARRAY, len, ab, 0, &mut out),
-            "create_typedarray",
-        )?;
-    }
-    Ok(out)
-}
 
-unsafe fn resolution(env: napi_env, batch: &mut FileBatch) -> R<napi_value> {
-    unsafe {
-        let mut obj = null_mut();
-        ok(napi_create_object(env, &mut obj), "create_object")?;
-        let bytes = bytes_array(env, std::mem::take(&mut batch.bytes))?;
-        let ends = u32_array(env, &batch.ends)?;
-        let errors = u32_array(env, &batch.errors)?;
-        for (key, value) in [(c"bytes", bytes), (c"ends", ends), (c"errors", errors)] {
-            ok(
-                napi_set_named_property(env, obj, key.as_ptr(), value),
-                "set_named_property",
-            )?;
-        }
-        Ok(obj)
+    /// The bytes go to JS without a copy (a copy where the runtime forbids external buffers):
+    /// a warm run's batch is megabytes, and fresh pages cost a fault each on a VM.
+    fn resolve(&mut self, _env: Env, batch: FileBatch) -> Result<ReadFilesResult> {
+        Ok(ReadFilesResult {
+            bytes: Uint8Array::new(batch.bytes),
+            ends: Uint32Array::new(batch.ends),
+            errors: Uint32Array::new(batch.errors),
+        })
     }
 }
 
-unsafe fn rejection(env: napi_env, code: &str, message: &str) -> napi_value {
-    let mut err = null_mut();
-    unsafe {
-        if let (Ok(c), Ok(m)) = (latin1(env, code), latin1(env, message)) {
-            napi_create_error(env, c, m, &mut err);
-        }
-    }
-    err
-}
-
-unsafe extern "C" fn complete(env: napi_env, status: napi_status, data: *mut c_void) {
-    let mut w = unsafe { Box::from_raw(data as *mut ReadWork) };
-    unsafe {
-        napi_delete_async_work(env, w.work);
-        if status != NAPI_OK {
-            let e = rejection(
-                env,
-                "CAIRN_NATIVE_INTERNAL",
-                &format!("readFiles: async work ended with status {status}"),
-            );
-            napi_reject_deferred(env, w.deferred, e);
-            return;
-        }
-        match resolution(env, &mut w.batch) {
-            Ok(v) => napi_resolve_deferred(env, w.deferred, v),
-            Err(t) => napi_reject_deferred(env, w.deferred, rejection(env, t.code, &t.message)),
-        };
-    }
-}
-
-pub(crate) unsafe fn js_read_files(env: napi_env, info: napi_callback_info) -> R<napi_value> {
-    unsafe {
-        let a = args(env, info)?;
-        let mut scratch = Vec::new();
-        let base = bytes_arg(env, a[0], "base", &mut scratch)?.to_vec();
-        let names = bytes_arg(env, a[1], "names", &mut scratch)?.to_vec();
-        let suffix = if type_of(env, a[2])? == NAPI_UNDEFINED {
-            Vec::new()
-        } else {
-            bytes_arg(env, a[2], "suffix", &mut scratch)?.to_vec()
-        };
-        let (mut deferred, mut promise) = (null_mut(), null_mut());
-        ok(napi_create_promise(env, &mut deferred, &mut promise), "create_promise")?;
-        let data = Box::into_raw(Box::new(ReadWork {
-            base,
-            names,
-            suffix,
-            batch: FileBatch::default(),
-            deferred,
-            work: null_mut(),
-        }));
-        let name = latin1(env, "cairn:readFiles")?;
-        let queued = ok(
-            napi_create_async_work(
-                env,
-                null_mut(),
-                name,
-                execute,
-                complete,
-                data as *mut c_void,
-                &mut (*data).work,
-            ),
-            "create_async_work",
-        )
-        .and_then(|()| ok(napi_queue_async_work(env, (*data).work), "queue_async_work"));
-        if let Err(t) = queued {
-            let w = Box::from_raw(data);
-            if !w.work.is_null() {
-                napi_delete_async_work(env, w.work);
-            }
-            napi_reject_deferred(env, deferred, rejection(env, t.code, &t.message));
-        }
-        Ok(promise)
-    }
+/// Reads the file `name + suffix` for every name in `names` (separated by NUL bytes; `''` names
+/// none), relative to the directory `base` (`''`: names are paths as they are), on a thread of
+/// libuv's pool; several calls at once are read on several threads. File `i` is
+/// `bytes[ends[i-1], ends[i])` (`ends[-1]` = 0) when `errors[i]` is 0; else it has no bytes and
+/// `errors[i]` is an errno plus `1 << 16` when `open` failed (a missing file, or an empty name:
+/// `65536 + ENOENT`) or `2 << 16` when `read` did, or `0xffffffff`: not read, the batch would
+/// pass 4 GiB. Bad arguments throw at once (as every function here does); the promise rejects
+/// only on an N-API failure. @default suffix ''
+#[napi(
+    js_name = "readFiles",
+    ts_args_type = "base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array",
+    ts_return_type = "Promise<NativeFileBatch>"
+)]
+pub fn js_read_files(env: &Env, base: Unknown, names: Unknown, suffix: Unknown) -> Result<AsyncTask<ReadFiles>, Code> {
+    let mut scratch = Vec::new();
+    let base = Arg::new(env, base).bytes("base", &mut scratch)?.to_vec();
+    let names = Arg::new(env, names).bytes("names", &mut scratch)?.to_vec();
+    let suffix = Arg::new(env, suffix);
+    let suffix = if suffix.is_undefined()? {
+        Vec::new()
+    } else {
+        suffix.bytes("suffix", &mut scratch)?.to_vec()
+    };
+    Ok(AsyncTask::new(ReadFiles { base, names, suffix }))
 }
