@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { CairnError, COMMAND_MODULE, getBackend, resolveTemplate, type TaskPayload } from '@cairn/core';
 import type { JobFiles } from './files.js';
 import { writeJobFile, type JobAccess } from './job-dir.js';
-import { commandArgs, commandContext, commandEnv, readTemplate } from './runner-api.js';
+import { commandArgs, commandContext, commandEnv, commandLaunch, readTemplate, type CommandLaunch } from './runner-api.js';
 
 /** What the wrapper of a command job runs. */
 export interface CommandPlan {
@@ -23,6 +23,8 @@ export interface CommandPlan {
   readonly program: string;
   /** Its arguments, resolved. */
   readonly args: readonly string[];
+  /** How it is started: the environment's wrapper before it, the venv or conda prefix activated (the runner's `commandLaunch`). */
+  readonly launch: CommandLaunch;
   /** Variables exported for it (the step's `env` and the `CAIRN_*` context), on top of the job's environment. */
   readonly env: Readonly<Record<string, string>>;
   /** The project directory it runs in. */
@@ -69,5 +71,5 @@ export async function prepareCommand(task: TaskPayload, files: JobFiles, access:
   await writeJobFile(files.context, JSON.stringify(commandContext(t, attempt)), 'data', access);
   const args = commandArgs(t, attempt);
   const env = commandEnv(t, attempt);
-  return { program: t.program, args, env, cwd: t.cwd, sources, killGraceMs: t.killGraceMs ?? DEFAULT_KILL_GRACE_MS };
+  return { program: t.program, args, launch: commandLaunch(t, args), env, cwd: t.cwd, sources, killGraceMs: t.killGraceMs ?? DEFAULT_KILL_GRACE_MS };
 }

@@ -22,7 +22,7 @@
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { CairnError, getBackend, resolveTemplate, type CommandTemplate } from '@cairn/core';
-import { commandArgs, commandContext, commandEnv, readTemplate, type JobRequest } from './runner-api.js';
+import { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup, readTemplate, type JobRequest } from './runner-api.js';
 import type { EntrypointBuilder } from './entrypoint.js';
 import { shQuote } from './quote.js';
 
@@ -113,8 +113,11 @@ export const commandStep: EntrypointBuilder = async (job, ctx) => {
   }
   lines.push(`  cd ${q(work)} || ${stageFail}`, 'fi');
   for (const [k, v] of Object.entries(commandEnv(t, attempt))) lines.push(`export ${k}=${q(v)}`);
-  const program = q(t.program);
-  lines.push(`command -v ${program} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(t.program)}: not found`)} "on PATH ($PATH) in $(pwd) on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`);
-  lines.push(['exec', program, ...commandArgs(t, attempt).map(q)].join(' '));
+  // The step's venv, conda prefix or wrapper (the runner's rule).
+  const launch = commandLaunch(t, commandArgs(t, attempt));
+  lines.push(...commandShellSetup(launch, q, (fix) => `{ echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(t.program)}: ${fix}`)} "on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`));
+  const first = launch.argv[0] as string;
+  lines.push(`command -v ${q(first)} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(first)}: not found`)} "on PATH ($PATH) in $(pwd) on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`);
+  lines.push(['exec', ...launch.argv.map(q)].join(' '));
   return { command: `${lines.join('\n')}\n`, resultPath, program: t.program };
 };

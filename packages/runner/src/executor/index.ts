@@ -11,7 +11,8 @@ export { checkSources, readTemplate, resolveValue } from '../command/template.js
 export { parseReportedResult } from '../command/result-file.js';
 export { fileTail, lastLines, TAIL_BYTES, TAIL_LINES } from '../command/tail.js';
 // Command steps run without a Node worker (a shell on a remote node): the context file and the variables the program gets, built once.
-export { commandArgs, commandContext, commandEnv } from '../command/context-file.js';
+export { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup } from '../command/context-file.js';
+export type { CommandLaunch } from '../command/context-file.js';
 
 export type {
   CancelSupport,
