@@ -13,6 +13,7 @@ export { fileTail, lastLines, TAIL_BYTES, TAIL_LINES } from '../command/tail.js'
 // Command steps run without a Node worker (a shell on a remote node): the context file and the variables the program gets, built once.
 export { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup } from '../command/context-file.js';
 export type { CommandLaunch } from '../command/context-file.js';
+export { fetchJobDeps } from '../command/local-deps.js';
 
 export type {
   CancelSupport,
