@@ -8,7 +8,7 @@
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { command, hasCode, lower, makeTask, OUT, type CommandEnvironment } from '@cairn/core';
+import { command, hasCode, input, lower, makeTask, OUT, type CommandEnvironment } from '@cairn/core';
 import { afterAll, describe, expect, test } from 'vitest';
 import { tempRoot } from '../../../tools/testenv/grid-jobs.js';
 import { commandStatus } from '../src/command-status.js';
@@ -134,6 +134,32 @@ describe("a command step's job script", () => {
     expect(m.exit?.code).toBe(127);
     expect(hasCode(m.status.error, 'CAIRN_COMMAND_NOT_FOUND')).toBe(true);
     expect(String((m.status.error as Error).message)).toContain(`its venv ${join(root, 'no-such-venv')} has no bin/ directory here; create it`);
+  });
+
+  test('a dependency on an object store reaches the program as the local directory the job\'s store access fetched (never the s3:// URL)', async () => {
+    const i = ++n;
+    const dir = join(root, `project-${i}`);
+    mkdirSync(dir, { recursive: true });
+    const make = command({ name: `make${i}`, version: 'v1', program: 'sh', args: ['-c', 'true'], dir, executor: 'test' });
+    const count = command({ name: `count${i}`, version: 'v1', program: 'sh', args: ['-c', 'wc -w < "$1/data.txt" | tr -d " " > "$2/n"; printf \'{"result": ["%s", "%s"]}\' "$1" "$DATA" > "$CAIRN_RESULT"', 'count', input('data'), OUT], inputs: { data: make }, env: { DATA: input('data') }, dir, executor: 'test' });
+    const spec = lower(count);
+    const url = `s3://bucket/${spec.deps[0]!.nameWithHash}`;
+    // The boundary this test does not exercise (the S3 store's download, tested against a real gateway in store-s3): a directory already fetched.
+    const fetched = join(root, `fetched-${i}`);
+    mkdirSync(fetched, { recursive: true });
+    writeFileSync(join(fetched, 'data.txt'), 'a b c d\n');
+    const asked: string[] = [];
+    const storeAccess = { store: undefined, localInput: async (p: string) => (asked.push(p), fetched) };
+    const outputPath = join(root, 'store', spec.nameWithHash);
+    const attemptDir = join(root, 'attempts', `${spec.nameWithHash}.1`);
+    const logs = { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') };
+    const task = makeTask(spec, { outputPath, depPaths: { [spec.deps[0]!.nameWithHash]: url }, attempt: 1, resources: {} });
+    const job: JobRequest = { jobKey: `${spec.nameWithHash}.1`, spec, task, outputPath, prefix: 's3://bucket', resources: {}, logPaths: logs, attemptDir, finalPath: outputPath, staged: { path: outputPath, dir: outputPath, attempt: 1, logs, scratch: attemptDir }, signal: new AbortController().signal, storeAccess };
+    const { status } = await runJob(job, await submitSingle(ctx, job));
+    expect(asked).toEqual([url]);
+    expect(status).toMatchObject({ state: 'succeeded', result: [fetched, fetched] });
+    expect(readFileSync(join(outputPath, 'n'), 'utf8')).toBe('4\n');
+    expect(JSON.parse(readFileSync(join(attemptDir, 'context.json'), 'utf8')).depPaths).toEqual({ [spec.deps[0]!.nameWithHash]: fetched });
   });
 
   test('a program killed by a signal: the code names the signal, the message quotes stderr', async () => {

@@ -27,7 +27,7 @@ export type {
   JobStatus,
   TerminalState,
 } from './contract.js';
-export type { StagedAttempt } from '../store/store.js';
+export type { StagedAttempt, StepStoreAccess } from '../store/store.js';
 export type { JobRecord } from '../store/records.js';
 export type { WorkerErrorData, WorkerResult } from '../worker/result.js';
 export type { TailLogsOptions } from '../executors/common.js';
