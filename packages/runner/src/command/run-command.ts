@@ -6,9 +6,8 @@
  * turns the exit into the step's result or a typed failure.
  */
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { CairnError, type CommandTemplate, type StepContext } from '@cairn/core';
@@ -19,6 +18,7 @@ import { readTemplate, checkSources } from './template.js';
 import { fileTail, TailRing } from './tail.js';
 import { commandArgs, commandContext, commandEnv, commandLaunch, type CommandLaunch } from './context-file.js';
 import { fetchLocalDeps, localDepPaths, localize } from './local-deps.js';
+import { attemptFiles, removeAttemptFiles, writeContext } from './scratch.js';
 
 /** Grace between SIGTERM and SIGKILL when the step sets none. */
 export const DEFAULT_KILL_GRACE_MS = 1000;
@@ -38,13 +38,12 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
   // Dependencies on an object store are fetched, and the program sees their local directories (local-deps.ts).
   const local = await fetchLocalDeps(ctx);
   ctx.signal.throwIfAborted();
-  const scratch = await mkdtemp(join(tmpdir(), 'cairn-command-'));
+  const files = attemptFiles();
   try {
-    const resultPath = join(scratch, 'result.json');
-    const contextPath = join(scratch, 'context.json');
+    const { contextPath, resultPath } = files;
     const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: localDepPaths(ctx.depPaths, local), gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath, checkpointDir: ctx.checkpointDir };
     const argv = localize(commandArgs(t, attempt), local);
-    await writeFile(contextPath, JSON.stringify(localize(commandContext(t, attempt), local)));
+    await writeContext(files, JSON.stringify(localize(commandContext(t, attempt), local)));
     const launch = commandLaunch(t, argv);
     const env = launchEnv(step, launch, localize(commandEnv(t, attempt), local));
     // Not inherited from the runner's own environment: a step without one has none.
@@ -54,7 +53,7 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
     if (exit.failure !== undefined) throw exit.failure;
     return await readResult(step, t.program, resultPath, ctx);
   } finally {
-    await rm(scratch, { recursive: true, force: true });
+    await removeAttemptFiles(files);
   }
 }
 
@@ -79,7 +78,7 @@ async function runProgram(step: string, t: CommandTemplate, argv: readonly strin
   if (logs !== undefined) {
     // Straight into the log files: the program writes them itself (nothing copied or buffered here).
     mkdirSync(dirname(logs.stdout), { recursive: true });
-    mkdirSync(dirname(logs.stderr), { recursive: true });
+    if (dirname(logs.stderr) !== dirname(logs.stdout)) mkdirSync(dirname(logs.stderr), { recursive: true });
     const out = openSync(logs.stdout, 'a');
     const err = openSync(logs.stderr, 'a');
     try {
