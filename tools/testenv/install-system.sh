@@ -21,6 +21,10 @@ command -v ceph-osd >/dev/null 2>&1 || need+=(ceph-osd)
 # the Python helper's pytest suite in a venv (.venv-test).
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+# The system's own python3 with venv: remote-ssh's command test makes a venv the SSH host's user
+# can run (root's python3 may be elsewhere, e.g. pyenv's under /root).
+[ -x /usr/bin/python3 ] || need+=(python3)
+/usr/bin/python3 -c 'import venv' >/dev/null 2>&1 || need+=(python3-venv)
 # pgrep (procps) and cmp (diffutils): a grid command step's job script stops a program's process
 # tree and compares its declared sources with their submitted copies (packages/grid README).
 command -v pgrep >/dev/null 2>&1 || need+=(procps)

@@ -46,6 +46,22 @@ export interface CommandTemplate {
   readonly keepCheckpoints?: boolean;
   /** Preempted attempts retried without spending `retries` (overrides the runner's `preemptionRetries`). */
   readonly preemptionRetries?: number;
+  /** Where the program's environment comes from (a venv, a conda prefix, a wrapper command); never hashed: a location, not content. */
+  readonly environment?: CommandEnvironmentTemplate;
+}
+
+/**
+ * A command step's environment as it travels in its template: paths absolute (this host's), the
+ * lock files already hashed into `sources`. Activating one is what `source bin/activate` does:
+ * its `bin/` first on `PATH`, `VIRTUAL_ENV` (or `CONDA_PREFIX`) set, `PYTHONHOME` unset.
+ */
+export interface CommandEnvironmentTemplate {
+  /** A Python virtual environment's directory (absolute). */
+  readonly venv?: string;
+  /** A conda environment's prefix directory (absolute). */
+  readonly conda?: string;
+  /** Words put before the program on its command line (`srun`, `apptainer exec image.sif`). */
+  readonly wrap?: readonly string[];
 }
 
 /** The context file a program finds at `$CAIRN_CONTEXT` (JSON). */

@@ -10,8 +10,9 @@ import { delimiter, isAbsolute, resolve } from 'node:path';
 import type { AnyKind } from './artifact.js';
 import { brand, hasBrand } from './brand.js';
 import { COMMAND_MODULE, COMMAND_REF, commandRunner } from './command-ref.js';
+import { type CommandEnvironment, lowerEnvironment } from './command-environment.js';
 import { hashSources, projectDir } from './command-sources.js';
-import type { CommandContextName, CommandContextMarker } from './command-types.js';
+import type { CommandContextName, CommandContextMarker, CommandEnvironmentTemplate } from './command-types.js';
 import { CairnError } from './errors.js';
 import { defineStep, getFnRef } from './fnref.js';
 import { type ArtifactStep, apply, isArtifactStep, isOut, type Layout, type LoadedValue, type Out } from './handle.js';
@@ -119,6 +120,13 @@ export interface CommandOptions<I extends Readonly<Record<string, unknown>>> {
    * top of the runner's. Hashed (a secret by its name only). Names starting with `CAIRN_` are reserved. @default {}
    */
   env?: Readonly<Record<string, CommandArg<Extract<keyof NoInfer<I>, string>> | Secret>>;
+  /**
+   * Where the program's environment comes from: a Python venv (`{ venv: '.venv' }`) or a conda
+   * prefix to activate, a wrapper to start it under (`{ wrap: ['srun', '--gpus=1'] }`), and the
+   * lock files that pin the environment's content (`lock: 'requirements.lock'`, hashed like
+   * sources). The paths and the wrapper are never hashed. See {@link CommandEnvironment}. @default none
+   */
+  environment?: CommandEnvironment;
   /** Values that reach the program's context file but never its identity (thread counts, log levels). Plain data. @default {} */
   runtime?: Readonly<Record<string, unknown>>;
   /** Milliseconds between SIGTERM and SIGKILL to the program's process group on cancel or timeout. Never hashed. @default 1000 */
@@ -151,7 +159,7 @@ export interface CommandOptions<I extends Readonly<Record<string, unknown>>> {
   artifact?: AnyKind;
 }
 
-const COMMAND_KEYS: ReadonlySet<string> = new Set(['name', 'version', 'program', 'args', 'inputs', 'sources', 'dir', 'env', 'runtime', 'killGraceMs', 'preemptionExitCodes', 'preemptionRetries', 'keepCheckpoints', 'pin', 'layout', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs', 'artifact']);
+const COMMAND_KEYS: ReadonlySet<string> = new Set(['name', 'version', 'program', 'args', 'inputs', 'sources', 'dir', 'env', 'environment', 'runtime', 'killGraceMs', 'preemptionExitCodes', 'preemptionRetries', 'keepCheckpoints', 'pin', 'layout', 'resources', 'executor', 'expectedFingerprint', 'retries', 'timeoutMs', 'artifact']);
 
 /** Executors that run on this host: a program they run must be found here. */
 const LOCAL_EXECUTORS: ReadonlySet<string> = new Set(['inline', 'threads', 'process']);
@@ -201,7 +209,10 @@ export function command(options: CommandOptions<Readonly<Record<string, unknown>
   const dir = projectDir(name, options.dir);
   const args = lowerArgs(name, options.args, inputs);
   const env = lowerEnv(name, options.env, inputs);
-  const sources = hashSources(name, dir, options.sources);
+  const environment = lowerEnvironment(name, dir, options.environment);
+  // Lock files are hashed, checked and staged exactly as declared sources are (command-environment.ts).
+  const declared = environment.lock.length === 0 || !Array.isArray(options.sources ?? []) ? options.sources : [...(options.sources ?? []), ...environment.lock];
+  const sources = hashSources(name, dir, declared);
   if (options.killGraceMs !== undefined && !(Number.isSafeInteger(options.killGraceMs) && options.killGraceMs >= 0)) {
     throw new CairnError('CAIRN_INVALID_SPEC', `Step "${name}": killGraceMs must be a whole number of milliseconds ≥ 0, got ${describeValue(options.killGraceMs)}.`, { step: name });
   }
@@ -212,10 +223,11 @@ export function command(options: CommandOptions<Readonly<Record<string, unknown>
   const remote = options.executor !== undefined && !LOCAL_EXECUTORS.has(options.executor);
   // A step that may run elsewhere (a named remote executor, or resources the runner may route
   // to one) finds its program there; a missing one then fails when it is started.
-  if (!remote && options.resources === undefined) findProgram(name, program, dir);
+  if (!remote && options.resources === undefined) findProgram(name, environment.template?.wrap?.[0] ?? program, dir, environment.template);
   const hashed = { $command: 1, program, args, env, sources, inputs };
   const notHashed: Record<string, unknown> = { cwd: dir, runtime };
   if (options.killGraceMs !== undefined) notHashed.killGraceMs = options.killGraceMs;
+  if (environment.template !== undefined) notHashed.environment = environment.template;
   if (options.preemptionExitCodes !== undefined) {
     const codes = options.preemptionExitCodes as unknown;
     if (!Array.isArray(codes) || !codes.every((c) => Number.isInteger(c) && c > 0 && c < 256)) {
@@ -257,9 +269,19 @@ function checkProgram(step: string, program: unknown): string {
   return program;
 }
 
-/** Checks that `program` can be started from `dir`: on `PATH`, or an executable file. */
-function findProgram(step: string, program: string, dir: string): void {
-  const candidates = program.includes('/') ? [isAbsolute(program) ? program : resolve(dir, program)] : (process.env.PATH ?? '').split(delimiter).filter((d) => d !== '').map((d) => resolve(d, program));
+/** Checks that `program` can be started from `dir`: on `PATH` (after the environment's `bin/`), or an executable file. */
+function findProgram(step: string, program: string, dir: string, environment: CommandEnvironmentTemplate | undefined): void {
+  const prefix = environment?.venv ?? environment?.conda;
+  if (prefix !== undefined) {
+    try {
+      accessSync(resolve(prefix, 'bin'), constants.X_OK);
+    } catch (cause) {
+      const which = environment?.venv !== undefined ? `venv ${prefix} has no bin/ directory; create it (python3 -m venv ${prefix})` : `conda prefix ${prefix} has no bin/ directory; create it (conda create -p ${prefix})`;
+      throw new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": its ${which}, or fix environment.${environment?.venv !== undefined ? 'venv' : 'conda'}.`, { step, cause });
+    }
+  }
+  const path = [...(prefix === undefined ? [] : [resolve(prefix, 'bin')]), ...(process.env.PATH ?? '').split(delimiter)];
+  const candidates = program.includes('/') ? [isAbsolute(program) ? program : resolve(dir, program)] : path.filter((d) => d !== '').map((d) => resolve(d, program));
   for (const c of candidates) {
     try {
       accessSync(c, constants.X_OK);

@@ -9,7 +9,8 @@ export type { CommandArg, CommandOptions, ContextRef, InputRef } from './command
 export { COMMAND_MODULE, COMMAND_REF, commandRunner, registerCommandRunner } from './command-ref.js';
 export type { CommandRunner } from './command-ref.js';
 export { hashFile } from './command-sources.js';
-export type { CommandContextFile, CommandContextMarker, CommandContextName, CommandTemplate, CommandValue } from './command-types.js';
+export type { CommandEnvironment } from './command-environment.js';
+export type { CommandContextFile, CommandContextMarker, CommandContextName, CommandEnvironmentTemplate, CommandTemplate, CommandValue } from './command-types.js';
 export { artifacts, checkKind, isResultKind, kindMismatch } from './artifact.js';
 export type { AnyKind, ArtifactKind, DirArtifact, KindValue, LoadContext, ResultKind } from './artifact.js';
 export { adopt, adoptedNotLocal } from './adopt.js';

@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { CairnError, COMMAND_MODULE, getBackend, resolveTemplate, type TaskPayload } from '@cairn/core';
 import type { JobFiles } from './files.js';
 import { writeJobFile, type JobAccess } from './job-dir.js';
-import { commandArgs, commandContext, commandEnv, readTemplate } from './runner-api.js';
+import { commandArgs, commandContext, commandEnv, commandLaunch, fetchJobDeps, readTemplate, type CommandLaunch, type StepStoreAccess } from './runner-api.js';
 
 /** What the wrapper of a command job runs. */
 export interface CommandPlan {
@@ -23,6 +23,8 @@ export interface CommandPlan {
   readonly program: string;
   /** Its arguments, resolved. */
   readonly args: readonly string[];
+  /** How it is started: the environment's wrapper before it, the venv or conda prefix activated (the runner's `commandLaunch`). */
+  readonly launch: CommandLaunch;
   /** Variables exported for it (the step's `env` and the `CAIRN_*` context), on top of the job's environment. */
   readonly env: Readonly<Record<string, string>>;
   /** The project directory it runs in. */
@@ -41,10 +43,17 @@ export function isCommandTask(task: TaskPayload): boolean {
   return task.ref.module === COMMAND_MODULE;
 }
 
-/** Resolves the step's template, snapshots its sources and writes its context file; throws `CAIRN_COMMAND_SOURCE` for a missing or changed source. */
-export async function prepareCommand(task: TaskPayload, files: JobFiles, access: JobAccess = 'user'): Promise<CommandPlan> {
+/**
+ * Resolves the step's template, snapshots its sources and writes its context file; throws
+ * `CAIRN_COMMAND_SOURCE` for a missing or changed source. Dependencies on an object store are
+ * fetched here through `store` (the job's store access) into the store's local directory, which
+ * the nodes see as they see the staged output (the shared filesystem): the program gets a
+ * directory, never an `s3://` URL, and the node needs no credentials.
+ */
+export async function prepareCommand(task: TaskPayload, files: JobFiles, access: JobAccess = 'user', store?: StepStoreAccess): Promise<CommandPlan> {
   const step = task.name;
-  const t = readTemplate(step, resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, step));
+  const depPaths = await fetchJobDeps(task.depPaths, store);
+  const t = readTemplate(step, resolveTemplate(task.inputs, task.depKeys, task.outputPath, depPaths, step));
   const sources: Record<string, string> = {};
   // Read once, hashed and copied from the same bytes: the copy is exactly the content the identity covers.
   for (const [rel, want] of Object.entries(t.sources)) {
@@ -65,9 +74,9 @@ export async function prepareCommand(task: TaskPayload, files: JobFiles, access:
     sources[rel] = copy;
   }
   // The scheduler assigns GPUs on the node: CUDA_VISIBLE_DEVICES is what it sets, and the context has no gpuIndices.
-  const attempt = { step, attempt: task.attempt, outputPath: task.outputPath, depPaths: task.depPaths, contextPath: files.context, resultPath: files.commandResult };
+  const attempt = { step, attempt: task.attempt, outputPath: task.outputPath, depPaths, contextPath: files.context, resultPath: files.commandResult };
   await writeJobFile(files.context, JSON.stringify(commandContext(t, attempt)), 'data', access);
   const args = commandArgs(t, attempt);
   const env = commandEnv(t, attempt);
-  return { program: t.program, args, env, cwd: t.cwd, sources, killGraceMs: t.killGraceMs ?? DEFAULT_KILL_GRACE_MS };
+  return { program: t.program, args, launch: commandLaunch(t, args), env, cwd: t.cwd, sources, killGraceMs: t.killGraceMs ?? DEFAULT_KILL_GRACE_MS };
 }

@@ -1,6 +1,6 @@
 /** What @cairn/grid uses from @cairn/runner, in one place: the plugin kit and, for the pack worker, the far side. */
 export { decodeResult, encodeResult, failure, lineLogger, rebuildError, tailLogs, workerEntryPath } from '@cairn/runner/executor';
 // Command steps: the template check, what the program is handed, its result file and stderr tail, written once in the runner.
-export { commandArgs, commandContext, commandEnv, fileTail, lastLines, parseReportedResult, readTemplate, TAIL_BYTES } from '@cairn/runner/executor';
+export { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup, fetchJobDeps, fileTail, lastLines, parseReportedResult, readTemplate, TAIL_BYTES } from '@cairn/runner/executor';
 export { runTask } from '@cairn/runner/worker';
-export type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobState, JobStatus, WorkerResult } from '@cairn/runner/executor';
+export type { CommandLaunch, Executor, StepStoreAccess, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobState, JobStatus, WorkerResult } from '@cairn/runner/executor';

@@ -94,7 +94,7 @@ export async function submitSingle(ctx: SubmitContext, job: JobRequest): Promise
   let script: string;
   let command: GridJobRecord['command'];
   if (isCommandTask(job.task)) {
-    const plan = await prepareCommand(job.task, files, access);
+    const plan = await prepareCommand(job.task, files, access, job.storeAccess);
     script = commandWrapperScript({ title, step: job.spec.name, files, logs: job.logPaths, plan, outputPath: job.task.outputPath, watchdogSeconds });
     command = { program: plan.program };
   } else {
@@ -164,7 +164,7 @@ export async function submitArray(ctx: SubmitContext, jobs: readonly JobRequest[
       const limit = job.resources?.timeLimit;
       const fields = [field(job.attemptDir, job), field(job.logPaths.stdout, job), field(job.logPaths.stderr, job), limit === undefined ? '-' : String(limit)];
       if (commands) {
-        const plan = await prepareCommand(job.task, stepFiles, access);
+        const plan = await prepareCommand(job.task, stepFiles, access, job.storeAccess);
         const stepScript = commandStepScript({ title: `Cairn step "${job.spec.name}" (${job.jobKey})`, step: job.spec.name, files: stepFiles, plan, outputPath: job.task.outputPath });
         await writeJobFile(stepFiles.script, stepScript, 'script', access);
         fields.push(String(graceSeconds(plan.killGraceMs)));

@@ -5,10 +5,10 @@
  * edited while the job waited, a missing program, a project directory the node does not see)
  * come back as typed errors naming the step and the fix.
  */
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { command, hasCode, lower, makeTask, OUT } from '@cairn/core';
+import { command, hasCode, input, lower, makeTask, OUT, type CommandEnvironment } from '@cairn/core';
 import { afterAll, describe, expect, test } from 'vitest';
 import { tempRoot } from '../../../tools/testenv/grid-jobs.js';
 import { commandStatus } from '../src/command-status.js';
@@ -39,13 +39,13 @@ const ctx = { scheduler, name: 'test', options: { nodePath: '/nonexistent/node' 
 
 let n = 0;
 /** A project with `tool.sh` (a declared source) and a JobRequest of a command step that runs `program`. */
-function project(program: string, args: (string | typeof OUT)[], script = 'echo ran > "$1/ran"\n'): { dir: string; job: JobRequest } {
+function project(program: string, args: (string | typeof OUT)[], script = 'echo ran > "$1/ran"\n', environment?: CommandEnvironment): { dir: string; job: JobRequest } {
   const i = ++n;
   const dir = join(root, `project-${i}`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'tool.sh'), script);
   // A named remote executor: the program is looked for on the node, not when the step is declared.
-  const spec = lower(command({ name: `tool${i}`, version: 'v1', program, args, sources: ['tool.sh'], dir, executor: 'test' }));
+  const spec = lower(command({ name: `tool${i}`, version: 'v1', program, args, sources: ['tool.sh'], dir, executor: 'test', ...(environment === undefined ? {} : { environment }) }));
   const outputPath = join(root, 'store', spec.nameWithHash);
   const attemptDir = join(root, 'attempts', `${spec.nameWithHash}.1`);
   const logs = { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') };
@@ -117,6 +117,49 @@ describe("a command step's job script", () => {
     const { status } = await runJob(job, handle);
     expect(hasCode(status.error, 'CAIRN_COMMAND_SOURCE')).toBe(true);
     expect(String((status.error as Error).message)).toContain(`its project directory ${dir} is not visible on node`);
+  });
+
+  test("runs the program in the step's venv (a real one) under its wrap prefix; a missing venv is CAIRN_COMMAND_NOT_FOUND", async () => {
+    const venv = join(root, `venv-${++n}`);
+    execFileSync('python3', ['-m', 'venv', '--without-pip', venv]);
+    const lib = join(venv, 'lib');
+    writeFileSync(join(lib, readdirSync(lib).find((d) => d.startsWith('python')) as string, 'site-packages', 'only_in_venv.py'), 'WHERE = "venv"\n');
+    const code = 'import json, os, sys, only_in_venv; json.dump({"result": [only_in_venv.WHERE, sys.prefix, os.environ["VIRTUAL_ENV"], os.environ["WRAPPED"]]}, open(os.environ["CAIRN_RESULT"], "w"))';
+    const { job } = project('python3', ['-c', code], 'WRAPPED="$1"; export WRAPPED; shift; exec "$@"\n', { venv, wrap: ['sh', 'tool.sh', 'by-wrap'] });
+    const { status } = await runJob(job, await submitSingle(ctx, job));
+    expect(status).toMatchObject({ state: 'succeeded', result: ['venv', venv, venv, 'by-wrap'] });
+
+    const missing = project('python3', ['-c', 'pass'], undefined, { venv: join(root, 'no-such-venv') });
+    const m = await runJob(missing.job, await submitSingle(ctx, missing.job));
+    expect(m.exit?.code).toBe(127);
+    expect(hasCode(m.status.error, 'CAIRN_COMMAND_NOT_FOUND')).toBe(true);
+    expect(String((m.status.error as Error).message)).toContain(`its venv ${join(root, 'no-such-venv')} has no bin/ directory here; create it`);
+  });
+
+  test('a dependency on an object store reaches the program as the local directory the job\'s store access fetched (never the s3:// URL)', async () => {
+    const i = ++n;
+    const dir = join(root, `project-${i}`);
+    mkdirSync(dir, { recursive: true });
+    const make = command({ name: `make${i}`, version: 'v1', program: 'sh', args: ['-c', 'true'], dir, executor: 'test' });
+    const count = command({ name: `count${i}`, version: 'v1', program: 'sh', args: ['-c', 'wc -w < "$1/data.txt" | tr -d " " > "$2/n"; printf \'{"result": ["%s", "%s"]}\' "$1" "$DATA" > "$CAIRN_RESULT"', 'count', input('data'), OUT], inputs: { data: make }, env: { DATA: input('data') }, dir, executor: 'test' });
+    const spec = lower(count);
+    const url = `s3://bucket/${spec.deps[0]!.nameWithHash}`;
+    // The boundary this test does not exercise (the S3 store's download, tested against a real gateway in store-s3): a directory already fetched.
+    const fetched = join(root, `fetched-${i}`);
+    mkdirSync(fetched, { recursive: true });
+    writeFileSync(join(fetched, 'data.txt'), 'a b c d\n');
+    const asked: string[] = [];
+    const storeAccess = { store: undefined, localInput: async (p: string) => (asked.push(p), fetched) };
+    const outputPath = join(root, 'store', spec.nameWithHash);
+    const attemptDir = join(root, 'attempts', `${spec.nameWithHash}.1`);
+    const logs = { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') };
+    const task = makeTask(spec, { outputPath, depPaths: { [spec.deps[0]!.nameWithHash]: url }, attempt: 1, resources: {} });
+    const job: JobRequest = { jobKey: `${spec.nameWithHash}.1`, spec, task, outputPath, prefix: 's3://bucket', resources: {}, logPaths: logs, attemptDir, finalPath: outputPath, staged: { path: outputPath, dir: outputPath, attempt: 1, logs, scratch: attemptDir }, signal: new AbortController().signal, storeAccess };
+    const { status } = await runJob(job, await submitSingle(ctx, job));
+    expect(asked).toEqual([url]);
+    expect(status).toMatchObject({ state: 'succeeded', result: [fetched, fetched] });
+    expect(readFileSync(join(outputPath, 'n'), 'utf8')).toBe('4\n');
+    expect(JSON.parse(readFileSync(join(attemptDir, 'context.json'), 'utf8')).depPaths).toEqual({ [spec.deps[0]!.nameWithHash]: fetched });
   });
 
   test('a program killed by a signal: the code names the signal, the message quotes stderr', async () => {

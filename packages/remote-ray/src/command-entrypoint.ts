@@ -22,7 +22,7 @@
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { CairnError, getBackend, resolveTemplate, type CommandTemplate } from '@cairn/core';
-import { commandArgs, commandContext, commandEnv, readTemplate, type JobRequest } from './runner-api.js';
+import { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup, fetchJobDeps, readTemplate, type JobRequest } from './runner-api.js';
 import type { EntrypointBuilder } from './entrypoint.js';
 import { shQuote } from './quote.js';
 
@@ -37,10 +37,10 @@ export const SOURCE_CHANGED_MARK = 'cairn: declared source';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The step's template, resolved with its dependencies' and its own output paths. */
-function templateOf(job: JobRequest): CommandTemplate {
+/** The step's template, resolved with its dependencies' (`depPaths`) and its own output paths. */
+function templateOf(job: JobRequest, depPaths: Readonly<Record<string, string>>): CommandTemplate {
   const { task } = job;
-  return readTemplate(task.name, resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, task.name));
+  return readTemplate(task.name, resolveTemplate(task.inputs, task.depKeys, task.outputPath, depPaths, task.name));
 }
 
 /** Reads each declared source once, checks it against the step's identity and writes its snapshot under `dir`. */
@@ -71,7 +71,9 @@ export const commandStep: EntrypointBuilder = async (job, ctx) => {
   if (!ctx.sharedFs) {
     throw new CairnError('CAIRN_EXECUTOR', `Step "${step}": the Ray executor runs command steps with their context, result and log files in the attempt directory, on a filesystem the Ray nodes share with the runner; this executor has sharedFs: false. Share the store's directory with the nodes and set sharedFs: true (outputs through an object store without a shared filesystem are not supported on Ray yet).`, { step });
   }
-  const t = templateOf(job);
+  // Dependencies on an object store are fetched on the runner's host into the store's local directory, which the nodes share.
+  const depPaths = await fetchJobDeps(job.task.depPaths, job.storeAccess);
+  const t = templateOf(job, depPaths);
   for (const k of Object.keys(t.env)) {
     if (!ENV_NAME.test(k)) throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": environment variable name ${JSON.stringify(k)} cannot be set by the POSIX shell that starts the program on a Ray node; use letters, digits and _ (not first a digit).`, { step });
   }
@@ -86,7 +88,7 @@ export const commandStep: EntrypointBuilder = async (job, ctx) => {
   if (posix.isAbsolute(job.outputPath)) await mkdir(job.outputPath, { recursive: true });
   await snapshotSources(step, t, snapshots);
   // gpuIndices are added on the node, from the slots Ray assigns (step 2 of the script).
-  const attempt = { step, attempt: job.task.attempt, outputPath: job.outputPath, depPaths: job.task.depPaths, contextPath, resultPath };
+  const attempt = { step, attempt: job.task.attempt, outputPath: job.outputPath, depPaths, contextPath, resultPath };
   await writeFile(contextPath, JSON.stringify(commandContext(t, attempt)));
 
   const q = shQuote;
@@ -113,8 +115,11 @@ export const commandStep: EntrypointBuilder = async (job, ctx) => {
   }
   lines.push(`  cd ${q(work)} || ${stageFail}`, 'fi');
   for (const [k, v] of Object.entries(commandEnv(t, attempt))) lines.push(`export ${k}=${q(v)}`);
-  const program = q(t.program);
-  lines.push(`command -v ${program} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(t.program)}: not found`)} "on PATH ($PATH) in $(pwd) on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`);
-  lines.push(['exec', program, ...commandArgs(t, attempt).map(q)].join(' '));
+  // The step's venv, conda prefix or wrapper (the runner's rule).
+  const launch = commandLaunch(t, commandArgs(t, attempt));
+  lines.push(...commandShellSetup(launch, q, (fix) => `{ echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(t.program)}: ${fix}`)} "on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`));
+  const first = launch.argv[0] as string;
+  lines.push(`command -v ${q(first)} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(first)}: not found`)} "on PATH ($PATH) in $(pwd) on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`);
+  lines.push(['exec', ...launch.argv.map(q)].join(' '));
   return { command: `${lines.join('\n')}\n`, resultPath, program: t.program };
 };

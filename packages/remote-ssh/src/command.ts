@@ -13,7 +13,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
 import { CairnError, resolveTemplate, type CommandContextFile, type CommandTemplate, type TaskPayload } from '@cairn/core';
-import { checkSources, lastLines, parseReportedResult, readTemplate, resolveValue, TAIL_BYTES } from '@cairn/runner/executor';
+import { checkSources, commandLaunch, commandShellSetup, lastLines, parseReportedResult, readTemplate, resolveValue, TAIL_BYTES } from '@cairn/runner/executor';
 import type { JobStatus } from '@cairn/runner/executor';
 import { bundlePath, type CodeBundle } from './deploy.js';
 import { shQuote, shScript } from './quote.js';
@@ -108,10 +108,13 @@ function taskScript(task: TaskPayload, t: CommandTemplate, host: { workDir: stri
   }
   const env = { CAIRN_CONTEXT: `${host.jobDir}/context.json`, CAIRN_RESULT: context.resultPath, CAIRN_OUTPUT: host.outputPath, CAIRN_STEP: step, CAIRN_ATTEMPT: String(task.attempt) };
   for (const [k, v] of Object.entries(env)) lines.push(`export ${k}=${q(v)}`);
-  const program = q(t.program);
-  lines.push(`command -v -- ${program} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(t.program)}: not found`)} "on PATH ($PATH) in $(pwd)" >&2; exit 127; }`);
+  // The step's venv, conda prefix or wrapper (the runner's rule, context-file.ts).
+  const launch = commandLaunch(t, argv);
+  lines.push(...commandShellSetup(launch, q, (fix) => `{ echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(t.program)}: ${fix}`)} >&2; exit 127; }`));
+  const first = launch.argv[0] as string;
+  lines.push(`command -v -- ${q(first)} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(first)}: not found`)} "on PATH ($PATH) in $(pwd)" >&2; exit 127; }`);
   // exec: the program is the wrapper's child, so the group's TERM reaches it (and all it started).
-  lines.push(['exec', program, ...argv.map(q)].join(' '));
+  lines.push(['exec', ...launch.argv.map(q)].join(' '));
   return `${lines.join('\n')}\n`;
 }
 

@@ -12,7 +12,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CairnError, encodeTask, type TaskPayload } from '@cairn/core';
-import type { JobRequest } from '@cairn/runner/executor';
+import { fetchJobDeps, type JobRequest } from '@cairn/runner/executor';
 import { kill } from './cancel.js';
 import type { ExecResult } from './connection.js';
 import { prepareCommand } from './command.js';
@@ -117,8 +117,10 @@ function quickWait(f: Fleet): string {
 async function commandLaunch(f: Fleet, j: Job, h: HostState): Promise<DetachedLaunch> {
   const req = j.request as JobRequest;
   const jobDir = j.info.jobDir as string;
-  const { outputPath, depPaths } = await remotePaths(f, j, h, req.task, jobDir);
-  const { sources, script } = await prepareCommand(req.task, { workDir: h.workDir, jobDir, outputPath, depPaths, gpuIndices: j.info.gpuIndices });
+  // Dependencies on an object store are fetched here and uploaded like local ones: the host needs no credentials.
+  const task = { ...req.task, depPaths: await fetchJobDeps(req.task.depPaths, req.storeAccess) };
+  const { outputPath, depPaths } = await remotePaths(f, j, h, task, jobDir);
+  const { sources, script } = await prepareCommand(task, { workDir: h.workDir, jobDir, outputPath, depPaths, gpuIndices: j.info.gpuIndices });
   const verify = sources.flatMap((b) => [bundlePath(h.workDir, b), b.sha256]);
   const outDir = outputPath.startsWith('/') ? outputPath : '';
   const args = [jobDir, COMMAND_WRAPPER_SCRIPT, quickWait(f), outDir, ...verify, '--', '-', '-', ...wrapperTail(f, j)];

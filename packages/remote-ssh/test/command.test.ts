@@ -5,7 +5,8 @@
  * through `$CAIRN_RESULT`, failures name the exit code and the stderr tail, a cancel kills the
  * program and its grandchildren, and examples/ml runs end to end.
  */
-import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { readdirSync, readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { command, lower, OUT, type ArtifactStep, type Resources } from '@cairn/core';
 import { StepRunner } from '@cairn/runner';
@@ -125,6 +126,29 @@ describe.runIf(run)('command steps on the SSH executor (no node on the host)', (
     expect(m.state).toBe('failed');
     expect((m.error as { code: string }).code).toBe('CAIRN_COMMAND_NOT_FOUND');
     expect((m.error as Error).message).toContain('"no-such-program-xyz": not found on PATH (/usr/local/lib/cairn-test-no-node/bin)');
+  }, 90_000);
+
+  it("runs the program in the step's venv (a real one, made by the test): its python3 imports what only the venv holds, through a wrap prefix; a missing venv is named", async () => {
+    const dir = scratch('cairn-ssh-cmd-venv-');
+    const venv = join(dir, 'venv');
+    // The system's python3, which the host's user can run (root's own may live under /root, e.g. pyenv's).
+    execFileSync('/usr/bin/python3', ['-m', 'venv', '--without-pip', venv]);
+    const lib = join(venv, 'lib');
+    writeFileSync(join(lib, readdirSync(lib).find((d) => d.startsWith('python')) as string, 'site-packages', 'only_in_venv.py'), 'WHERE = "venv"\n');
+    execFileSync('chmod', ['-R', 'a+rX', dir]);
+    writeFileSync(join(dir, 'probe.py'), 'import json, os, sys, only_in_venv\njson.dump({"result": {"where": only_in_venv.WHERE, "prefix": sys.prefix, "venv": os.environ.get("VIRTUAL_ENV"), "wrapped": os.environ.get("WRAPPED")}}, open(os.environ["CAIRN_RESULT"], "w"))\n');
+    writeFileSync(join(dir, 'wrap.sh'), '#!/bin/sh\nWRAPPED="$1"; export WRAPPED; shift\nexec "$@"\n', { mode: 0o755 });
+    const e = ssh();
+    const step = command({ name: 'in-venv', version: 'v1', executor: 'ssh', program: 'python3', args: ['probe.py'], dir, sources: ['probe.py', 'wrap.sh'], environment: { venv, wrap: ['./wrap.sh', 'by-wrap'] } });
+    const end = await (await submit(e, step)).done();
+    expect(end.error).toBeUndefined();
+    expect(end).toMatchObject({ state: 'succeeded', result: { where: 'venv', prefix: venv, venv, wrapped: 'by-wrap' } });
+
+    const missing = command({ name: 'no-venv', version: 'v1', executor: 'ssh', program: 'python3', args: ['-c', 'pass'], environment: { venv: join(dir, 'no-such-venv') } });
+    const m = await (await submit(e, missing)).done();
+    expect(m.state).toBe('failed');
+    expect((m.error as { code: string }).code).toBe('CAIRN_COMMAND_NOT_FOUND');
+    expect((m.error as Error).message).toContain(`its venv ${join(dir, 'no-such-venv')} has no bin/ directory here; create it`);
   }, 90_000);
 
   it('cancel kills the program and its grandchildren (one of them deaf to SIGTERM)', async () => {

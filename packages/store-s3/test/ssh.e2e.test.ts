@@ -10,7 +10,7 @@
 import { chownSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { StepSpec } from '@cairn/core';
+import { command, input, OUT, StepSpec } from '@cairn/core';
 import { createSshExecutor } from '@cairn/remote-ssh';
 import { StepRunner } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,6 +53,32 @@ describe.skipIf(!haveSshd)('SSH hosts without a shared filesystem on s3://, agai
     const { bucket, key } = s3.locate(produce.outputPath(prefix));
     expect((await s3.objects.get(bucket, await committedKey(s3, produce.outputPath(prefix), 'model.txt')))?.body.toString()).toBe(`written by ${sshd.user}\n`);
     expect((await s3.objects.get(bucket, `${key}/.executor_status`))?.body.toString()).toBe('SUCCESS');
+  });
+
+  it('command steps in staged mode: the program on the host (no Node, no credentials) reads its s3:// dependency as a local directory the runner fetched and uploaded; its output reaches the bucket', { timeout: 120_000 }, async () => {
+    const prefix = freshPrefix(gw.get(), 'ssh-cmd');
+    const make = command({ name: 'make', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', 'mkdir -p "$1/sub" && printf "a b c\\nd e\\n" > "$1/data.txt" && echo nested > "$1/sub/note.txt"', 'make', OUT] });
+    const count = command({
+      name: 'count',
+      version: 'v1',
+      executor: 'ssh',
+      program: 'sh',
+      args: ['-c', 'n=$(cat "$1/data.txt" | wc -w) && echo "$n" > "$2/count.txt" && printf \'{"result": {"words": %s, "note": "%s", "data": "%s", "env": "%s"}}\' "$n" "$(cat "$1/sub/note.txt")" "$1" "$DATA" > "$CAIRN_RESULT"', 'count', input('data'), OUT],
+      inputs: { data: make },
+      env: { DATA: input('data') },
+    });
+    const runner = runnerOn(prefix);
+    const [c, m] = await runner.load([count, make], { handleSigint: false });
+    expect(m!.path.startsWith('s3://')).toBe(true);
+    const value = c!.value as { words: number; note: string; data: string; env: string };
+    expect(value).toMatchObject({ words: 5, note: 'nested' });
+    // A directory on the host (uploaded there by the runner), the same in argv and env; never the URL.
+    expect(value.data.startsWith('/')).toBe(true);
+    expect(value.env).toBe(value.data);
+    const s3 = (runner.store as S3Store).s3;
+    const { bucket } = s3.locate(c!.path);
+    expect((await s3.objects.get(bucket, await committedKey(s3, c!.path, 'count.txt')))?.body.toString()).toBe('5\n');
+    expect((await runner.run([count], { handleSigint: false })).counts).toEqual({ cached: 1 });
   });
 
   it('ctx.localInput on the host: one clear error without @cairn/store-s3 there; with it and credentials, the host downloads the dependency itself', { timeout: 180_000 }, async () => {

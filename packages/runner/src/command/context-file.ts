@@ -65,3 +65,50 @@ export function commandEnv(t: CommandTemplate, a: CommandAttempt): Record<string
   if (a.gpuIndices !== undefined) env.CUDA_VISIBLE_DEVICES = a.gpuIndices.join(',');
   return env;
 }
+
+/**
+ * How the program is started in its environment (`t.environment`), written once for the local
+ * runner and every shell that starts programs elsewhere: what `source bin/activate` does, as data.
+ */
+export interface CommandLaunch {
+  /** The command line: the environment's `wrap` words, then the program and its arguments. */
+  readonly argv: readonly string[];
+  /** Directories put first on `PATH` (the venv's or conda prefix's `bin/`). */
+  readonly pathFirst: readonly string[];
+  /** Variables set (`VIRTUAL_ENV`; `CONDA_PREFIX`, `CONDA_DEFAULT_ENV`). */
+  readonly set: Readonly<Record<string, string>>;
+  /** Variables removed (`PYTHONHOME`, which would point the venv's Python elsewhere). */
+  readonly unset: readonly string[];
+  /** A directory that must exist before the program starts (the environment's `bin/`), and what to tell the user when it does not. */
+  readonly require?: { readonly dir: string; readonly fix: string };
+}
+
+/** The launch of `t` with its resolved arguments `args` (see {@link commandArgs}). */
+export function commandLaunch(t: CommandTemplate, args: readonly string[]): CommandLaunch {
+  const e = t.environment;
+  const argv = [...(e?.wrap ?? []), t.program, ...args];
+  if (e?.venv !== undefined) {
+    const bin = `${e.venv}/bin`;
+    return { argv, pathFirst: [bin], set: { VIRTUAL_ENV: e.venv }, unset: ['PYTHONHOME'], require: { dir: bin, fix: `its venv ${e.venv} has no bin/ directory here; create it (python3 -m venv ${e.venv}) or fix environment.venv` } };
+  }
+  if (e?.conda !== undefined) {
+    const bin = `${e.conda}/bin`;
+    const name = e.conda.replace(/\/+$/, '').split('/').pop() ?? e.conda;
+    return { argv, pathFirst: [bin], set: { CONDA_PREFIX: e.conda, CONDA_DEFAULT_ENV: name }, unset: ['PYTHONHOME'], require: { dir: bin, fix: `its conda prefix ${e.conda} has no bin/ directory here; create it (conda create -p ${e.conda}) or fix environment.conda` } };
+  }
+  return { argv, pathFirst: [], set: {}, unset: [] };
+}
+
+/**
+ * The POSIX shell lines that activate a launch's environment (after the step's `env` is
+ * exported), for executors that start programs from a script. `quote` single-quotes a word;
+ * `fail(message)` is the script's own way to stop with a not-found error.
+ */
+export function commandShellSetup(l: CommandLaunch, quote: (word: string) => string, fail: (message: string) => string): string[] {
+  const lines: string[] = [];
+  if (l.require !== undefined) lines.push(`[ -d ${quote(l.require.dir)} ] || ${fail(l.require.fix)}`);
+  for (const k of l.unset) lines.push(`unset ${k}`);
+  for (const [k, v] of Object.entries(l.set)) lines.push(`export ${k}=${quote(v)}`);
+  if (l.pathFirst.length > 0) lines.push(`PATH=${quote(l.pathFirst.join(':'))}"\${PATH:+:$PATH}"; export PATH`);
+  return lines;
+}

@@ -7,6 +7,10 @@
  * local already and nothing is fetched or changed.
  */
 import { hasScheme, type StepContext } from '@cairn/core';
+import type { StepStoreAccess } from '../store/store.js';
+
+/** True for a dependency path no program can open: a URL other than `file://`. */
+const onObjectStore = (path: string): boolean => hasScheme(path) && !path.startsWith('file://');
 
 /** Dependency URL → local directory; undefined when every dependency path is local already. */
 export type LocalDeps = ReadonlyMap<string, string> | undefined;
@@ -16,7 +20,7 @@ export async function fetchLocalDeps(ctx: StepContext): Promise<LocalDeps> {
   let local: Map<string, string> | undefined;
   const fetch = ctx.localInput;
   for (const [key, path] of Object.entries(ctx.depPaths)) {
-    if (fetch === undefined || !hasScheme(path) || path.startsWith('file://') || local?.has(path) === true) continue;
+    if (fetch === undefined || !onObjectStore(path) || local?.has(path) === true) continue;
     (local ??= new Map()).set(path, await fetch(key));
   }
   return local;
@@ -42,5 +46,18 @@ export function localize<T>(value: T, local: LocalDeps): T {
 export function localDepPaths(depPaths: Readonly<Record<string, string>>, local: LocalDeps): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, path] of Object.entries(depPaths)) out[key] = local?.get(path) ?? path;
+  return out;
+}
+
+/**
+ * For executors that start a command step's program from a script elsewhere (SSH, Slurm, SGE):
+ * `depPaths` with each dependency on an object store fetched on the runner's host through the
+ * job's store access (`JobRequest.storeAccess`) and replaced by its local directory, which the
+ * executor then uploads to its host (staged mode) or shares with it. The program needs neither
+ * Node nor credentials there. Unchanged on a filesystem store.
+ */
+export async function fetchJobDeps(depPaths: Readonly<Record<string, string>>, access: StepStoreAccess | undefined): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  for (const [key, path] of Object.entries(depPaths)) out[key] = access !== undefined && onObjectStore(path) ? await access.localInput(path) : path;
   return out;
 }

@@ -6,9 +6,8 @@
  * turns the exit into the step's result or a typed failure.
  */
 import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { CairnError, type CommandTemplate, type StepContext } from '@cairn/core';
@@ -17,8 +16,9 @@ import { parseReportedResult } from './result-file.js';
 import { type Group, startGroup } from './process-group.js';
 import { readTemplate, checkSources } from './template.js';
 import { fileTail, TailRing } from './tail.js';
-import { commandArgs, commandContext, commandEnv } from './context-file.js';
+import { commandArgs, commandContext, commandEnv, commandLaunch, type CommandLaunch } from './context-file.js';
 import { fetchLocalDeps, localDepPaths, localize } from './local-deps.js';
+import { attemptFiles, removeAttemptFiles, writeContext } from './scratch.js';
 
 /** Grace between SIGTERM and SIGKILL when the step sets none. */
 export const DEFAULT_KILL_GRACE_MS = 1000;
@@ -38,26 +38,37 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
   // Dependencies on an object store are fetched, and the program sees their local directories (local-deps.ts).
   const local = await fetchLocalDeps(ctx);
   ctx.signal.throwIfAborted();
-  const scratch = await mkdtemp(join(tmpdir(), 'cairn-command-'));
+  const files = attemptFiles();
   try {
-    const resultPath = join(scratch, 'result.json');
-    const contextPath = join(scratch, 'context.json');
+    const { contextPath, resultPath } = files;
     const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: localDepPaths(ctx.depPaths, local), gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath, checkpointDir: ctx.checkpointDir };
     const argv = localize(commandArgs(t, attempt), local);
-    await writeFile(contextPath, JSON.stringify(localize(commandContext(t, attempt), local)));
-    const env: NodeJS.ProcessEnv = { ...process.env, ...localize(commandEnv(t, attempt), local) };
+    await writeContext(files, JSON.stringify(localize(commandContext(t, attempt), local)));
+    const launch = commandLaunch(t, argv);
+    const env = launchEnv(step, launch, localize(commandEnv(t, attempt), local));
     // Not inherited from the runner's own environment: a step without one has none.
     if (attempt.checkpointDir === undefined) delete env.CAIRN_CHECKPOINT_DIR;
-    const exit = await runProgram(step, t, argv, env, ctx);
+    const exit = await runProgram(step, t, launch.argv, env, ctx);
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (exit.failure !== undefined) throw exit.failure;
     return await readResult(step, t.program, resultPath, ctx);
   } finally {
-    await rm(scratch, { recursive: true, force: true });
+    await removeAttemptFiles(files);
   }
 }
 
-/** Starts the program and waits for it; `failure` is set when it did not exit 0. */
+/** The program's environment: the runner's, the step's `env` and `CAIRN_*`, then its venv or conda prefix activated. */
+function launchEnv(step: string, launch: CommandLaunch, vars: Record<string, string>): NodeJS.ProcessEnv {
+  if (launch.require !== undefined && !exists(launch.require.dir)) {
+    throw new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": ${launch.require.fix}.`, { step });
+  }
+  const env: NodeJS.ProcessEnv = { ...process.env, ...vars, ...launch.set };
+  for (const k of launch.unset) delete env[k];
+  if (launch.pathFirst.length > 0) env.PATH = [...launch.pathFirst, ...(env.PATH ? [env.PATH] : [])].join(':');
+  return env;
+}
+
+/** Starts the program (`argv[0]`) and waits for it; `failure` is set when it did not exit 0. */
 async function runProgram(step: string, t: CommandTemplate, argv: readonly string[], env: NodeJS.ProcessEnv, ctx: StepContext): Promise<{ failure?: CairnError }> {
   const logs = logPathsOf(ctx);
   let stderrFrom = 0;
@@ -67,7 +78,7 @@ async function runProgram(step: string, t: CommandTemplate, argv: readonly strin
   if (logs !== undefined) {
     // Straight into the log files: the program writes them itself (nothing copied or buffered here).
     mkdirSync(dirname(logs.stdout), { recursive: true });
-    mkdirSync(dirname(logs.stderr), { recursive: true });
+    if (dirname(logs.stderr) !== dirname(logs.stdout)) mkdirSync(dirname(logs.stderr), { recursive: true });
     const out = openSync(logs.stdout, 'a');
     const err = openSync(logs.stderr, 'a');
     try {
@@ -118,8 +129,10 @@ function forward(from: Readable, to: NodeJS.WritableStream): void {
 }
 
 async function start(step: string, t: CommandTemplate, argv: readonly string[], env: NodeJS.ProcessEnv, stdio: ('ignore' | 'pipe' | number)[]): Promise<Group> {
+  // argv[0] is the program, or the environment's wrapper.
+  const program = argv[0] as string;
   try {
-    return await startGroup({ program: t.program, args: argv, cwd: t.cwd, env, stdio });
+    return await startGroup({ program, args: argv.slice(1), cwd: t.cwd, env, stdio });
   } catch (cause) {
     const code = (cause as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' || code === 'EACCES') {
@@ -127,10 +140,10 @@ async function start(step: string, t: CommandTemplate, argv: readonly string[], 
       if (cwdMissing) {
         throw new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": its project directory ${t.cwd} does not exist on this host; run it where the project is, or on an executor that stages its sources.`, { step, cause });
       }
-      const where = t.program.includes('/') ? `at ${resolve(t.cwd, t.program)}` : `on PATH (${env.PATH ?? ''})`;
-      throw new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": cannot start ${JSON.stringify(t.program)}: ${code === 'EACCES' ? 'not executable' : 'not found'} ${where}; install it, fix the name, or give its path.`, { step, cause });
+      const where = program.includes('/') ? `at ${resolve(t.cwd, program)}` : `on PATH (${env.PATH ?? ''})`;
+      throw new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": cannot start ${JSON.stringify(program)}: ${code === 'EACCES' ? 'not executable' : 'not found'} ${where}; install it, fix the name, or give its path.`, { step, cause });
     }
-    throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": cannot start ${JSON.stringify(t.program)}: ${(cause as Error).message}.`, { step, cause, retryable: true });
+    throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": cannot start ${JSON.stringify(program)}: ${(cause as Error).message}.`, { step, cause, retryable: true });
   }
 }
 

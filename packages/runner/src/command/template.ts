@@ -32,6 +32,13 @@ export function readTemplate(step: string, template: unknown): CommandTemplate {
   if (typeof t.cwd !== 'string') bad(step, 'has no cwd');
   if (!isRecord(t.runtime)) bad(step, 'has no runtime object');
   if (t.killGraceMs !== undefined && typeof t.killGraceMs !== 'number') bad(step, 'has a killGraceMs that is not a number');
+  if (t.environment !== undefined) {
+    const e = t.environment;
+    if (!isRecord(e)) bad(step, 'has an environment that is not an object');
+    const { venv, conda, wrap } = e as Record<string, unknown>;
+    if ((venv !== undefined && typeof venv !== 'string') || (conda !== undefined && typeof conda !== 'string')) bad(step, 'has an environment path that is not a string');
+    if (wrap !== undefined && !(Array.isArray(wrap) && wrap.every((w) => typeof w === 'string'))) bad(step, 'has an environment.wrap that is not a list of strings');
+  }
   if (t.preemptionExitCodes !== undefined && !(Array.isArray(t.preemptionExitCodes) && t.preemptionExitCodes.every((c) => typeof c === 'number'))) bad(step, 'has preemptionExitCodes that are not a list of numbers');
   return t as unknown as CommandTemplate;
 }

@@ -11,7 +11,9 @@ export { checkSources, readTemplate, resolveValue } from '../command/template.js
 export { parseReportedResult } from '../command/result-file.js';
 export { fileTail, lastLines, TAIL_BYTES, TAIL_LINES } from '../command/tail.js';
 // Command steps run without a Node worker (a shell on a remote node): the context file and the variables the program gets, built once.
-export { commandArgs, commandContext, commandEnv } from '../command/context-file.js';
+export { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup } from '../command/context-file.js';
+export type { CommandLaunch } from '../command/context-file.js';
+export { fetchJobDeps } from '../command/local-deps.js';
 
 export type {
   CancelSupport,
@@ -25,7 +27,7 @@ export type {
   JobStatus,
   TerminalState,
 } from './contract.js';
-export type { StagedAttempt } from '../store/store.js';
+export type { StagedAttempt, StepStoreAccess } from '../store/store.js';
 export type { JobRecord } from '../store/records.js';
 export type { WorkerErrorData, WorkerResult } from '../worker/result.js';
 export type { TailLogsOptions } from '../executors/common.js';
