@@ -39,17 +39,19 @@ const ctx = { scheduler, name: 'test', options: { nodePath: '/nonexistent/node' 
 
 let n = 0;
 /** A project with `tool.sh` (a declared source) and a JobRequest of a command step that runs `program`. */
-function project(program: string, args: (string | typeof OUT)[], script = 'echo ran > "$1/ran"\n'): { dir: string; job: JobRequest } {
+function project(program: string, args: (string | typeof OUT)[], script = 'echo ran > "$1/ran"\n', extra: { preemptionExitCodes?: number[]; checkpointDir?: string } = {}): { dir: string; job: JobRequest } {
   const i = ++n;
   const dir = join(root, `project-${i}`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'tool.sh'), script);
   // A named remote executor: the program is looked for on the node, not when the step is declared.
-  const spec = lower(command({ name: `tool${i}`, version: 'v1', program, args, sources: ['tool.sh'], dir, executor: 'test' }));
+  const { checkpointDir, ...options } = extra;
+  const spec = lower(command({ name: `tool${i}`, version: 'v1', program, args, sources: ['tool.sh'], dir, executor: 'test', ...options }));
   const outputPath = join(root, 'store', spec.nameWithHash);
   const attemptDir = join(root, 'attempts', `${spec.nameWithHash}.1`);
   const logs = { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') };
-  const task = makeTask(spec, { outputPath, depPaths: {}, attempt: 1, resources: {} });
+  const made = makeTask(spec, { outputPath, depPaths: {}, attempt: 1, resources: {} });
+  const task = checkpointDir === undefined ? made : { ...made, checkpointDir };
   const job: JobRequest = {
     jobKey: `${spec.nameWithHash}.1`,
     spec,
@@ -71,7 +73,7 @@ async function runJob(job: JobRequest, handle: JobHandle) {
   spawnSync('bash', [jobFiles(job.attemptDir).script], { stdio: 'ignore' });
   const exit = parseExitFile(readFileSync(jobFiles(job.attemptDir).exit, 'utf8'));
   const tracked = trackedFrom(handle, scheduler.idKey)!;
-  return { exit, status: await commandStatus(tracked, tracked.command!.program, exit!.code, scheduler.label) };
+  return { exit, status: await commandStatus(tracked, tracked.command!, exit!.code, scheduler.label) };
 }
 
 describe("a command step's job script", () => {
@@ -117,6 +119,23 @@ describe("a command step's job script", () => {
     const { status } = await runJob(job, handle);
     expect(hasCode(status.error, 'CAIRN_COMMAND_SOURCE')).toBe(true);
     expect(String((status.error as Error).message)).toContain(`its project directory ${dir} is not visible on node`);
+  });
+
+  test('a preemption exit code is CAIRN_PREEMPTED (retried from preemptionRetries); the program got $CAIRN_CHECKPOINT_DIR', async () => {
+    const checkpoints = join(root, 'checkpoints-preempted');
+    mkdirSync(checkpoints, { recursive: true });
+    const { job } = project('sh', ['tool.sh'], 'echo epoch-1 > "$CAIRN_CHECKPOINT_DIR/ckpt-1"; exit 75\n', { preemptionExitCodes: [75], checkpointDir: checkpoints });
+    const { exit, status } = await runJob(job, await submitSingle(ctx, job));
+    expect(exit?.code).toBe(75);
+    expect(readFileSync(join(checkpoints, 'ckpt-1'), 'utf8')).toBe('epoch-1\n');
+    expect(status.state).toBe('failed');
+    expect(status.preempted).toBe(true);
+    expect(hasCode(status.error, 'CAIRN_PREEMPTED')).toBe(true);
+    // Another exit code of the same step is an ordinary failure.
+    const other = project('sh', ['tool.sh'], 'exit 3\n', { preemptionExitCodes: [75] });
+    const failed = await runJob(other.job, await submitSingle(ctx, other.job));
+    expect(failed.status.preempted).toBeUndefined();
+    expect(hasCode(failed.status.error, 'CAIRN_COMMAND_FAILED')).toBe(true);
   });
 
   test('a program killed by a signal: the code names the signal, the message quotes stderr', async () => {
