@@ -12,6 +12,7 @@ import { parseUsage, readUsage, StepRunner, type AttemptUsage, type ListedFile, 
 import { requirePrefix, type EffectiveConfig } from './config.js';
 import { usageError } from './errors.js';
 import { storesOf } from './make-runner.js';
+import { type CheckpointSummary, readCheckpoints } from './checkpoints.js';
 import { findStagedDirs, MAX_DEPTH, recordFromText, scanStore, type StoredStep } from './store-scan.js';
 
 /** What a command reads and changes in a store. */
@@ -40,6 +41,8 @@ export interface StoreView {
   readUsage(attemptDir: string): Promise<AttemptUsage | null>;
   /** Removes a step's output or a staged directory; refuses anything outside the prefix. */
   remove(path: string): Promise<void>;
+  /** The checkpoint directory beside the step's output at `path`; null when it has none (or the store keeps none). */
+  checkpoints(path: string): Promise<CheckpointSummary | null>;
 }
 
 /** Removing `path` must never leave the prefix, whatever a scan returned: a usage error otherwise. */
@@ -78,6 +81,7 @@ function localView(prefix: string, store: Store, staleMs: number): StoreView {
       insidePrefix(view, path);
       await rm(path, { recursive: true, force: true });
     },
+    checkpoints: readCheckpoints,
   };
   return view;
 }
@@ -123,6 +127,8 @@ function browsedView(prefix: string, store: Store, browse: StoreBrowser, staleMs
       insidePrefix(view, path);
       await browse.remove(path);
     },
+    // The object store keeps no checkpoint directories yet.
+    checkpoints: async () => null,
   };
   return view;
 }
