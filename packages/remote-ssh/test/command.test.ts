@@ -127,6 +127,24 @@ describe.runIf(run)('command steps on the SSH executor (no node on the host)', (
     expect((m.error as Error).message).toContain('"no-such-program-xyz": not found on PATH (/usr/local/lib/cairn-test-no-node/bin)');
   }, 90_000);
 
+  it('a preemption exit code, or a SIGTERM Cairn did not send (a spot host shutting down), is a preemption, not a failure', async () => {
+    const e = ssh();
+    const coded = command({ name: 'coded', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', 'echo reclaimed >&2; exit 75'], preemptionExitCodes: [75] });
+    const c = await (await submit(e, coded)).done();
+    expect(c).toMatchObject({ state: 'failed', exitCode: 75, preempted: true });
+    expect((c.error as { code: string }).code).toBe('CAIRN_PREEMPTED');
+    expect((c.error as Error).message).toContain('reclaimed');
+    const termed = command({ name: 'termed', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', 'kill -s TERM $$'] });
+    const t = await (await submit(e, termed)).done();
+    expect(t).toMatchObject({ state: 'failed', exitCode: 143, preempted: true });
+    expect((t.error as Error).message).toContain('received a SIGTERM Cairn did not send');
+    // Any other exit code is the step failing.
+    const other = command({ name: 'other', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', 'exit 3'], preemptionExitCodes: [75] });
+    const o = await (await submit(e, other)).done();
+    expect(o.preempted).toBeUndefined();
+    expect((o.error as { code: string }).code).toBe('CAIRN_COMMAND_FAILED');
+  }, 90_000);
+
   it('cancel kills the program and its grandchildren (one of them deaf to SIGTERM)', async () => {
     const pids = scratch();
     const script = [
