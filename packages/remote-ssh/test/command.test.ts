@@ -156,7 +156,8 @@ describe.runIf(run)('command steps on the SSH executor (no node on the host)', (
     const long = command({ name: 'long', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', script, 'long', pids] });
     const e = ssh();
     const { handle, done } = await submit(e, long);
-    await until('the program and its grandchildren to start', () => ['sleeper', 'deaf', 'main'].every((f) => existsSync(join(pids, f))), 30_000);
+    // Written, not only created: a pid file read between the two is empty (a pid 0 that is never alive).
+    await until('the program and its grandchildren to start', () => ['sleeper', 'deaf', 'main'].every((f) => existsSync(join(pids, f)) && /^\d+\n$/.test(readFileSync(join(pids, f), 'utf8'))), 30_000);
     const started = ['sleeper', 'deaf', 'main'].map((f) => Number(readFileSync(join(pids, f), 'utf8')));
     expect(started.every((p) => alive(p))).toBe(true);
     await e.cancel([handle]);

@@ -85,8 +85,12 @@ function* fenceGeneration(io: Io, path: string, holder: LeaseHolder, drop: strin
 export function* removeCheckpoints(io: Io, path: string, gen: string | undefined): Op<void> {
   const root = checkpointRoot(path);
   try {
-    // A step that never asked: one failing lstat (bench row "cold run vs store floor (tmpfs)").
-    if (gen === undefined) return void (yield io.rmrf(root));
+    // A step that never asked: one lstat that finds nothing, without an exception (rmSync's
+    // ENOENT costs ~9 µs a step: bench row "cold run vs store floor (tmpfs)").
+    if (gen === undefined) {
+      if ((yield io.lstat(root)) !== null) yield io.rmrf(root);
+      return;
+    }
     // An empty generation alone in the directory (a step that wrote no checkpoint): two rmdirs.
     if ((yield io.rmdir(gen)) as boolean && (yield io.rmdir(root)) as boolean) return;
     yield io.rmrf(root);
