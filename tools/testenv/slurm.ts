@@ -47,6 +47,11 @@ export interface StartSlurmOptions {
   readonly rest?: boolean;
   /** Keep the temp dir after `stop()` (debugging). @default false */
   readonly keepDir?: boolean;
+  /**
+   * Partition-priority preemption: a job in the partition `urgent` (PriorityTier 10) that needs
+   * the node cancels the `debug` (PriorityTier 1) jobs in its way, which end `PREEMPTED`. @default false
+   */
+  readonly preemption?: boolean;
 }
 
 const SBIN = ['/usr/sbin', '/usr/bin', '/sbin', '/bin'];
@@ -97,6 +102,7 @@ export async function startSlurm(options: StartSlurmOptions = {}): Promise<Slurm
     if (clientEnv) {
       const env = clientEnv;
       await run(which('scancel') as string, ['--partition=debug'], env);
+      if (options.preemption) await run(which('scancel') as string, ['--partition=urgent'], env);
       await waitFor(
         'jobs to end',
         async () => (await run(which('squeue') as string, ['-h', '-t', 'PENDING,RUNNING,COMPLETING,SUSPENDED', '-o', '%i'], env)).stdout.trim() === '',
@@ -166,7 +172,9 @@ export async function startSlurm(options: StartSlurmOptions = {}): Promise<Slurm
         'KillWait=2',
         'OverTimeLimit=0',
         `NodeName=localhost NodeAddr=127.0.0.1 CPUs=${cpus} RealMemory=8000 State=UNKNOWN`,
-        'PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP',
+        ...(options.preemption
+          ? ['PreemptType=preempt/partition_prio', 'PreemptMode=CANCEL', 'PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP PriorityTier=1', 'PartitionName=urgent Nodes=ALL Default=NO MaxTime=INFINITE State=UP PriorityTier=10 PreemptMode=OFF']
+          : ['PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP']),
         '',
       ].join('\n'),
     );

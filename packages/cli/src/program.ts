@@ -155,6 +155,7 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .option('--yes', 'really delete')
     .option('--prefix <path>', 'store prefix')
     .option('--json', 'print JSON')
+    .option('--keep-checkpoints', 'keep the checkpoint directories of the outputs removed (a rerun resumes from them)')
     .addHelpText('after', example('cairn clean pipeline.ts --prefix ./store --yes'))
     .action(async (file: string | undefined, o) => done(await cleanCommand(ctx, file, o)));
 

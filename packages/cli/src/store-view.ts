@@ -13,6 +13,7 @@ import { parseUsage, RECORD_FILE, StepRunner, USAGE_FILE, type AttemptUsage, typ
 import { requirePrefix, type EffectiveConfig } from './config.js';
 import { cliError, usageError } from './errors.js';
 import { storesOf } from './make-runner.js';
+import type { CheckpointSummary } from './checkpoints.js';
 import { MAX_DEPTH, recordFromText, type StoredStep } from './store-scan.js';
 
 /** What a command reads and changes in a store. */
@@ -41,6 +42,8 @@ export interface StoreView {
   readUsage(attemptDir: string): Promise<AttemptUsage | null>;
   /** Removes a step's output or a staged directory; refuses anything outside the prefix. */
   remove(path: string): Promise<void>;
+  /** The checkpoint directory beside the step's output at `path`; null when it has none (or the store keeps none). */
+  checkpoints(path: string): Promise<CheckpointSummary | null>;
 }
 
 /** Removing `path` must never leave the prefix, whatever a scan returned: a usage error otherwise. */
@@ -90,6 +93,8 @@ function browsedView(prefix: string, store: Store, browse: StoreBrowser, staleMs
       insidePrefix(view, path);
       await browse.remove(path);
     },
+    // The object store keeps no checkpoint directories yet.
+    checkpoints: async (path) => (await browse.checkpoints?.(path)) ?? null,
   };
   return view;
 }

@@ -33,6 +33,8 @@ export interface CommandPlan {
   readonly sources: Readonly<Record<string, string>>;
   /** Milliseconds between SIGTERM and SIGKILL to the program's processes when the wrapper stops it. */
   readonly killGraceMs: number;
+  /** Exit codes that mean the program was preempted (the step's `preemptionExitCodes`). */
+  readonly preemptionExitCodes: readonly number[];
 }
 
 /** Grace between SIGTERM and SIGKILL when the step sets none (as on the local executors). */
@@ -74,9 +76,11 @@ export async function prepareCommand(task: TaskPayload, files: JobFiles, access:
     sources[rel] = copy;
   }
   // The scheduler assigns GPUs on the node: CUDA_VISIBLE_DEVICES is what it sets, and the context has no gpuIndices.
-  const attempt = { step, attempt: task.attempt, outputPath: task.outputPath, depPaths, contextPath: files.context, resultPath: files.commandResult };
+  // Reading task.checkpointDir opens the step's checkpoint directory (on the store, beside the output).
+  const checkpointDir = task.checkpointDir;
+  const attempt = { step, attempt: task.attempt, outputPath: task.outputPath, depPaths, contextPath: files.context, resultPath: files.commandResult, ...(checkpointDir === undefined ? {} : { checkpointDir }) };
   await writeJobFile(files.context, JSON.stringify(commandContext(t, attempt)), 'data', access);
   const args = commandArgs(t, attempt);
   const env = commandEnv(t, attempt);
-  return { program: t.program, args, launch: commandLaunch(t, args), env, cwd: t.cwd, sources, killGraceMs: t.killGraceMs ?? DEFAULT_KILL_GRACE_MS };
+  return { program: t.program, args, launch: commandLaunch(t, args), env, cwd: t.cwd, sources, killGraceMs: t.killGraceMs ?? DEFAULT_KILL_GRACE_MS, preemptionExitCodes: t.preemptionExitCodes ?? [] };
 }

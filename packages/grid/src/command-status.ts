@@ -8,7 +8,7 @@ import { appendFile, readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { CairnError, type CairnErrorCode } from '@cairn/core';
 import { fileTail, parseReportedResult, type JobStatus } from './runner-api.js';
-import type { Tracked } from './tracked.js';
+import type { CommandJob, Tracked } from './tracked.js';
 
 /** The last lines of the attempt's stderr log (the attempt's own file: from its start). */
 const stderrTail = (path: string): Promise<string> => fileTail(path, 0);
@@ -20,14 +20,20 @@ function how(code: number): string {
 }
 
 /** The step's status once its exit-code file says it exited with `code` (no wrapper signal). */
-export async function commandStatus(job: Tracked, program: string, code: number, label: string): Promise<JobStatus> {
+export async function commandStatus(job: Tracked, command: CommandJob, code: number, label: string): Promise<JobStatus> {
   const step = job.step;
+  const program = command.program;
   const refused = await readFile(job.files.commandError, 'utf8').catch(() => undefined);
   if (refused !== undefined) {
     const tab = refused.indexOf('\t');
     const errCode = (tab > 0 ? refused.slice(0, tab) : 'CAIRN_COMMAND_FAILED') as CairnErrorCode;
     const message = tab > 0 ? refused.slice(tab + 1).trim() : refused.trim();
     return { state: 'failed', exitCode: code, reason: errCode, error: new CairnError(errCode, message, { step }) };
+  }
+  if (code !== 0 && command.preemptionExitCodes?.includes(code) === true) {
+    const tail = await stderrTail(job.logs.stderr);
+    const message = `Step "${step}": ${program} ${how(code)} (${label} job ${job.id}): preempted; it is retried from preemptionRetries, resuming from its checkpoints.${tail ? `\nstderr (last lines):\n${tail}` : ''}`;
+    return { state: 'failed', exitCode: code, reason: 'preempted', preempted: true, error: new CairnError('CAIRN_PREEMPTED', message, { step, retryable: true }) };
   }
   if (code !== 0) {
     const tail = await stderrTail(job.logs.stderr);

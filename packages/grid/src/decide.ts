@@ -30,14 +30,14 @@ export type Verdict =
   /** Finished per the exit-code file: read the worker's result. */
   | { readonly kind: 'result'; readonly code: number; readonly reason?: string | undefined }
   /** Finished without a usable result. */
-  | { readonly kind: 'ended'; readonly state: 'failed' | 'cancelled' | 'lost'; readonly reason: string; readonly exitCode?: number | undefined; readonly infrastructure?: boolean }
+  | { readonly kind: 'ended'; readonly state: 'failed' | 'cancelled' | 'lost' | 'preempted'; readonly reason: string; readonly exitCode?: number | undefined; readonly infrastructure?: boolean }
   /** Wait for the exit-code file or for the scheduler's final word. */
   | { readonly kind: 'wait' };
 
 /** The signal the wrappers record for a walltime warning. */
 export const WARN_SIGNAL = 'USR2';
 
-const TERMINAL = new Set<StateClass>(['completed', 'failed', 'killed', 'infrastructure', 'stuck']);
+const TERMINAL = new Set<StateClass>(['completed', 'failed', 'killed', 'infrastructure', 'preempted', 'stuck']);
 
 /** True for a class the scheduler will not leave. */
 export function isTerminalClass(c: StateClass | undefined): boolean {
@@ -46,6 +46,7 @@ export function isTerminalClass(c: StateClass | undefined): boolean {
 
 const why = (s: SchedulerJobInfo): string => s.reason ?? s.state;
 const lost = (reason: string, exitCode?: number): Verdict => ({ kind: 'ended', state: 'lost', reason, ...(exitCode !== undefined ? { exitCode } : {}), infrastructure: true });
+const preempted = (s: SchedulerJobInfo, exitCode?: number): Verdict => ({ kind: 'ended', state: 'preempted', reason: why(s), ...(exitCode !== undefined ? { exitCode } : {}) });
 const killed = (s: SchedulerJobInfo, cancelRequested: boolean, exitCode: number | undefined): Verdict =>
   why(s) === 'CANCELLED' && cancelRequested ? { kind: 'ended', state: 'cancelled', reason: 'CANCELLED', exitCode } : { kind: 'ended', state: 'failed', reason: why(s), exitCode };
 
@@ -63,6 +64,7 @@ export function decide(o: Observation): Verdict {
     if (e.signal === null) {
       if (e.code === 0) return { kind: 'result', code: 0 };
       // The worker may die of the scheduler's TERM before the wrapper sees its own: the scheduler says why.
+      if (s && c === 'preempted') return preempted(s, e.code);
       if (s && (c === 'infrastructure' || c === 'stuck')) return lost(why(s), e.code);
       if (s && c === 'killed') return killed(s, o.cancelRequested, e.code);
       if (e.code > 128 && !isTerminalClass(c) && !o.graceExpired) return { kind: 'wait' };
@@ -71,6 +73,7 @@ export function decide(o: Observation): Verdict {
     // Stopped by a signal: our cancel, the walltime warning, or an outside kill.
     if (o.cancelRequested) return { kind: 'ended', state: 'cancelled', reason: 'CANCELLED', exitCode: e.code };
     if (e.signal === WARN_SIGNAL) return { kind: 'ended', state: 'failed', reason: 'TIMEOUT', exitCode: e.code };
+    if (s && c === 'preempted') return preempted(s, e.code);
     if (s && (c === 'infrastructure' || c === 'stuck')) return lost(why(s), e.code);
     if (s && c === 'killed') return { kind: 'ended', state: 'failed', reason: why(s), exitCode: e.code };
     if (c === 'completed' || c === 'failed') return { kind: 'ended', state: 'failed', reason: `SIG${e.signal}`, exitCode: e.code };
@@ -83,6 +86,7 @@ export function decide(o: Observation): Verdict {
   }
   if (c === 'queued') return { kind: 'active', state: o.begun ? 'running' : 'queued' };
   if (c === 'running') return { kind: 'active', state: o.packed && !o.begun ? 'queued' : 'running' };
+  if (s && c === 'preempted') return preempted(s);
   if (s && (c === 'infrastructure' || c === 'stuck')) return lost(why(s));
   if (s && c === 'killed') {
     if (why(s) === 'TIMEOUT' && !o.begun && o.packed) return lost('TIMEOUT (the packed task reached its time limit before this step started)');

@@ -21,8 +21,10 @@ export type StateClass =
   | 'failed'
   /** Stopped by the scheduler for a reason that is the step's own (`TIMEOUT`, `OUT_OF_MEMORY`, `CANCELLED`): `reason` says which. */
   | 'killed'
-  /** Node or scheduler trouble, not the step's fault (`NODE_FAIL`, `PREEMPTED`): retried without spending the step's retries. */
+  /** Node or scheduler trouble, not the step's fault (`NODE_FAIL`, `BOOT_FAIL`): retried from `infraRetries`, without spending the step's retries. */
   | 'infrastructure'
+  /** The scheduler took the job's resources for other work (Slurm `PREEMPTED`): retried from `preemptionRetries`, resuming from its checkpoints. */
+  | 'preempted'
   /** The scheduler will not run it without an admin (Grid Engine's `Eqw`): lost, and the executor deletes it. */
   | 'stuck'
   /** A state this adapter does not know (`UNKNOWN`): keep watching. */

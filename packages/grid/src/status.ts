@@ -47,12 +47,15 @@ export async function statusOf(job: Tracked, v: Verdict, ctx: StatusContext): Pr
     case 'ended': {
       const base = { exitCode: v.exitCode ?? null, reason: v.reason };
       if (v.state === 'cancelled') return { state: 'cancelled', ...base };
+      if (v.state === 'preempted') {
+        return { state: 'failed', ...base, preempted: true, error: await failure(job, label, 'CAIRN_PREEMPTED', `was preempted (${v.reason}); it is retried from preemptionRetries, resuming from its checkpoints`, { retryable: true }) };
+      }
       if (v.state === 'lost') return { state: 'lost', ...base, infrastructure: true, error: await failure(job, label, 'CAIRN_REMOTE', `was lost (${v.reason})`, { retryable: true }) };
       const { what, code } = describe(v.reason);
       return { state: 'failed', ...base, error: await failure(job, label, code, v.exitCode === undefined ? what : `${what}, exit code ${v.exitCode}`) };
     }
     case 'result': {
-      if (job.command !== undefined) return commandStatus(job, job.command.program, v.code, label);
+      if (job.command !== undefined) return commandStatus(job, job.command, v.code, label);
       const bytes = await readFile(job.files.result).catch(() => undefined);
       if (bytes === undefined) {
         if (v.code === 0 && !ctx.graceExpired) return undefined; // the result may lag the exit file on a shared FS

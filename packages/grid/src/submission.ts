@@ -96,7 +96,7 @@ export async function submitSingle(ctx: SubmitContext, job: JobRequest): Promise
   if (isCommandTask(job.task)) {
     const plan = await prepareCommand(job.task, files, access, job.storeAccess);
     script = commandWrapperScript({ title, step: job.spec.name, files, logs: job.logPaths, plan, outputPath: job.task.outputPath, watchdogSeconds });
-    command = { program: plan.program };
+    command = plan.preemptionExitCodes.length > 0 ? { program: plan.program, preemptionExitCodes: plan.preemptionExitCodes } : { program: plan.program };
   } else {
     script = wrapperScript({
       title,

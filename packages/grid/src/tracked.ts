@@ -35,7 +35,22 @@ export interface GridJobRecord {
   /** Set for a packed step. */
   readonly pack?: PackPlace;
   /** Set for a command step whose job script runs the program itself (its result is `command-result.json`, not the worker's). */
-  readonly command?: { readonly program: string };
+  readonly command?: CommandJob;
+}
+
+/** A command step's job: its program, and the exit codes that mean it was preempted. */
+export interface CommandJob {
+  /** The program, for messages. */
+  readonly program: string;
+  /** The step's `preemptionExitCodes` (retried from `preemptionRetries`). @default [] */
+  readonly preemptionExitCodes?: readonly number[];
+}
+
+function commandOf(value: unknown): CommandJob | undefined {
+  const c = value as { program?: unknown; preemptionExitCodes?: unknown } | undefined;
+  if (typeof c?.program !== 'string') return undefined;
+  const codes = Array.isArray(c.preemptionExitCodes) ? c.preemptionExitCodes.filter((n): n is number => Number.isInteger(n)) : [];
+  return codes.length > 0 ? { program: c.program, preemptionExitCodes: codes } : { program: c.program };
 }
 
 /** A step being watched. */
@@ -53,7 +68,7 @@ export interface Tracked {
   /** Set for a packed step. */
   readonly pack?: { readonly place: PackPlace; readonly files: PackFiles } | undefined;
   /** Set for a command step run by its job script (see {@link GridJobRecord.command}). */
-  readonly command?: { readonly program: string } | undefined;
+  readonly command?: CommandJob | undefined;
   /** The last state reported. */
   lastState: JobState | undefined;
   /** This executor asked to cancel it. */
@@ -81,7 +96,7 @@ export function trackedFrom(handle: JobHandle, idKey: string): Tracked | undefin
     files: jobFiles(i.dir),
     logs: { stdout: i.stdout, stderr: i.stderr },
     pack: place ? { place, files: packFiles(place.dir) } : undefined,
-    command: typeof (i.command as { program?: unknown } | undefined)?.program === 'string' ? { program: (i.command as { program: string }).program } : undefined,
+    command: commandOf(i.command),
     lastState: undefined,
     cancelRequested: false,
     waitingSince: undefined,

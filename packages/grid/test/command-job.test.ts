@@ -39,17 +39,19 @@ const ctx = { scheduler, name: 'test', options: { nodePath: '/nonexistent/node' 
 
 let n = 0;
 /** A project with `tool.sh` (a declared source) and a JobRequest of a command step that runs `program`. */
-function project(program: string, args: (string | typeof OUT)[], script = 'echo ran > "$1/ran"\n', environment?: CommandEnvironment): { dir: string; job: JobRequest } {
+function project(program: string, args: (string | typeof OUT)[], script = 'echo ran > "$1/ran"\n', extra: { preemptionExitCodes?: number[]; checkpointDir?: string; environment?: CommandEnvironment } = {}): { dir: string; job: JobRequest } {
   const i = ++n;
   const dir = join(root, `project-${i}`);
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'tool.sh'), script);
   // A named remote executor: the program is looked for on the node, not when the step is declared.
-  const spec = lower(command({ name: `tool${i}`, version: 'v1', program, args, sources: ['tool.sh'], dir, executor: 'test', ...(environment === undefined ? {} : { environment }) }));
+  const { checkpointDir, ...options } = extra;
+  const spec = lower(command({ name: `tool${i}`, version: 'v1', program, args, sources: ['tool.sh'], dir, executor: 'test', ...options }));
   const outputPath = join(root, 'store', spec.nameWithHash);
   const attemptDir = join(root, 'attempts', `${spec.nameWithHash}.1`);
   const logs = { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') };
-  const task = makeTask(spec, { outputPath, depPaths: {}, attempt: 1, resources: {} });
+  const made = makeTask(spec, { outputPath, depPaths: {}, attempt: 1, resources: {} });
+  const task = checkpointDir === undefined ? made : { ...made, checkpointDir };
   const job: JobRequest = {
     jobKey: `${spec.nameWithHash}.1`,
     spec,
@@ -71,7 +73,7 @@ async function runJob(job: JobRequest, handle: JobHandle) {
   spawnSync('bash', [jobFiles(job.attemptDir).script], { stdio: 'ignore' });
   const exit = parseExitFile(readFileSync(jobFiles(job.attemptDir).exit, 'utf8'));
   const tracked = trackedFrom(handle, scheduler.idKey)!;
-  return { exit, status: await commandStatus(tracked, tracked.command!.program, exit!.code, scheduler.label) };
+  return { exit, status: await commandStatus(tracked, tracked.command!, exit!.code, scheduler.label) };
 }
 
 describe("a command step's job script", () => {
@@ -125,11 +127,11 @@ describe("a command step's job script", () => {
     const lib = join(venv, 'lib');
     writeFileSync(join(lib, readdirSync(lib).find((d) => d.startsWith('python')) as string, 'site-packages', 'only_in_venv.py'), 'WHERE = "venv"\n');
     const code = 'import json, os, sys, only_in_venv; json.dump({"result": [only_in_venv.WHERE, sys.prefix, os.environ["VIRTUAL_ENV"], os.environ["WRAPPED"]]}, open(os.environ["CAIRN_RESULT"], "w"))';
-    const { job } = project('python3', ['-c', code], 'WRAPPED="$1"; export WRAPPED; shift; exec "$@"\n', { venv, wrap: ['sh', 'tool.sh', 'by-wrap'] });
+    const { job } = project('python3', ['-c', code], 'WRAPPED="$1"; export WRAPPED; shift; exec "$@"\n', { environment: { venv, wrap: ['sh', 'tool.sh', 'by-wrap'] } });
     const { status } = await runJob(job, await submitSingle(ctx, job));
     expect(status).toMatchObject({ state: 'succeeded', result: ['venv', venv, venv, 'by-wrap'] });
 
-    const missing = project('python3', ['-c', 'pass'], undefined, { venv: join(root, 'no-such-venv') });
+    const missing = project('python3', ['-c', 'pass'], undefined, { environment: { venv: join(root, 'no-such-venv') } });
     const m = await runJob(missing.job, await submitSingle(ctx, missing.job));
     expect(m.exit?.code).toBe(127);
     expect(hasCode(m.status.error, 'CAIRN_COMMAND_NOT_FOUND')).toBe(true);
@@ -160,6 +162,23 @@ describe("a command step's job script", () => {
     expect(status).toMatchObject({ state: 'succeeded', result: [fetched, fetched] });
     expect(readFileSync(join(outputPath, 'n'), 'utf8')).toBe('4\n');
     expect(JSON.parse(readFileSync(join(attemptDir, 'context.json'), 'utf8')).depPaths).toEqual({ [spec.deps[0]!.nameWithHash]: fetched });
+  });
+
+  test('a preemption exit code is CAIRN_PREEMPTED (retried from preemptionRetries); the program got $CAIRN_CHECKPOINT_DIR', async () => {
+    const checkpoints = join(root, 'checkpoints-preempted');
+    mkdirSync(checkpoints, { recursive: true });
+    const { job } = project('sh', ['tool.sh'], 'echo epoch-1 > "$CAIRN_CHECKPOINT_DIR/ckpt-1"; exit 75\n', { preemptionExitCodes: [75], checkpointDir: checkpoints });
+    const { exit, status } = await runJob(job, await submitSingle(ctx, job));
+    expect(exit?.code).toBe(75);
+    expect(readFileSync(join(checkpoints, 'ckpt-1'), 'utf8')).toBe('epoch-1\n');
+    expect(status.state).toBe('failed');
+    expect(status.preempted).toBe(true);
+    expect(hasCode(status.error, 'CAIRN_PREEMPTED')).toBe(true);
+    // Another exit code of the same step is an ordinary failure.
+    const other = project('sh', ['tool.sh'], 'exit 3\n', { preemptionExitCodes: [75] });
+    const failed = await runJob(other.job, await submitSingle(ctx, other.job));
+    expect(failed.status.preempted).toBeUndefined();
+    expect(hasCode(failed.status.error, 'CAIRN_COMMAND_FAILED')).toBe(true);
   });
 
   test('a program killed by a signal: the code names the signal, the message quotes stderr', async () => {

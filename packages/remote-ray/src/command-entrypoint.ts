@@ -88,7 +88,9 @@ export const commandStep: EntrypointBuilder = async (job, ctx) => {
   if (posix.isAbsolute(job.outputPath)) await mkdir(job.outputPath, { recursive: true });
   await snapshotSources(step, t, snapshots);
   // gpuIndices are added on the node, from the slots Ray assigns (step 2 of the script).
-  const attempt = { step, attempt: job.task.attempt, outputPath: job.outputPath, depPaths, contextPath, resultPath };
+  // Reading task.checkpointDir opens the step's checkpoint directory (on the shared store, beside the output).
+  const checkpointDir = job.task.checkpointDir;
+  const attempt = { step, attempt: job.task.attempt, outputPath: job.outputPath, depPaths, contextPath, resultPath, ...(checkpointDir === undefined ? {} : { checkpointDir }) };
   await writeFile(contextPath, JSON.stringify(commandContext(t, attempt)));
 
   const q = shQuote;

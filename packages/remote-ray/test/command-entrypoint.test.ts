@@ -20,7 +20,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
 
 /** A project with `probe.sh` (reports its working directory and first argument) and the job of a step running it. */
-function probeJob(program = 'sh'): { job: JobRequest; project: string } {
+function probeJob(program = 'sh', checkpointDir?: string): { job: JobRequest; project: string } {
   const base = join(root, `case-${++n}`);
   const project = join(base, 'project');
   mkdirSync(join(project, 'lib'), { recursive: true });
@@ -33,7 +33,7 @@ function probeJob(program = 'sh'): { job: JobRequest; project: string } {
   const job: JobRequest = {
     jobKey: `${spec.nameWithHash}.1`,
     spec,
-    task: makeTask(spec, { outputPath, depPaths: {}, attempt: 1 }),
+    task: { ...makeTask(spec, { outputPath, depPaths: {}, attempt: 1 }), ...(checkpointDir === undefined ? {} : { checkpointDir }) },
     outputPath,
     finalPath: outputPath,
     prefix: base,
@@ -65,6 +65,17 @@ describe("a command step's Ray entrypoint under /bin/sh", () => {
     expect(entry.command).not.toMatch(/\/nonexistent\/node|worker-entry/);
     expect(outcome).toMatchObject({ state: 'succeeded', result: { cwd: project, arg: "it's", ctx: { step: 'probe', attempt: 1, outputPath: job.outputPath, argv: ['sh', 'lib/probe.sh', "it's", job.outputPath] } } });
     expect(readFileSync(job.logPaths.stderr, 'utf8')).toBe('probed\n');
+  });
+
+  test("the program gets the step's checkpoint directory ($CAIRN_CHECKPOINT_DIR and checkpointDir in the context file)", async () => {
+    const checkpoints = join(root, 'checkpoints');
+    mkdirSync(checkpoints, { recursive: true });
+    const { job } = probeJob('sh', checkpoints);
+    const { code, outcome } = await run(job);
+    expect(code).toBe(0);
+    expect(outcome).toMatchObject({ state: 'succeeded', result: { ctx: { checkpointDir: checkpoints } } });
+    expect(job.task.checkpointDir).toBe(checkpoints);
+    expect((await buildEntrypoint(job, { nodePath: '/nonexistent/node', workerEntry: undefined, sharedFs: true })).command).toContain(`CAIRN_CHECKPOINT_DIR=`);
   });
 
   test('stages the declared sources under their relative paths when the project directory is not there', async () => {

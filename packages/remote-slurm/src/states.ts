@@ -29,10 +29,12 @@ export const SLURM_STATES: Readonly<Record<string, StateClass>> = {
   OUT_OF_MEMORY: 'killed',
   DEADLINE: 'killed',
   CANCELLED: 'killed',
-  // Node or scheduler trouble, not the step's fault: retried without spending the step's retries.
+  // Node or scheduler trouble, not the step's fault: retried from infraRetries, without spending
+  // the step's retries. A failed node is a fault (a few retries), not a reclaimed one.
   NODE_FAIL: 'infrastructure',
   BOOT_FAIL: 'infrastructure',
-  PREEMPTED: 'infrastructure',
+  // The job's resources went to a higher-priority job: retried from preemptionRetries.
+  PREEMPTED: 'preempted',
   REVOKED: 'infrastructure',
 };
 
@@ -44,13 +46,13 @@ export function normalizeState(state: string): string {
 /** What a (normalised) Slurm state says, for the grid core. Killed and infrastructure states are their own reason. */
 export function slurmInfo(state: string, reason?: string, exitCode?: number): SchedulerJobInfo {
   const c = SLURM_STATES[state] ?? 'unknown';
-  return { state, class: c, reason: c === 'killed' || c === 'infrastructure' ? state : reason, exitCode };
+  return { state, class: c, reason: c === 'killed' || c === 'infrastructure' || c === 'preempted' ? state : reason, exitCode };
 }
 
 /** True for a state Slurm will not leave. */
 export function isTerminalSlurmState(state: string | undefined): boolean {
   const c = state === undefined ? undefined : SLURM_STATES[state];
-  return c === 'completed' || c === 'failed' || c === 'killed' || c === 'infrastructure';
+  return c === 'completed' || c === 'failed' || c === 'killed' || c === 'infrastructure' || c === 'preempted';
 }
 
 /** What the executor observed about one job, in Slurm's terms. */

@@ -59,8 +59,9 @@ describe('state decision', () => {
     expect(decide(o({ slurmState: 'PENDING', begun: true }))).toEqual({ kind: 'active', state: 'running' });
   });
 
-  test('node failures and preemption are infrastructure; Slurm kills fail with their reason', () => {
-    for (const s of ['NODE_FAIL', 'BOOT_FAIL', 'PREEMPTED']) expect(decide(o({ slurmState: s }))).toMatchObject({ kind: 'ended', state: 'lost', reason: s, infrastructure: true });
+  test('node failures are infrastructure, preemption is its own; Slurm kills fail with their reason', () => {
+    for (const s of ['NODE_FAIL', 'BOOT_FAIL']) expect(decide(o({ slurmState: s }))).toMatchObject({ kind: 'ended', state: 'lost', reason: s, infrastructure: true });
+    expect(decide(o({ slurmState: 'PREEMPTED' }))).toEqual({ kind: 'ended', state: 'preempted', reason: 'PREEMPTED' });
     for (const s of ['TIMEOUT', 'OUT_OF_MEMORY', 'CANCELLED']) expect(decide(o({ slurmState: s }))).toMatchObject({ kind: 'ended', state: 'failed', reason: s });
     expect(decide(o({ slurmState: 'CANCELLED', cancelRequested: true }))).toMatchObject({ state: 'cancelled' });
     expect(decide(o({ slurmState: 'TIMEOUT', exit: { code: 143, signal: 'TERM' } }))).toMatchObject({ state: 'failed', reason: 'TIMEOUT', exitCode: 143 });

@@ -42,6 +42,16 @@ export function programOf(task: TaskPayload): string {
   return typeof p === 'string' ? p : '(program)';
 }
 
+/** What a command step's job record keeps of it: its program, and its `preemptionExitCodes` when it has any. */
+export function commandInfo(task: TaskPayload): { program: string; preemptionExitCodes?: number[] } {
+  const codes = (task.inputs as { preemptionExitCodes?: unknown } | null)?.preemptionExitCodes;
+  const preemption = Array.isArray(codes) ? codes.filter((c): c is number => Number.isInteger(c)) : [];
+  return preemption.length > 0 ? { program: programOf(task), preemptionExitCodes: preemption } : { program: programOf(task) };
+}
+
+/** A program killed by SIGTERM, as its shell reports it (128 + 15). */
+const SIGTERM_EXIT = 143;
+
 /**
  * Prepares a command step's launch: its template resolved with the host's paths (`outputPath`,
  * `depPaths`), its sources read (and checked against the hashes in its identity) and `task.sh`.
@@ -137,6 +147,15 @@ export async function commandOutcome(j: Job, h: HostState, code: number, resultT
   }
   const tail = await stderrTail(j, h);
   const where = `on SSH host "${h.options.name}" (${j.info.jobDir})`;
+  // A SIGTERM this executor did not send (a cancel ends before this: finish.ts) is the host's
+  // shutdown, as a spot VM's reclaim does it, or a scheduler's; an exit code the step declared
+  // for it means the same. Both are preemptions: retried from preemptionRetries.
+  if (code === SIGTERM_EXIT || j.info.command?.preemptionExitCodes?.includes(code) === true) {
+    const how = code === SIGTERM_EXIT ? 'received a SIGTERM Cairn did not send' : describeExit(code);
+    const error = new CairnError('CAIRN_PREEMPTED', `Step "${step}": ${program} ${how} ${where}: preempted; it is retried from preemptionRetries, resuming from its checkpoints.${tail ? `\nstderr (last lines):\n${tail}` : ''}`, { step, retryable: true });
+    Object.assign(error, { exitCode: code, logTail: tail, host: h.options.name });
+    return { state: 'failed', error, exitCode: code, reason: 'preempted', preempted: true };
+  }
   let error: CairnError;
   if (code === 127 && tail.includes(NOT_FOUND_MARK)) {
     error = new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": ${tail.slice(tail.indexOf(NOT_FOUND_MARK) + NOT_FOUND_MARK.length + 1).trim()} ${where}; install it on the host, fix the name, or give its path.`, { step });

@@ -7,7 +7,7 @@ import { CairnError, COMMAND_MODULE } from '@cairn/core';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '@cairn/runner/executor';
 import { adopt } from './adopt.js';
 import { cancel } from './cancel.js';
-import { programOf } from './command.js';
+import { commandInfo } from './command.js';
 import { Fleet } from './fleet.js';
 import { sshWorkerBundle } from './host-worker.js';
 import { ready } from './hosts.js';
@@ -41,8 +41,8 @@ export interface SshJobInfo {
   remoteOutputPath?: string;
   /** Local log files. */
   logPaths: { stdout: string; stderr: string };
-  /** For a command step (run by a POSIX shell, no Node on the host): its program. Absent for steps run by Node. */
-  command?: { program: string };
+  /** For a command step (run by a POSIX shell, no Node on the host): its program and the exit codes that mean it was preempted. Absent for steps run by Node. */
+  command?: { program: string; preemptionExitCodes?: number[] };
   /** Reserved resources. */
   cpus: number;
   memoryGb: number;
@@ -136,7 +136,7 @@ class SshExecutor implements Executor {
       memoryGb: demand.memoryGb,
       gpuIndices: [],
       runsIn,
-      ...(isCommand ? { command: { program: programOf(job.task) } } : {}),
+      ...(isCommand ? { command: commandInfo(job.task) } : {}),
     };
     const j = f.newJob(job.jobKey, info, demand, { phase: 'queued', host: undefined, request: job, stepBundle, runsIn });
     f.jobs.set(j.id, j);

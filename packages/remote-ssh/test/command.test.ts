@@ -151,6 +151,24 @@ describe.runIf(run)('command steps on the SSH executor (no node on the host)', (
     expect((m.error as Error).message).toContain(`its venv ${join(dir, 'no-such-venv')} has no bin/ directory here; create it`);
   }, 90_000);
 
+  it('a preemption exit code, or a SIGTERM Cairn did not send (a spot host shutting down), is a preemption, not a failure', async () => {
+    const e = ssh();
+    const coded = command({ name: 'coded', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', 'echo reclaimed >&2; exit 75'], preemptionExitCodes: [75] });
+    const c = await (await submit(e, coded)).done();
+    expect(c).toMatchObject({ state: 'failed', exitCode: 75, preempted: true });
+    expect((c.error as { code: string }).code).toBe('CAIRN_PREEMPTED');
+    expect((c.error as Error).message).toContain('reclaimed');
+    const termed = command({ name: 'termed', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', 'kill -s TERM $$'] });
+    const t = await (await submit(e, termed)).done();
+    expect(t).toMatchObject({ state: 'failed', exitCode: 143, preempted: true });
+    expect((t.error as Error).message).toContain('received a SIGTERM Cairn did not send');
+    // Any other exit code is the step failing.
+    const other = command({ name: 'other', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', 'exit 3'], preemptionExitCodes: [75] });
+    const o = await (await submit(e, other)).done();
+    expect(o.preempted).toBeUndefined();
+    expect((o.error as { code: string }).code).toBe('CAIRN_COMMAND_FAILED');
+  }, 90_000);
+
   it('cancel kills the program and its grandchildren (one of them deaf to SIGTERM)', async () => {
     const pids = scratch();
     const script = [
@@ -162,7 +180,8 @@ describe.runIf(run)('command steps on the SSH executor (no node on the host)', (
     const long = command({ name: 'long', version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', script, 'long', pids] });
     const e = ssh();
     const { handle, done } = await submit(e, long);
-    await until('the program and its grandchildren to start', () => ['sleeper', 'deaf', 'main'].every((f) => existsSync(join(pids, f))), 30_000);
+    // Written, not only created: a pid file read between the two is empty (a pid 0 that is never alive).
+    await until('the program and its grandchildren to start', () => ['sleeper', 'deaf', 'main'].every((f) => existsSync(join(pids, f)) && /^\d+\n$/.test(readFileSync(join(pids, f), 'utf8'))), 30_000);
     const started = ['sleeper', 'deaf', 'main'].map((f) => Number(readFileSync(join(pids, f), 'utf8')));
     expect(started.every((p) => alive(p))).toBe(true);
     await e.cancel([handle]);

@@ -48,7 +48,7 @@ export type { Plan, PlanStep, PlanState } from './plan.js';
 export { PLAN_LABELS } from './plan.js';
 export type { StepEvent, RunEvent, RunnerEvent, RunnerListener } from './events.js';
 export type { StepState, FinalStepState, StateInfo, StatusInfo, AttemptEnd, AttemptEndInfo, RetryBudget } from './states.js';
-export type { AttemptLogs, CommitRequest, FoundStep, Leftover, ListedFile, StepStoreAccess, Store, StoreBrowser, StoreFactory, StoredState, StagedAttempt } from './store/store.js';
+export type { AttemptLogs, CheckpointSummary, CommitRequest, FoundStep, Leftover, ListedFile, StepStoreAccess, Store, StoreBrowser, StoreFactory, StoredState, StagedAttempt } from './store/store.js';
 export type { LocalStoreOptions } from './store/local/store.js';
 export type { MemoryEntries, MemoryEntry } from './store/memory.js';
 export type { StatusToken, ParsedStatus } from './store/status.js';

@@ -217,6 +217,41 @@ describe('checkpoint directories of function steps and adopted jobs', () => {
     expect(existsSync(localLayout.checkpointRoot(r?.path as string))).toBe(false);
   }, 60_000);
 
+  it('lazy: a step that never asks for ctx.checkpointDir gets no checkpoint directory; one that asks gets it then', async () => {
+    const { prefix } = scratch();
+    const roots: Record<string, string> = {};
+    const seen: Record<string, boolean[]> = {};
+    const probe = (name: string, ask: boolean) =>
+      apply({
+        name,
+        version: 'v1',
+        inputs: {},
+        fn: (_i: unknown, ctx: StepContext) => {
+          const before = existsSync(roots[name] as string);
+          seen[name] = ask ? [before, existsSync(ctx.checkpointDir as string)] : [before];
+        },
+      });
+    const steps = [probe('never-asks', false), probe('asks', true)];
+    for (const spec of lower(steps)) roots[spec.name] = localLayout.checkpointRoot(spec.outputPath(prefix));
+    const summary = await new StepRunner({ prefix, logger: quiet }).run(steps);
+    expect(summary.counts).toEqual({ succeeded: 2 });
+    expect(seen).toEqual({ 'never-asks': [false], asks: [false, true] });
+    expect(existsSync(roots['never-asks'] as string)).toBe(false);
+    expect(existsSync(roots.asks as string)).toBe(false);
+  }, 60_000);
+
+  it('an earlier run\'s checkpoints of a step that does not ask for them this time are removed at its success', async () => {
+    const { prefix } = scratch();
+    const step = apply({ name: 'plain', version: 'v1', inputs: {}, fn: () => 1 });
+    const [spec] = lower([step]);
+    const root = localLayout.checkpointRoot((spec as StepSpec).outputPath(prefix));
+    mkdirSync(join(root, 'gen-2'), { recursive: true });
+    writeFileSync(join(root, 'gen-2', 'ckpt-1'), 'left by a crashed run');
+    const summary = await new StepRunner({ prefix, logger: quiet }).run([step]);
+    expect(summary.counts).toEqual({ succeeded: 1 });
+    expect(existsSync(root)).toBe(false);
+  }, 60_000);
+
   it('an adopted job keeps the generation it was started with, and so does the retry after it', async () => {
     const prefix = mkdtempSync(join(tmpdir(), 'cairn-ckpt-adopt-'));
     cleanups.push(() => rmSync(prefix, { recursive: true, force: true }));

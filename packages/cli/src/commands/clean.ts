@@ -1,7 +1,8 @@
 /**
  * `cairn clean [pipeline] [--yes]`: removes failed outputs (FAILED, DEP_FAILED, CANCELLED, or
  * left without a status), attempt directories dead runs left beside output paths, and, given a
- * pipeline, outputs the pipeline no longer references. Lists what it would remove unless
+ * pipeline, outputs the pipeline no longer references, each with its checkpoint directory
+ * (`--keep-checkpoints` keeps those). Lists what it would remove unless
  * `--yes`. A step with a live lease is never touched, and nothing is touched under a prefix that
  * is not a Cairn store (store-check.ts).
  */
@@ -20,10 +21,12 @@ export interface CleanCommandOptions {
   readonly prefix?: string;
   /** Print JSON. */
   readonly json?: boolean;
+  /** Keep the checkpoint directories of the outputs removed (a training step's rerun resumes from them). */
+  readonly keepCheckpoints?: boolean;
 }
 
 /** Why an output is removable. */
-export type CleanReason = 'failed' | 'dep-failed' | 'cancelled' | 'incomplete' | 'unreferenced' | 'abandoned attempt';
+export type CleanReason = 'failed' | 'dep-failed' | 'cancelled' | 'incomplete' | 'unreferenced' | 'abandoned attempt' | 'checkpoints';
 
 /** Lists (and with `--yes` removes) failed and unreferenced outputs. */
 export async function cleanCommand(ctx: CliContext, file: string | undefined, options: CleanCommandOptions): Promise<number> {
@@ -47,7 +50,11 @@ export async function cleanCommand(ctx: CliContext, file: string | undefined, op
     else if (s.status === 'CANCELLED') reason = 'cancelled';
     else if (s.status === null) reason = 'incomplete';
     else if (referenced !== undefined && !referenced.has(s.path)) reason = 'unreferenced';
-    if (reason !== undefined) victims.push({ path: s.path, rel: s.rel, reason });
+    if (reason === undefined) continue;
+    victims.push({ path: s.path, rel: s.rel, reason });
+    // A removed output's checkpoints go with it: nothing would resume from them but a rerun of the same step.
+    const checkpoints = options.keepCheckpoints ? null : await view.checkpoints(s.path);
+    if (checkpoints !== null) victims.push({ path: checkpoints.root, rel: view.rel(checkpoints.root), reason: 'checkpoints' });
   }
   // What dead attempts left beside output paths (the next run that takes a step over removes its own).
   for (const d of await view.staged()) {

@@ -7,6 +7,7 @@ import { dagOrder, type StoredStep } from '../store-scan.js';
 import { openStore } from '../store-view.js';
 import { formatDuration, formatTable } from '../table.js';
 import { resolveStoredStep } from './logs.js';
+import { type CheckpointSummary, describeCheckpoints } from '../checkpoints.js';
 import { printStepRecord } from './step-record.js';
 
 /** Options of `cairn status`. */
@@ -37,6 +38,10 @@ export interface StatusRow {
   readonly durationMs: number | null;
   /** Attempts in the last run of the step. */
   readonly attempts: number;
+  /** Of them, attempts that were preempted (retried from `preemptionRetries`). */
+  readonly preempted: number;
+  /** The step's checkpoint directory (kept by the step, or left by an unfinished run); null when none. */
+  readonly checkpoints: { readonly generation: number; readonly files: number; readonly bytes: number } | null;
   /** Executor of the last attempt. */
   readonly executor: string | null;
   /** Job id of the last attempt. */
@@ -50,7 +55,7 @@ export interface StatusRow {
 }
 
 /** Builds the status row of one stored step; a lease not refreshed for `staleMs` is stale (`leases.staleMs` of the config). */
-export function statusRow(s: StoredStep, staleMs: number, now = Date.now()): StatusRow {
+export function statusRow(s: StoredStep, staleMs: number, now = Date.now(), checkpoints: CheckpointSummary | null = null): StatusRow {
   const r = s.record;
   let status: string = s.status ?? 'UNKNOWN';
   let leaseHolder: string | null = null;
@@ -69,6 +74,8 @@ export function statusRow(s: StoredStep, staleMs: number, now = Date.now()): Sta
     end: r?.timings?.end ?? null,
     durationMs: r?.timings?.durationMs ?? null,
     attempts: r?.attempts?.length ?? 0,
+    preempted: r?.attempts?.filter((a) => a.state === 'preempted').length ?? 0,
+    checkpoints: checkpoints === null ? null : { generation: checkpoints.generation, files: checkpoints.files, bytes: checkpoints.bytes },
     executor: r?.executor ?? last?.executor ?? null,
     jobId: r?.job?.jobId ?? last?.jobId ?? null,
     leaseHolder,
@@ -86,7 +93,9 @@ export async function statusCommand(ctx: CliContext, options: StatusCommandOptio
     await printStepRecord(ctx, view, await resolveStoredStep(ctx, view, selector, 'cairn status', config, options.pipeline), options.json === true);
     return 0;
   }
-  const rows = dagOrder(await view.scan()).map((s) => statusRow(s, view.staleMs));
+  const steps = dagOrder(await view.scan());
+  const found = await Promise.all(steps.map((s) => view.checkpoints(s.path)));
+  const rows = steps.map((s, i) => statusRow(s, view.staleMs, Date.now(), found[i] ?? null));
   if (options.json) {
     out(ctx, JSON.stringify({ prefix, steps: rows }, null, 2));
     return 0;
@@ -104,7 +113,7 @@ export async function statusCommand(ctx: CliContext, options: StatusCommandOptio
       paint(c, STORED_STATES[r.status as StoredStateName], r.status),
       time(r.start),
       r.durationMs === null ? '-' : formatDuration(r.durationMs),
-      String(r.attempts),
+      r.preempted > 0 ? `${r.attempts} (${r.preempted} preempted)` : String(r.attempts),
       r.executor ?? '-',
       r.jobId ?? '-',
       r.leaseHolder ?? '',
@@ -114,10 +123,12 @@ export async function statusCommand(ctx: CliContext, options: StatusCommandOptio
   const counts = new Map<string, number>();
   for (const r of rows) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
   out(ctx, c.dim(`${rows.length} step(s): ${[...counts].map(([k, v]) => `${v} ${k}`).join(', ')}`));
-  for (const r of rows) {
+  rows.forEach((r, i) => {
     if (r.error !== null && r.status !== 'SUCCESS') out(ctx, `${c.red('✗')} ${r.step}: ${r.error.split('\n')[0]}`);
     if (r.problem !== null) out(ctx, `${c.yellow('!')} ${r.step}: ${r.problem}`);
-  }
+    const k = found[i];
+    if (k != null) out(ctx, `${c.dim('⟳')} ${r.step}: checkpoints ${describeCheckpoints(k)} ${c.dim(`(${view.rel(k.root)})`)}`);
+  });
   if (rows.some((r) => r.status === 'FAILED')) out(ctx, c.dim('`cairn status <step>` shows a step\'s whole record; `cairn logs <step>` its logs and error.'));
   return 0;
 }

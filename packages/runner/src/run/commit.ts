@@ -93,7 +93,7 @@ async function publishAfter(refreshing: Promise<unknown>, host: CommitHost, node
 }
 
 function publish(host: CommitHost, node: Node, status: StatusToken, record: DeferredRecord, staged: StagedAttempt | undefined): Maybe<void> {
-  const done = host.store.commit(node.path, host.holder, staged?.checkpoints !== undefined && keepsCheckpoints(node.spec) ? { status, record, staged, release: true, keepCheckpoints: true } : { status, record, staged, release: true });
+  const done = host.store.commit(node.path, host.holder, staged !== undefined && keepsCheckpoints(node.spec) ? { status, record, staged, release: true, keepCheckpoints: true } : { status, record, staged, release: true });
   if (isPromise(done)) return published(host, node, done);
   host.leases.forget(node);
   return undefined;

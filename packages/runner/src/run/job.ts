@@ -7,6 +7,8 @@
 import type { Resources, StepSpec, TaskPayload } from '@cairn/core';
 import type { JobRequest } from '../executor/contract.js';
 import type { StagedAttempt, StepStoreAccess, Store } from '../store/store.js';
+import type { LeaseHolder } from '../store/leases.js';
+import { CairnError, hasCode } from '@cairn/core';
 import { keyOf, type Node } from './node.js';
 
 /** Dependencies' output paths and returned values, keyed by `nameWithHash`. */
@@ -19,8 +21,10 @@ export interface DepInputs {
 export interface JobSource {
   /** The nodes of a step's dependencies, in order. */
   depNodesOf(node: Node): readonly Node[];
-  /** The run's store (its step access, if it offers one). */
-  readonly store: Pick<Store, 'stepAccess' | 'stepAccessRef'>;
+  /** The run's store (its step access, its lazily opened checkpoint directories, if it offers them). */
+  readonly store: Pick<Store, 'stepAccess' | 'stepAccessRef' | 'openCheckpoints'>;
+  /** The run's lease holder (checkpoint directories open only under its lease). */
+  readonly holder: LeaseHolder;
   /** The values of the secrets a step declares (undefined: none); throws CAIRN_SECRET_UNRESOLVED. */
   secretsOf?(node: Node): Readonly<Record<string, string>> | undefined;
 }
@@ -42,10 +46,17 @@ export function depInputsOf(deps: readonly Node[]): DepInputs {
   return { depPaths, depResults };
 }
 
+/** A store's `CAIRN_CHECKPOINT` (it knows paths, not steps) with the step's name; other errors as they are. */
+export function namedCheckpointError(step: string, err: unknown): unknown {
+  if (!hasCode(err, 'CAIRN_CHECKPOINT') || err.step !== undefined) return err;
+  return new CairnError('CAIRN_CHECKPOINT', `Step "${step}": ${err.message}`, { step, cause: err });
+}
+
 export class Job implements JobRequest {
   readonly #node: Node;
   readonly #source: JobSource;
-  readonly staged: StagedAttempt;
+  /** Where the attempt writes; gains `checkpoints` when the step first asks for them. */
+  staged: StagedAttempt;
   readonly attempt: number;
   #deps: readonly Node[] | undefined = undefined;
   #inputs: DepInputs | undefined = undefined;
@@ -95,8 +106,20 @@ export class Job implements JobRequest {
     return this.staged.scratch;
   }
 
+  /** The step's checkpoint directory, opened by the store on first access (see Store.openCheckpoints). */
   get checkpointDir(): string | undefined {
-    return this.staged.checkpoints;
+    const staged = this.staged;
+    if (staged.checkpoints !== undefined) return staged.checkpoints;
+    const store = this.#source.store;
+    if (store.openCheckpoints === undefined) return undefined;
+    let dir: string;
+    try {
+      dir = store.openCheckpoints(staged, this.#source.holder);
+    } catch (err) {
+      throw namedCheckpointError(this.#node.name, err);
+    }
+    this.staged = { ...staged, checkpoints: dir };
+    return dir;
   }
 
   get #depNodes(): readonly Node[] {
@@ -128,7 +151,7 @@ export class Job implements JobRequest {
     const depKeys = new Array<string>(deps.length);
     for (let i = 0; i < deps.length; i++) depKeys[i] = keyOf(deps[i] as Node);
     const inputs = this.inputs;
-    return (this.#task = {
+    const task: TaskPayload = {
       v: 1,
       name: spec.name,
       nameWithHash: keyOf(node),
@@ -145,7 +168,14 @@ export class Job implements JobRequest {
       ...(ref !== undefined ? { storeAccess: { ...ref, path: node.path } } : {}),
       // A kind with save takes the value instead (it need not be JSON).
       ...(spec.artifact?.save === undefined ? { recordsResult: true as const } : {}),
-    });
+    };
+    // Not opened yet: `task.checkpointDir` opens it when read, so an in-process step that reads
+    // only its inputs from the task never does, while a task encoded for a worker elsewhere
+    // (msgpack, postMessage, JSON: each reads every enumerable property) carries it.
+    if (task.checkpointDir === undefined && this.#source.store.openCheckpoints !== undefined) {
+      Object.defineProperty(task, 'checkpointDir', { enumerable: true, configurable: true, get: () => this.checkpointDir });
+    }
+    return (this.#task = task);
   }
 
   get signal(): AbortSignal {

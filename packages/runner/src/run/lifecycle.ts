@@ -20,6 +20,7 @@ import type { StagedAttempt } from '../store/store.js';
 import { checkAdoptedSources } from './adopted.js';
 import { confirmDeps } from './confirm-deps.js';
 import { type Adopted, adopt, type AttemptResult, endOf, errorOf, handleOf, runAttempt } from './attempts.js';
+import { namedCheckpointError } from './job.js';
 import { commitStep, firstTryRecord, fullRecord, recordValue, saveArtifact } from './commit.js';
 import type { Acquired } from './leases.js';
 import { ADOPTED, ADOPTED_DEP, extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER, UNCONFIRMED_DEP } from './node.js';
@@ -295,6 +296,8 @@ class StepLifecycle {
           if (failed) throw value;
           const r = value as AttemptResult;
           this.r = r;
+          // With the checkpoint directory, if the step opened it (a retry reuses it).
+          this.staged = r.job.staged;
           if (this.firstStart === 0) this.firstStart = r.start;
           this.adopted = null;
           if (node.ext !== null) node.ext.job = null;
@@ -482,12 +485,6 @@ function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** A store's `CAIRN_CHECKPOINT` (it knows paths, not steps) with the step's name; other errors as they are. */
-function namedCheckpointError(step: string, err: unknown): unknown {
-  if (!hasCode(err, 'CAIRN_CHECKPOINT') || err.step !== undefined) return err;
-  return new CairnError('CAIRN_CHECKPOINT', `Step "${step}": ${err.message}`, { step, cause: err });
-}
-
 function previousFailure(node: Node, status: string): CairnError {
   return new CairnError(
     'CAIRN_PREVIOUS_FAILURE',
@@ -503,7 +500,8 @@ function previousFailure(node: Node, status: string): CairnError {
  */
 function jobRecorder(run: Run, node: Node, attempt: number, firstStart: number, attempts: readonly AttemptRecord[], staged: StagedAttempt): (handle: JobHandle, start: number) => void {
   return (handle, start) => {
-    const record: JobRecord = { cairn: 1, executor: node.executor, job: handle, attempt, start: Date.now(), firstStart: firstStart !== 0 ? firstStart : start, attempts, host: thisHost(), runId: run.config.runId, staged };
+    // The job's staged attempt: its task opened the checkpoint directory, which an adopter keeps.
+    const record: JobRecord = { cairn: 1, executor: node.executor, job: handle, attempt, start: Date.now(), firstStart: firstStart !== 0 ? firstStart : start, attempts, host: thisHost(), runId: run.config.runId, staged: extOf(node).job?.staged ?? staged };
     extOf(node).jobFile = Promise.resolve(run.store.writeJob(node.path, record)).catch((err: unknown) => run.logger.warn(`Step ${node.name}: recording job ${handle.jobId} failed: ${String(err)}`));
   };
 }

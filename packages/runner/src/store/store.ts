@@ -55,9 +55,11 @@ export interface StagedAttempt {
   /** A directory for the executor's own files of this attempt (task, result); not created by the store. */
   readonly scratch: string;
   /**
-   * The step's durable checkpoint directory for this attempt (`ctx.checkpointDir`), created by
-   * `stage`: it is never published and outlives attempts and runs until the step succeeds. A
-   * store without one leaves it absent. See the runner README, "Commits and leases", for its fencing.
+   * The step's durable checkpoint directory for this attempt (`ctx.checkpointDir`), once opened:
+   * by `stage` (a retry reusing its run's) or by {@link Store.openCheckpoints} when the step first
+   * asks for it. It is never published and outlives attempts and runs until the step succeeds.
+   * Absent: not opened yet, or a store without checkpoints. See the runner README, "Commits and
+   * leases", for its fencing.
    */
   readonly checkpoints?: string;
 }
@@ -97,7 +99,7 @@ export interface CommitRequest {
   readonly staged?: StagedAttempt | undefined;
   /** Also release the lease once published: the fence's check stands for the release's (one read fewer per step). */
   readonly release?: boolean | undefined;
-  /** With a SUCCESS: keep the step's checkpoint directory (the step's `keepCheckpoints`); else the commit removes it once published. */
+  /** With a SUCCESS: keep the step's checkpoint directory (the step's `keepCheckpoints`); else the commit removes it once published (also one this run never opened). */
   readonly keepCheckpoints?: boolean | undefined;
 }
 
@@ -131,6 +133,18 @@ export interface ListedFile {
   readonly lastModified: number;
 }
 
+/** What a step's checkpoint directory holds (`ctx.checkpointDir`), as tools show it. */
+export interface CheckpointSummary {
+  /** The directory of all its generations (what `cairn clean` removes with the output). */
+  readonly root: string;
+  /** The current generation (the highest `gen-N`); 0 when none is complete yet. */
+  readonly generation: number;
+  /** Files in the current generation, recursively. */
+  readonly files: number;
+  /** Their total size in bytes. */
+  readonly bytes: number;
+}
+
 /** An attempt directory or an aside output a dead run left beside an output path (stores that stage beside outputs). */
 export interface Leftover {
   /** The directory. */
@@ -157,6 +171,8 @@ export interface StoreBrowser {
   remove(path: string): Promise<void>;
   /** Optional: attempt directories and aside outputs dead runs left under `prefix` (stores that stage beside outputs); none when absent. */
   findLeftovers?(prefix: string, maxDepth: number): Promise<readonly Leftover[]>;
+  /** Optional: the checkpoint directory of the step at `path` (stores that keep one); null when it has none. */
+  checkpoints?(path: string): Promise<CheckpointSummary | null>;
 }
 
 /**
@@ -227,12 +243,20 @@ export interface Store {
   /**
    * Prepares where attempt `attempt` writes. `previous`: the attempt before it in this run,
    * whose logs are carried over and whose staged output is dropped. A store with checkpoint
-   * directories reuses `previous.checkpoints`; without `previous` (a run's first attempt of the
-   * step, under a lease just taken) it starts a new checkpoint generation, seeded with the
-   * complete checkpoints of the last one, and only while the lease is still `holder`'s
-   * (`CAIRN_LEASE_LOST` otherwise); one it cannot create is `CAIRN_CHECKPOINT`.
+   * directories reuses `previous.checkpoints`. Without them (a run's first attempt of the step,
+   * or a retry of attempts that never asked), a store with {@link openCheckpoints} leaves
+   * `checkpoints` absent, to be opened when the step first asks; a store without it that keeps
+   * checkpoints opens them here, as `openCheckpoints` would.
    */
   stage(path: string, holder: LeaseHolder, attempt: number, previous?: StagedAttempt): Maybe<StagedAttempt>;
+  /**
+   * Optional: opens the step's checkpoint directory for `staged` (staged without one) when the
+   * step first asks for it (`ctx.checkpointDir`, a command's `$CAIRN_CHECKPOINT_DIR`, a task
+   * sent to a worker): starts a new checkpoint generation, seeded with the complete checkpoints
+   * of the last one, only while the lease is still `holder`'s (`CAIRN_LEASE_LOST` otherwise);
+   * one it cannot create is `CAIRN_CHECKPOINT`. Synchronous: the step's getter waits for it.
+   */
+  openCheckpoints?(staged: StagedAttempt, holder: LeaseHolder): string;
   /**
    * Publishes `request` — record, then status, with the staged output — only while the lease is
    * `holder`'s: it checks the lease immediately before publishing, and throws

@@ -11,13 +11,14 @@ import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { dirname, join } from 'node:path';
 import { RECORD_FILE } from '../records.js';
 import { STATUS_FILE } from '../status.js';
-import type { FoundStep, Leftover, ListedFile, StoreBrowser } from '../store.js';
-import { leaseFile, localPath, localLayout } from './layout.js';
+import type { CheckpointSummary, FoundStep, Leftover, ListedFile, StoreBrowser } from '../store.js';
+import { checkpointRoot, leaseFile, localPath, localLayout } from './layout.js';
 
 /** Directories directly under a prefix that are never steps. */
 const SKIP = new Set(['.cairn', 'node_modules', '.git']);
 const LEASE = /^\.(.+)\.cairn-lease$/;
 const LEFTOVER = /^\.(.+)\.cairn-(?:attempt|old)-/;
+const GENERATION = /^gen-(\d+)$/;
 
 function isStepDir(dir: string, names: ReadonlySet<string>): boolean {
   return names.has(STATUS_FILE) || names.has(RECORD_FILE) || existsSync(join(dir, '.cairn', 'logs'));
@@ -96,6 +97,33 @@ export class LocalBrowser implements StoreBrowser {
     const p = localPath(path);
     await mkdir(dirname(p), { recursive: true });
     await writeFile(p, data);
+  }
+
+  /** The checkpoint directory beside the output at `path` (its generations `gen-N`, layout.ts). */
+  async checkpoints(path: string): Promise<CheckpointSummary | null> {
+    const root = checkpointRoot(localPath(path));
+    let names: string[];
+    try {
+      names = await readdir(root);
+    } catch {
+      return null;
+    }
+    let generation = 0;
+    for (const n of names) {
+      const m = GENERATION.exec(n);
+      if (m !== null) generation = Math.max(generation, Number(m[1]));
+    }
+    let files = 0;
+    let bytes = 0;
+    if (generation > 0) {
+      const dir = join(root, `gen-${generation}`);
+      for (const e of await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => [])) {
+        if (!e.isFile()) continue;
+        files++;
+        bytes += (await stat(join(e.parentPath, e.name)).catch(() => ({ size: 0 }))).size;
+      }
+    }
+    return { root, generation, files, bytes };
   }
 
   async remove(path: string): Promise<void> {

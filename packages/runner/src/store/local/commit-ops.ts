@@ -18,7 +18,7 @@ import { isMissing, type Io, type Stat } from './io.js';
 import { attemptDir, attemptPrefix, logsDir, oldDir, parentOf, recordFile, SIBLING_MARK, stagedAt, statusFile, tmpName } from './layout.js';
 import { leaseLost, leaseToken, unlinkLease } from './lease-ops.js';
 import { unsafe } from './safe-dirs.js';
-import { newGeneration, removeCheckpoints } from './checkpoint-ops.js';
+import { removeCheckpoints } from './checkpoint-ops.js';
 
 type Op<T> = Generator<unknown, T, unknown>;
 
@@ -29,8 +29,9 @@ function recordText(request: CommitRequest): string | undefined {
 
 export function* stage(io: Io, path: string, holder: LeaseHolder, attempt: number, previous: StagedAttempt | undefined): Op<StagedAttempt> {
   const dir = attemptDir(path, holder.runId, attempt);
-  // A retry in this run keeps its run's generation; a run's first attempt starts a new one (checkpoint-ops.ts).
-  const checkpoints = previous?.checkpoints ?? (yield* newGeneration(io, path, holder));
+  // A retry in this run keeps its run's generation; otherwise the step opens one when it first
+  // asks (openCheckpoints, checkpoint-ops.ts): a step that never does pays nothing for it.
+  const checkpoints = previous?.checkpoints;
   try {
     if (!((yield io.mkdir(dir, false)) as boolean)) {
       // Left by an earlier lease of this same run on the step: start clean.
@@ -40,7 +41,7 @@ export function* stage(io: Io, path: string, holder: LeaseHolder, attempt: numbe
   } catch (err) {
     throw storeError('create the attempt directory', dir, err);
   }
-  const staged: StagedAttempt = { ...stagedAt(path, dir, attempt), checkpoints };
+  const staged: StagedAttempt = checkpoints === undefined ? stagedAt(path, dir, attempt) : { ...stagedAt(path, dir, attempt), checkpoints };
   if (previous !== undefined && previous.dir !== path) {
     // The earlier attempt's logs stay with the step; its output does not.
     const from = logsDir(previous.dir);
@@ -130,7 +131,7 @@ export function* commit(io: Io, path: string, holder: LeaseHolder, request: Comm
     yield* fence(io, path, holder, () => io.rmrf(staged.dir));
     yield* publish(io, staged.dir, path, holder.runId);
     // Under the lease still: no other runner has started a generation since.
-    if (request.status === 'SUCCESS' && staged.checkpoints !== undefined && request.keepCheckpoints !== true) yield* removeCheckpoints(io, path, staged.checkpoints);
+    if (request.status === 'SUCCESS' && request.keepCheckpoints !== true) yield* removeCheckpoints(io, path, staged.checkpoints);
   } else {
     yield* fence(io, path, holder, undefined);
     try {

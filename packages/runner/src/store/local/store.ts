@@ -13,6 +13,7 @@ import { parseJobRecord, type JobRecord } from '../records.js';
 import type { AttemptLogs, CommitRequest, RecordWant, StagedAttempt, Store, StoreCapabilities, StoredState } from '../store.js';
 import { recordWantAt } from '../record-want.js';
 import { abandon, attemptLogs, commit, stage, sweep } from './commit-ops.js';
+import { newGeneration } from './checkpoint-ops.js';
 import { storeError } from './errors.js';
 import { asyncIo, type Io, syncIo } from './io.js';
 import { jobFile, localPath, parentOf, tmpName } from './layout.js';
@@ -147,6 +148,11 @@ export class LocalStore implements Store {
 
   stage(path: string, holder: LeaseHolder, attempt: number, previous?: StagedAttempt): Maybe<StagedAttempt> {
     return drive(stage(this.#io, localPath(path), holder, attempt, previous));
+  }
+
+  openCheckpoints(staged: StagedAttempt, holder: LeaseHolder): string {
+    // Always synchronous (the step's getter waits): a few calls on the store's own filesystem.
+    return drive(newGeneration(syncIo, localPath(staged.path), holder)) as string;
   }
 
   commit(path: string, holder: LeaseHolder, request: CommitRequest): Maybe<void> {

@@ -1,0 +1,81 @@
+/**
+ * Preemption on a real single-node Slurm with partition-priority preemption (see slurm.test.ts
+ * for requirements): a checkpointing command step in the low-tier partition is cancelled by
+ * Slurm (`PREEMPTED`) when a job of the `urgent` partition needs the whole node. The runner
+ * retries it from `preemptionRetries` (the step has no retries of its own) and the next attempt
+ * resumes from the checkpoints the preempted one left in `$CAIRN_CHECKPOINT_DIR`.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { command, lower, OUT } from '@cairn/core';
+import { type ArtifactRecord, localLayout, StepRunner } from '@cairn/runner';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { missingSlurmBinaries, startSlurm, type SlurmCluster } from '../../../tools/testenv/slurm.js';
+import { createSlurmExecutor } from '../src/index.js';
+import { tempRoot } from './helpers.js';
+
+const skip = missingSlurmBinaries().length > 0 && !process.env.CI;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Five one-second epochs; each writes a checkpoint under a dot-name and renames it; resumes after the last one. */
+const TRAIN = `set -e
+ck="$CAIRN_CHECKPOINT_DIR"
+done=$(ls "$ck" | grep -c '^ckpt-' || true)
+echo "attempt $CAIRN_ATTEMPT starts at $done" >> "$PROGRESS"
+i=$((done + 1))
+while [ "$i" -le 5 ]; do
+  sleep 1
+  echo "epoch $i" > "$ck/.ckpt-$i.tmp" && mv "$ck/.ckpt-$i.tmp" "$ck/ckpt-$i"
+  i=$((i + 1))
+done
+ls "$ck" > "$1/checkpoints-seen"
+`;
+
+describe.skipIf(skip)('preemption on Slurm', () => {
+  let cluster: SlurmCluster;
+  const root = tempRoot();
+  beforeAll(async () => {
+    cluster = await startSlurm({ rest: false, preemption: true, cpus: 4 });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  test('a job Slurm preempts is retried from preemptionRetries (not retries) and resumes from its checkpoints', async () => {
+    const project = join(root, 'project');
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, 'train.sh'), TRAIN);
+    const progress = join(root, 'progress');
+    const step = command({ name: 'train', version: 'v1', program: 'sh', args: ['train.sh', OUT], sources: ['train.sh'], dir: project, env: { PROGRESS: progress }, executor: 'slurm', resources: { cpu: 1 } });
+    const prefix = join(root, 'store');
+    const path = lower(step).outputPath(prefix);
+    const checkpoint = (n: number) => {
+      const rootDir = localLayout.checkpointRoot(path);
+      return existsSync(rootDir) && readdirSync(rootDir).some((g) => existsSync(join(rootDir, g, `ckpt-${n}`)));
+    };
+    const runner = new StepRunner({ prefix, executors: [createSlurmExecutor({ env: cluster.env, nodePath: '/nonexistent/node' })], preemptionBackoffMs: 100 });
+    const running = runner.run([step]);
+    const end = Date.now() + 90_000;
+    while (!checkpoint(2)) {
+      if (Date.now() > end) throw new Error('the step wrote no second checkpoint in 90 s');
+      await sleep(100);
+    }
+    // A job of the higher tier that needs the whole node: Slurm cancels the step's job as PREEMPTED.
+    const env = { ...process.env, ...cluster.env };
+    execFileSync('sbatch', ['--partition=urgent', '--exclusive', '--nodes=1', `--cpus-per-task=${cluster.cpus}`, `--output=${join(root, 'urgent.out')}`, '--wrap', 'sleep 2'], { env });
+    const summary = await running;
+    expect('counts' in summary && summary.counts).toEqual({ succeeded: 1 });
+    const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord & { attempts: { state: string }[] };
+    expect(record.attempts.map((a) => a.state)).toEqual(['preempted', 'succeeded']);
+    const lines = readFileSync(progress, 'utf8').trim().split('\n');
+    expect(lines[0]).toBe('attempt 1 starts at 0');
+    // The second attempt resumed where the preempted one left off (at least the 2 checkpoints seen before the preemption).
+    const resumedAt = Number(/^attempt 2 starts at (\d+)$/.exec(lines[1] ?? '')?.[1]);
+    expect(resumedAt).toBeGreaterThanOrEqual(2);
+    expect(readFileSync(join(path, 'checkpoints-seen'), 'utf8').trim().split('\n')).toEqual(['ckpt-1', 'ckpt-2', 'ckpt-3', 'ckpt-4', 'ckpt-5']);
+    // Success removed them.
+    expect(existsSync(localLayout.checkpointRoot(path))).toBe(false);
+  }, 180_000);
+});
