@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { CairnError, COMMAND_MODULE, getBackend, resolveTemplate, type TaskPayload } from '@cairn/core';
 import type { JobFiles } from './files.js';
 import { writeJobFile, type JobAccess } from './job-dir.js';
-import { commandArgs, commandContext, commandEnv, readTemplate } from './runner-api.js';
+import { commandArgs, commandContext, commandEnv, readTemplate, stripSecretEnv } from './runner-api.js';
 
 /** What the wrapper of a command job runs. */
 export interface CommandPlan {
@@ -44,7 +44,8 @@ export function isCommandTask(task: TaskPayload): boolean {
 /** Resolves the step's template, snapshots its sources and writes its context file; throws `CAIRN_COMMAND_SOURCE` for a missing or changed source. */
 export async function prepareCommand(task: TaskPayload, files: JobFiles, access: JobAccess = 'user'): Promise<CommandPlan> {
   const step = task.name;
-  const t = readTemplate(step, resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, step));
+  // Secrets in its env come from the secrets file the wrapper reads (job-dir.ts), never from the script.
+  const t = readTemplate(step, stripSecretEnv(resolveTemplate(task.inputs, task.depKeys, task.outputPath, task.depPaths, step)));
   const sources: Record<string, string> = {};
   // Read once, hashed and copied from the same bytes: the copy is exactly the content the identity covers.
   for (const [rel, want] of Object.entries(t.sources)) {

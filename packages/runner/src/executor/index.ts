@@ -12,6 +12,8 @@ export { parseReportedResult } from '../command/result-file.js';
 export { fileTail, lastLines, TAIL_BYTES, TAIL_LINES } from '../command/tail.js';
 // Command steps run without a Node worker (a shell on a remote node): the context file and the variables the program gets, built once.
 export { commandArgs, commandContext, commandEnv } from '../command/context-file.js';
+// Secrets on another host: the variables that carry them and the file that carries those (read, then deleted, by the far side).
+export { commandSecretEnv, parseSecretsFile, SECRETS_FILE, secretsFileText, secretVars, stripSecretEnv, takeSecretsFile } from '../secrets/deliver.js';
 
 export type {
   CancelSupport,
