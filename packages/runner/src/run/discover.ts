@@ -267,7 +267,7 @@ function validate(run: Run, nodes: readonly Node[]): Promise<unknown> | undefine
       if (needs.length > 0) {
         throw new CairnError(
           'CAIRN_SECRET_UNSAFE',
-          `Step "${spec.name}" needs secret ${needs.join(', ')}, but executor "${name}" cannot hand a step its secrets without exposing them (see the executor's docs, "Secrets"). Run the step on an executor that can (inline, threads, process, ssh, slurm, sge), or enable that executor's secret delivery where its docs say it is safe. Nothing was run.`,
+          `Step "${spec.name}" needs secret ${needs.join(', ')}, but executor "${name}" cannot hand a step its secrets without exposing them (see the executor's docs, "Secrets"). Run the step on an executor that can (inline, threads, process, ssh, slurm, sge), or turn on the executor's own secret delivery where its docs say that is safe (Ray: secrets: 'shared-file', when everyone who can submit jobs to the cluster may see the secret). Nothing was run.`,
           { step: spec.name },
         );
       }
