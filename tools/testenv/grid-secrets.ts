@@ -2,7 +2,8 @@
  * Secrets on a REAL grid scheduler (Slurm, Grid Engine): an `apply` step and a command step that
  * need `secret('HF_TOKEN')`, each as its own job and packed, get the value (they write its hash)
  * while no file under the store, the job and pack directories (scripts, tasks, logs, the
- * scheduler's output) holds it, `ps` never shows it, and no secrets file is left behind. A secret
+ * scheduler's output) holds it, `ps` never shows it, and no secrets file is left behind; with the
+ * `env` provider the runner's own variable is not copied into the job by `--export=ALL` / `-V`. A secret
  * no provider resolves fails the run before anything is submitted, naming the step and the secret.
  */
 import { randomBytes } from 'node:crypto';
@@ -98,6 +99,22 @@ export function describeSecrets(label: string, start: () => Promise<GridTestClus
       expect(filesNamed([root], 'secrets.sh')).toEqual([]);
       expect(printed.join('\n')).not.toContain(token);
     }, 240_000);
+
+    test("with the env provider, the runner's variable that holds the value is not copied into the job (sbatch --export=ALL, qsub -V)", async () => {
+      const token = `hf_${randomBytes(16).toString('hex')}`;
+      process.env.CAIRN_TEST_HF_TOKEN = token;
+      try {
+        const ex = make({ name: `${label}-env`, pack: { maxWaitMs: 300 } });
+        const steps = [0, 1].map((n) => apply({ name: `from-env-${n}`, version: 'v1', fn: hashToken, inputs: { token: secret('HF_TOKEN'), holdMs: n }, executor: ex.name }));
+        const prefix = join(root, 'env-provider');
+        const summary = await new StepRunner({ prefix, executors: [ex], logger: { info() {}, warn() {}, error() {} }, secrets: { providers: [{ type: 'env', prefix: 'CAIRN_TEST_' }] } }).run(steps);
+        expect(summary.counts).toEqual({ succeeded: 2 });
+        for (const s of steps) expect(summary.outcome((lower([s])[0] as StepSpec).outputPath(prefix))?.result).toEqual({ hash: sha256(token), envHasIt: false });
+        expect(filesHolding([root], token)).toEqual([]);
+      } finally {
+        delete process.env.CAIRN_TEST_HF_TOKEN;
+      }
+    }, 180_000);
 
     test('a secret no provider resolves fails the run before anything is submitted, naming step and secret', async () => {
       const ex = make({ name: `${label}-missing` });
