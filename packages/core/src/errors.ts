@@ -91,6 +91,8 @@ export type CairnErrorCode =
   | 'CAIRN_SECRET_UNRESOLVED'
   /** A secret file is readable or writable by group or others (the message says `chmod 600`), or is not a regular file. */
   | 'CAIRN_SECRET_FILE_MODE'
+  /** A step needs a secret, but its executor cannot deliver secrets safely (capability `secrets`, e.g. Ray without `secrets: 'runtime-env'`); raised before any step starts, naming the step. */
+  | 'CAIRN_SECRET_UNSAFE'
   // CLI codes.
   /** A command-line flag or argument is malformed (a bad number, an unknown format). */
   | 'CAIRN_USAGE'

@@ -28,7 +28,7 @@ export type { StepKind, StepSpecInit } from './spec.js';
 export { defineStep, getFnRef, remote, getRemoteOptions, resolveFnRef, formatFnRef } from './fnref.js';
 export type { RemoteOptions } from './fnref.js';
 export { canonicalize, compareCodePoints } from './canonical.js';
-export { secret, isSecret, Secret, secretNames, revealSecrets, SECRET_TAG, SECRET_VALUES } from './secret.js';
+export { secret, isSecret, Secret, secretNames, revealSecrets, SECRET_TAG, SECRET_VALUES, taggedSecretName } from './secret.js';
 export type { CanonicalOptions } from './canonical.js';
 export { fingerprint, describeDrift } from './fingerprint.js';
 export type { DriftOptions } from './fingerprint.js';

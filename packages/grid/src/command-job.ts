@@ -15,7 +15,7 @@ import { dirname, join } from 'node:path';
 import { CairnError, COMMAND_MODULE, getBackend, resolveTemplate, type TaskPayload } from '@cairn/core';
 import type { JobFiles } from './files.js';
 import { writeJobFile, type JobAccess } from './job-dir.js';
-import { commandArgs, commandContext, commandEnv, commandLaunch, fetchJobDeps, readTemplate, type CommandLaunch, type StepStoreAccess } from './runner-api.js';
+import { commandArgs, commandContext, commandEnv, commandLaunch, fetchJobDeps, readTemplate, stripSecretEnv, type CommandLaunch, type StepStoreAccess } from './runner-api.js';
 
 /** What the wrapper of a command job runs. */
 export interface CommandPlan {
@@ -55,7 +55,8 @@ export function isCommandTask(task: TaskPayload): boolean {
 export async function prepareCommand(task: TaskPayload, files: JobFiles, access: JobAccess = 'user', store?: StepStoreAccess): Promise<CommandPlan> {
   const step = task.name;
   const depPaths = await fetchJobDeps(task.depPaths, store);
-  const t = readTemplate(step, resolveTemplate(task.inputs, task.depKeys, task.outputPath, depPaths, step));
+  // Secrets in its env come from the secrets file the wrapper reads (job-dir.ts), never from the script.
+  const t = readTemplate(step, stripSecretEnv(resolveTemplate(task.inputs, task.depKeys, task.outputPath, depPaths, step)));
   const sources: Record<string, string> = {};
   // Read once, hashed and copied from the same bytes: the copy is exactly the content the identity covers.
   for (const [rel, want] of Object.entries(t.sources)) {

@@ -18,7 +18,21 @@ export interface CommandResult {
 /** Runs one command given as argv (`argv[0]` is the program). */
 export interface CommandRunner {
   /** Runs `argv`, optionally feeding `input` on stdin and adding `env`. Resolves with any exit code; rejects only when the transport itself fails. */
-  run(argv: readonly string[], options?: { readonly input?: string; readonly env?: Readonly<Record<string, string>> }): Promise<CommandResult>;
+  run(argv: readonly string[], options?: CommandRunOptions): Promise<CommandResult>;
+}
+
+/** Options of one {@link CommandRunner.run}. */
+export interface CommandRunOptions {
+  /** Fed on stdin. @default nothing */
+  readonly input?: string;
+  /** Added to the command's environment. @default {} */
+  readonly env?: Readonly<Record<string, string>>;
+  /**
+   * Variables of this process's environment the command must not inherit: ones that hold a
+   * secret's value, which `sbatch --export=ALL` / `qsub -V` would otherwise copy into the job
+   * (and Grid Engine shows in `qstat -j`). @default []
+   */
+  readonly unsetEnv?: readonly string[];
 }
 
 /** Options of {@link localCommandRunner}. */
@@ -40,7 +54,7 @@ export function localCommandRunner(options: LocalCommandRunnerOptions = {}): Com
           file,
           args,
           {
-            env: { ...process.env, ...options.env, ...runOptions.env },
+            env: withoutKeys({ ...process.env, ...options.env, ...runOptions.env }, runOptions.unsetEnv),
             timeout: options.timeoutMs ?? 60_000,
             maxBuffer: 64 * 1024 * 1024,
             encoding: 'utf8',
@@ -61,6 +75,12 @@ export function localCommandRunner(options: LocalCommandRunnerOptions = {}): Com
   };
 }
 
+function withoutKeys(env: NodeJS.ProcessEnv, keys: readonly string[] | undefined): NodeJS.ProcessEnv {
+  if (keys === undefined || keys.length === 0) return env;
+  for (const k of keys) delete env[k];
+  return env;
+}
+
 /** `value` when a positive integer (or `fallback` when undefined); else `CAIRN_CONFIG`. */
 export function positiveInt(name: string, value: number | undefined, fallback: number): number {
   if (value === undefined) return fallback;
@@ -79,10 +99,11 @@ export async function runChecked(
   what: string,
   fail: (r: CommandResult) => Error,
   ok: (r: CommandResult) => boolean = (r) => r.code === 0,
+  options?: CommandRunOptions,
 ): Promise<CommandResult> {
   let r: CommandResult;
   try {
-    r = await exec.run(argv);
+    r = await exec.run(argv, options);
   } catch (cause) {
     throw new CairnError('CAIRN_REMOTE', `${what} failed: \`${argv.join(' ')}\` could not run: ${(cause as Error).message}`, { cause, retryable: true });
   }

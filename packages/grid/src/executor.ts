@@ -5,6 +5,7 @@
  * runner. The wrapper's exit-code file is the truth about how a step ended; the scheduler's
  * state says why a job was stopped.
  */
+import { rmSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { CairnError } from '@cairn/core';
@@ -18,7 +19,7 @@ import { observe } from './observe.js';
 import type { GridExecutorOptions } from './options.js';
 import { packable, packPolicy, shapeKey, type PackPolicy } from './pack-policy.js';
 import { createPoller } from './poller.js';
-import { tailLogs, type Executor, type ExecutorCapabilities, type ExecutorHost, type JobHandle, type JobRequest, type JobState, type JobStatus } from './runner-api.js';
+import { SECRETS_FILE, tailLogs, type Executor, type ExecutorCapabilities, type ExecutorHost, type JobHandle, type JobRequest, type JobState, type JobStatus } from './runner-api.js';
 import type { GridScheduler } from './scheduler.js';
 import { planBatch, submitArray, submitSingle, type GridCounters, type SubmitContext } from './submission.js';
 import { trackedFrom, type Tracked } from './tracked.js';
@@ -54,6 +55,8 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
     cancel: 'reliable',
     logs: true,
     resumable: true,
+    // A 0600 secrets file in the 0700 attempt directory, read and deleted by the wrapper (job-dir.ts).
+    secrets: true,
     ...(options.maxConcurrency !== undefined ? { maxConcurrency: options.maxConcurrency } : {}),
   };
 
@@ -93,6 +96,8 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
       job.lastState = status.state;
       if (TERMINAL.has(status.state)) {
         active.delete(job.handle.jobId);
+        // A step that never started (cancelled in the queue, unstarted in its pack) left its secrets file behind.
+        rmSync(join(String(job.handle.info.dir), SECRETS_FILE), { force: true });
         const pack = job.pack ? packs.get(job.pack.place.dir) : undefined;
         if (pack) {
           pack.open--;

@@ -8,6 +8,7 @@
  * the list of its steps and its progress.
  */
 import { join } from 'node:path';
+import { SECRETS_FILE } from './runner-api.js';
 
 /** Files of one step attempt, all in the attempt directory. */
 export interface JobFiles {
@@ -31,6 +32,8 @@ export interface JobFiles {
   readonly commandError: string;
   /** A command step's declared sources as submitted, under their relative paths (the wrapper compares the project's copies with them). */
   readonly sources: string;
+  /** The step's secrets (`export NAME='value'` lines, mode 0600): read and deleted by the wrapper or pack worker before the step starts. */
+  readonly secrets: string;
 }
 
 /** The files of an attempt directory. */
@@ -46,6 +49,7 @@ export function jobFiles(dir: string): JobFiles {
     commandResult: join(dir, 'command-result.json'),
     commandError: join(dir, 'command-error'),
     sources: join(dir, 'sources'),
+    secrets: join(dir, SECRETS_FILE),
   };
 }
 

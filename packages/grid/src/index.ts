@@ -16,7 +16,7 @@ export type { GridJobRecord, PackPlace } from './tracked.js';
 // Transports.
 export { localCommandRunner, runChecked } from './command.js';
 export { createLimiter } from './limit.js';
-export type { CommandResult, CommandRunner, LocalCommandRunnerOptions } from './command.js';
+export type { CommandResult, CommandRunner, CommandRunOptions, LocalCommandRunnerOptions } from './command.js';
 export { remoteCommand, sshCommandRunner } from './ssh-command.js';
 export type { SshCommandRunner, SshCommandRunnerOptions } from './ssh-command.js';
 

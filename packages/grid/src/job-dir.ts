@@ -18,7 +18,7 @@ import { lstat, mkdir, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CairnError, encodeTask } from '@cairn/core';
 import type { JobFiles } from './files.js';
-import type { JobRequest } from './runner-api.js';
+import { secretsFileText, secretVars, type JobRequest } from './runner-api.js';
 
 /** Who may write job directories and files: this user only, or also its group. */
 export type JobAccess = 'user' | 'group';
@@ -62,11 +62,17 @@ export async function writeJobFile(path: string, data: string | Uint8Array, kind
   await writeFile(path, data, { mode: MODES[access][kind] });
 }
 
-/** Prepares one step attempt: its directory, its log directories and its encoded task. */
+/**
+ * Prepares one step attempt: its directory, its log directories, its encoded task and, when the
+ * step needs secrets, its secrets file (0600 in the 0700 attempt directory, never in the job
+ * script or the scheduler's arguments; the wrapper or pack worker deletes it before the step starts).
+ */
 export async function prepareAttempt(job: JobRequest, files: JobFiles, access: JobAccess = 'user'): Promise<void> {
   const step = job.spec.name;
   await createJobDir(files.dir, step, access);
   await createJobDir(dirname(job.logPaths.stdout), step, access);
   await createJobDir(dirname(job.logPaths.stderr), step, access);
   await writeJobFile(files.task, encodeTask(job.task), 'data', access);
+  const vars = secretVars(job.task, job.secrets);
+  if (vars !== undefined) await writeJobFile(files.secrets, secretsFileText(vars, step), 'data', access);
 }

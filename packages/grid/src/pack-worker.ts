@@ -23,7 +23,7 @@ import { appendFileSync, closeSync, existsSync, openSync, readFileSync, renameSy
 import { parseArgs } from 'node:util';
 import { CairnError, decodeTask, type CairnErrorCode } from '@cairn/core';
 import { formatExitFile, jobFiles, packFiles, type ExitRecord } from './files.js';
-import { encodeResult, failure, lineLogger, runTask, type WorkerResult } from './runner-api.js';
+import { encodeResult, failure, lineLogger, runTask, takeSecretsFile, type WorkerResult } from './runner-api.js';
 import { RESTART_EXIT } from './wrapper.js';
 
 /** How long a stopped step may take to return before it is abandoned. */
@@ -203,7 +203,9 @@ async function runStep(
     timers.push(watch);
     const log = lineLogger(task.name, (level, line) => void (level === 'info' ? process.stdout : process.stderr).write(line));
     // A command step's program writes straight into the step's log files (its stderr tail is read back from there).
-    const run = runTask(task, { signal: controller.signal, log, logPaths: { stdout: step.stdout, stderr: step.stderr } }).then(
+    // The step's secrets: read from its 0600 file, which is deleted before the step starts.
+    const secrets = takeSecretsFile(files.secrets);
+    const run = runTask(task, { signal: controller.signal, log, logPaths: { stdout: step.stdout, stderr: step.stderr }, secrets }).then(
       (value): WorkerResult => ({ ok: true, result: value }),
       (e: unknown): WorkerResult => failure(e),
     );

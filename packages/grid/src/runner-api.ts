@@ -2,5 +2,7 @@
 export { decodeResult, encodeResult, failure, lineLogger, rebuildError, tailLogs, workerEntryPath } from '@cairn/runner/executor';
 // Command steps: the template check, what the program is handed, its result file and stderr tail, written once in the runner.
 export { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup, fetchJobDeps, fileTail, lastLines, parseReportedResult, readTemplate, TAIL_BYTES } from '@cairn/runner/executor';
+// Secrets: the variables that carry them, and the 0600 file the wrapper or pack worker reads, then deletes.
+export { SECRETS_FILE, secretsFileText, secretVars, stripSecretEnv, takeSecretsFile } from '@cairn/runner/executor';
 export { runTask } from '@cairn/runner/worker';
 export type { CommandLaunch, Executor, StepStoreAccess, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobState, JobStatus, WorkerResult } from '@cairn/runner/executor';

@@ -64,6 +64,8 @@ export interface SubmitRequest {
   readonly warnSeconds: number;
   /** Submit a job array of this many tasks (`--array=1-N`, `-t 1-N`). */
   readonly array?: { readonly size: number } | undefined;
+  /** Variables of the runner's environment the submitting command must not pass on to the job (they hold a secret's value: see `CommandRunOptions.unsetEnv`). */
+  readonly hideEnv?: readonly string[] | undefined;
 }
 
 /** A batch scheduler, as the grid core drives it. Every method is one round trip for all the ids it is given. */

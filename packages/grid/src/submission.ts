@@ -109,9 +109,21 @@ export async function submitSingle(ctx: SubmitContext, job: JobRequest): Promise
   }
   await writeJobFile(files.script, script, 'script', access);
   const name = jobName(ctx.options.jobNamePrefix ?? 'cairn', job.task.nameWithHash);
-  const request = { name, scriptPath: files.script, script, workdir: ctx.options.workdir ?? process.cwd(), outputDir: files.dir, resources, warnSeconds };
+  const request = { name, scriptPath: files.script, script, workdir: ctx.options.workdir ?? process.cwd(), outputDir: files.dir, resources, warnSeconds, hideEnv: secretHolders([job]) };
   ctx.counters.steps++;
   return record(ctx, job, await send(ctx, request, [job.spec.name]), undefined, command);
+}
+
+/**
+ * The runner's environment variables that hold a value of a secret these jobs need (the `env`
+ * provider's source, say): `sbatch --export=ALL` and `qsub -V` would copy them into the job, where
+ * the scheduler keeps (and Grid Engine's `qstat -j` shows) its environment.
+ */
+function secretHolders(jobs: readonly JobRequest[]): string[] | undefined {
+  const values = new Set<string>();
+  for (const j of jobs) if (j.secrets !== undefined) for (const v of Object.values(j.secrets)) if (v !== '') values.add(v);
+  if (values.size === 0) return undefined;
+  return Object.keys(process.env).filter((k) => values.has(process.env[k] as string));
 }
 
 /** A manifest field must not break the tab-separated line format. */
@@ -185,6 +197,7 @@ export async function submitArray(ctx: SubmitContext, jobs: readonly JobRequest[
     resources: { ...shape, timeLimit: taskLimit },
     warnSeconds,
     array: tasks.length > 1 ? { size: tasks.length } : undefined,
+    hideEnv: secretHolders(tasks.flatMap((t) => t.steps.map((i) => jobs[i] as JobRequest))),
   };
   const base = await send(ctx, request, names);
   ctx.counters.steps += names.length;

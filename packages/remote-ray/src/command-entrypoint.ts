@@ -22,7 +22,8 @@
 import { chmod, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { CairnError, getBackend, resolveTemplate, type CommandTemplate } from '@cairn/core';
-import { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup, fetchJobDeps, readTemplate, type JobRequest } from './runner-api.js';
+import { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup, fetchJobDeps, readTemplate, stripSecretEnv, type JobRequest } from './runner-api.js';
+import { prepareSecrets } from './secrets.js';
 import type { EntrypointBuilder } from './entrypoint.js';
 import { shQuote } from './quote.js';
 
@@ -40,7 +41,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** The step's template, resolved with its dependencies' (`depPaths`) and its own output paths. */
 function templateOf(job: JobRequest, depPaths: Readonly<Record<string, string>>): CommandTemplate {
   const { task } = job;
-  return readTemplate(task.name, resolveTemplate(task.inputs, task.depKeys, task.outputPath, depPaths, task.name));
+  // Secrets in its env come from the secrets file (secrets.ts), never from the entrypoint.
+  return readTemplate(task.name, stripSecretEnv(resolveTemplate(task.inputs, task.depKeys, task.outputPath, depPaths, task.name)));
 }
 
 /** Reads each declared source once, checks it against the step's identity and writes its snapshot under `dir`. */
@@ -100,6 +102,8 @@ export const commandStep: EntrypointBuilder = async (job, ctx) => {
     `[ -d ${q(dir)} ] || { echo "cairn: Ray node $(hostname) does not see the attempt directory "${q(dir)}": the Ray nodes must share the store's filesystem with the runner" >&2; exit ${NOT_FOUND_EXIT}; }`,
     `exec >>${q(job.logPaths.stdout)} 2>>${q(job.logPaths.stderr)} || exit ${NOT_FOUND_EXIT}`,
   ];
+  const secrets = await prepareSecrets(job);
+  if (secrets !== '') lines.push(secrets);
   if (gpus > 0) {
     lines.push(`case "\${CUDA_VISIBLE_DEVICES-}" in ''|*[!0-9,]*) ;; *) { printf '{"gpuIndices":[%s],' "$CUDA_VISIBLE_DEVICES" && tail -c +2 ${q(contextPath)}; } >${q(`${contextPath}.gpu`)} && mv -f ${q(`${contextPath}.gpu`)} ${q(contextPath)} || ${stageFail};; esac`);
   }

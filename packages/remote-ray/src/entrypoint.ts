@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { CairnError, COMMAND_MODULE, encodeTask, type StepKind } from '@cairn/core';
 import { commandStep } from './command-entrypoint.js';
 import { shQuote } from './quote.js';
+import { prepareSecrets } from './secrets.js';
 import { workerEntryPath, type JobRequest } from './runner-api.js';
 
 export { shQuote } from './quote.js';
@@ -59,8 +60,10 @@ const workerStep: EntrypointBuilder = async (job, ctx) => {
   const resultPath = join(job.attemptDir, 'result.msgpack');
   await rm(resultPath, { force: true });
   await writeFile(taskPath, encodeTask(job.task));
+  const secrets = await prepareSecrets(job);
   const q = shQuote;
   const command = [
+    ...(secrets === '' ? [] : [secrets]),
     `command -v ${q(node)} >/dev/null 2>&1 || { echo "cairn: no Node.js (${node}) on Ray node $(hostname): install Node >= 20 on every Ray node, or set the Ray executor's nodePath" >&2; exit 127; }`,
     `[ -r ${q(entry)} ] || { echo "cairn: the worker entry ${entry} is not readable on Ray node $(hostname): the Ray nodes must share the runner's filesystem (or set workerEntry to its path there)" >&2; exit 127; }`,
     `exec ${q(node)} ${q(entry)} --task ${q(taskPath)} --result ${q(resultPath)} >>${q(job.logPaths.stdout)} 2>>${q(job.logPaths.stderr)}`,

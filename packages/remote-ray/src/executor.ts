@@ -5,7 +5,9 @@
  * one recorded (`resumable`); cancel is Ray's stop; logs are the attempt's log files (shared
  * filesystem) or Ray's job logs.
  */
+import { rmSync } from 'node:fs';
 import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
 import { CairnError } from '@cairn/core';
 import { createJobsClient, type JobsClient, type RayJobInfo, type RayNodeInfo } from './client.js';
 import { buildEntrypoint } from './entrypoint.js';
@@ -18,7 +20,7 @@ import { classify } from './states.js';
 import { statusOf, type JobFacts } from './status.js';
 import { createPoller } from './poller.js';
 import { generation, generationsOf, submissionId } from './submission-id.js';
-import { tailLogs, type Executor, type ExecutorCapabilities, type ExecutorFactory, type ExecutorHost, type JobHandle, type JobRequest, type JobState, type JobStatus } from './runner-api.js';
+import { SECRETS_FILE, tailLogs, type Executor, type ExecutorCapabilities, type ExecutorFactory, type ExecutorHost, type JobHandle, type JobRequest, type JobState, type JobStatus } from './runner-api.js';
 
 /** Counters of the executor's work, for tests and the benchmark. */
 export interface RayStats {
@@ -68,6 +70,8 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
     cancel: 'reliable',
     logs: true,
     resumable: true,
+    // Only opted in: the dashboard shows a job's entrypoint and runtime_env (secrets.ts).
+    secrets: o.secrets === 'shared-file',
     ...(o.maxConcurrency !== undefined ? { maxConcurrency: o.maxConcurrency } : {}),
   };
   let host: ExecutorHost | undefined;
@@ -109,7 +113,11 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       }
       if (status.state === job.lastState || !active.has(job.handle.jobId)) continue;
       job.lastState = status.state;
-      if (TERMINAL.has(status.state)) active.delete(job.handle.jobId);
+      if (TERMINAL.has(status.state)) {
+        active.delete(job.handle.jobId);
+        // A step stopped before it started left its secrets file behind.
+        if (job.resultPath !== undefined) rmSync(join(dirname(job.resultPath), SECRETS_FILE), { force: true });
+      }
       host?.report(job.handle.jobId, status);
     }
   }

@@ -4,7 +4,7 @@
  */
 export { createRayExecutor, rayExecutorFactory, SUBMISSION_ID_ENV } from './executor.js';
 export type { RayExecutor, RayStats } from './executor.js';
-export type { RayExecutorOptions, RayRuntimeEnv, RayStepHints } from './options.js';
+export type { RayExecutorOptions, RayRuntimeEnv, RaySecrets, RayStepHints } from './options.js';
 export { RAY_STATES, RAY_FAILURES, classify } from './states.js';
 export type { RayVerdict } from './states.js';
 export type { RayJobInfo, RayJobStatus } from './client.js';

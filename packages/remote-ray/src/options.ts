@@ -52,7 +52,23 @@ export interface RayExecutorOptions {
   readonly maxConcurrency?: number;
   /** The Ray nodes see the runner's store at the same paths. @default true */
   readonly sharedFs?: boolean;
+  /**
+   * How a step that needs a secret gets it. `refuse`: it does not run (`CAIRN_SECRET_UNSAFE`
+   * before anything is submitted). `shared-file`: a 0600 file in its attempt directory on the
+   * shared filesystem, read and deleted before the step starts; never the entrypoint or
+   * `runtime_env`, which the dashboard shows. Every Ray job runs as the nodes' one OS user, so
+   * choose it only where everyone who can submit jobs to the cluster may see the secret.
+   * @default 'refuse'
+   */
+  readonly secrets?: RaySecrets;
 }
+
+/** How the Ray executor delivers secrets (see {@link RayExecutorOptions.secrets}). */
+export type RaySecrets =
+  /** Steps that need a secret do not run on Ray. */
+  | 'refuse'
+  /** A 0600 file on the shared filesystem, read and deleted before the step starts (trusted clusters). */
+  | 'shared-file';
 
 /** Options with defaults applied and the environment read. */
 export interface ResolvedRayOptions {
@@ -67,6 +83,7 @@ export interface ResolvedRayOptions {
   readonly submissionPrefix: string;
   readonly maxConcurrency: number | undefined;
   readonly sharedFs: boolean;
+  readonly secrets: RaySecrets;
 }
 
 /** Every option key, as data (typed against the interface, so none is forgotten). */
@@ -83,6 +100,7 @@ const KEYS: { readonly [K in keyof Required<RayExecutorOptions>]: true } = {
   submissionPrefix: true,
   maxConcurrency: true,
   sharedFs: true,
+  secrets: true,
 };
 const RUNTIME_ENV_KEYS: { readonly [K in keyof Required<RayRuntimeEnv>]: true } = { workingDir: true, envVars: true, pip: true };
 /** Ray's built-in resources, with the Cairn resource that asks for each. */
@@ -116,6 +134,13 @@ const positive = (key: string, v: number | undefined, dflt: number): number => {
   return v;
 };
 
+function secretsOption(v: unknown, sharedFs: boolean): RaySecrets {
+  if (v === undefined) return 'refuse';
+  if (v !== 'refuse' && v !== 'shared-file') throw new CairnError('CAIRN_CONFIG', `createRayExecutor(): "secrets" must be 'refuse' or 'shared-file', not ${JSON.stringify(v)}.`);
+  if (v === 'shared-file' && !sharedFs) throw new CairnError('CAIRN_CONFIG', `createRayExecutor(): secrets: 'shared-file' needs the Ray nodes to share the runner's filesystem (sharedFs: true).`);
+  return v;
+}
+
 /** Applies defaults and the environment; throws `CAIRN_UNKNOWN_OPTION` / `CAIRN_CONFIG` naming the fix. */
 export function resolveOptions(options: RayExecutorOptions, env: NodeJS.ProcessEnv = process.env): ResolvedRayOptions {
   checkKnownKeys(options, Object.keys(KEYS), 'createRayExecutor()');
@@ -137,5 +162,6 @@ export function resolveOptions(options: RayExecutorOptions, env: NodeJS.ProcessE
     submissionPrefix: options.submissionPrefix ?? 'cairn',
     maxConcurrency: options.maxConcurrency,
     sharedFs: options.sharedFs ?? true,
+    secrets: secretsOption(options.secrets, options.sharedFs ?? true),
   };
 }

@@ -5,7 +5,7 @@
  * exit-code file that says how they ended, one `qdel` per batch of cancels.
  */
 import { CairnError } from '@cairn/core';
-import { localCommandRunner, runChecked, type CommandResult, type GridScheduler, type SchedulerJobInfo } from '@cairn/grid';
+import { localCommandRunner, runChecked, type CommandResult, type CommandRunOptions, type GridScheduler, type SchedulerJobInfo } from '@cairn/grid';
 import type { SgeExecutorOptions } from './options.js';
 import { parseQacct, parseQstat } from './parse.js';
 import { parseSubmitted, qsubArgs } from './qsub.js';
@@ -46,7 +46,7 @@ export function commandError(argv: readonly string[], r: CommandResult, what: st
 /** Creates the Grid Engine adapter; `stats` counts its calls. */
 export function sgeScheduler(options: SgeExecutorOptions, stats: SgeStats): GridScheduler {
   const exec = options.exec ?? localCommandRunner({ env: options.env ?? {} });
-  const run = (argv: string[], what: string, ok?: (r: CommandResult) => boolean): Promise<CommandResult> => runChecked(exec, argv, what, (r) => commandError(argv, r, what), ok);
+  const run = (argv: string[], what: string, ok?: (r: CommandResult) => boolean, options?: CommandRunOptions): Promise<CommandResult> => runChecked(exec, argv, what, (r) => commandError(argv, r, what), ok, options);
   let accounting = options.accounting ?? true;
   const delayMs = options.accountingDelayMs ?? 2000;
   /** Ids the accounting lag was already waited for (once per job). */
@@ -75,7 +75,8 @@ export function sgeScheduler(options: SgeExecutorOptions, stats: SgeStats): Grid
     async submit(request) {
       const argv = ['qsub', ...qsubArgs(request, options)];
       stats.qsubCalls++;
-      const r = await run(argv, 'Submitting a Grid Engine job');
+      // -V: the runner's variables that hold a secret's value stay behind (qstat -j would show them).
+      const r = await run(argv, 'Submitting a Grid Engine job', undefined, { unsetEnv: request.hideEnv });
       const id = parseSubmitted(r.stdout);
       if (id === undefined) throw commandError(argv, { ...r, stderr: `unexpected output: ${r.stdout}` }, 'Submitting a Grid Engine job');
       return id;

@@ -1,6 +1,6 @@
 /** The Slurm CLI transport: `sbatch`, `squeue`, `sacct` (`-c`), `scancel` through a {@link CommandRunner}. */
 import { CairnError } from '@cairn/core';
-import { runChecked, type CommandResult, type CommandRunner } from '@cairn/grid';
+import { runChecked, type CommandResult, type CommandRunner, type CommandRunOptions } from '@cairn/grid';
 import { sbatchArgs, type SubmitSpec } from './sbatch.js';
 import { normalizeState, slurmInfo } from './states.js';
 import type { SlurmJobInfo, SlurmStats, SlurmTransport } from './transport.js';
@@ -30,7 +30,7 @@ function parseExit(text: string | undefined): number | undefined {
 export function cliTransport(exec: CommandRunner, stats: SlurmStats, options: SlurmExecutorOptions): SlurmTransport {
   // Without slurmdbd `sacct` exits 1; then `sacct -c` reads the job-completion log.
   let accounting: boolean | undefined;
-  const run = (argv: string[], what: string, ok?: (r: CommandResult) => boolean): Promise<CommandResult> => runChecked(exec, argv, what, (r) => commandError(argv, r, what), ok);
+  const run = (argv: string[], what: string, ok?: (r: CommandResult) => boolean, options?: CommandRunOptions): Promise<CommandResult> => runChecked(exec, argv, what, (r) => commandError(argv, r, what), ok, options);
 
   const sacct = async (ids: readonly string[], completionLog: boolean): Promise<CommandResult> => {
     stats.sacctCalls++;
@@ -43,7 +43,8 @@ export function cliTransport(exec: CommandRunner, stats: SlurmStats, options: Sl
     async submit(spec) {
       stats.sbatchCalls++;
       const argv = ['sbatch', ...sbatchArgs(spec, options), spec.scriptPath];
-      const r = await run(argv, 'Submitting a Slurm job');
+      // --export=ALL: the runner's variables that hold a secret's value stay behind.
+      const r = await run(argv, 'Submitting a Slurm job', undefined, { unsetEnv: spec.hideEnv });
       const id = r.stdout.trim().split(';')[0] ?? '';
       if (!/^\d+(_\d+)?$/.test(id)) throw commandError(argv, { ...r, code: r.code, stderr: `unexpected output: ${r.stdout}` }, 'Submitting a Slurm job');
       return id;

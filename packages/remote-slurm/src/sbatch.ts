@@ -9,6 +9,8 @@ export { jobName } from '@cairn/grid';
 export interface SubmitSpec {
   /** Job name (sanitised). */
   readonly name: string;
+  /** Variables of the runner's environment `sbatch` must not pass on (they hold a secret's value; see @cairn/grid's `SubmitRequest.hideEnv`). */
+  readonly hideEnv?: readonly string[] | undefined;
   /** Absolute path of the wrapper script. */
   readonly scriptPath: string;
   /** The wrapper script's text (REST sends it inline). */

@@ -28,7 +28,7 @@ export function slurmScheduler(options: SlurmExecutorOptions, stats: SlurmStats)
     submit(r) {
       const array = r.array !== undefined;
       const spec = submitSpec(r.resources, options, { name: r.name, scriptPath: r.scriptPath, script: r.script, workdir: r.workdir, slurmOutput: slurmOutput(r.outputDir, array) });
-      return transport.submit({ ...spec, warnSeconds: r.warnSeconds, arraySize: r.array?.size });
+      return transport.submit({ ...spec, warnSeconds: r.warnSeconds, arraySize: r.array?.size, hideEnv: r.hideEnv });
     },
     taskId: (arrayId, index) => `${arrayId}_${index}`,
     query: (ids) => transport.query(ids),

@@ -13,7 +13,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { constants } from 'node:os';
 import { posix } from 'node:path';
 import { CairnError, resolveTemplate, type CommandContextFile, type CommandTemplate, type TaskPayload } from '@cairn/core';
-import { checkSources, commandLaunch, commandShellSetup, lastLines, parseReportedResult, readTemplate, resolveValue, TAIL_BYTES } from '@cairn/runner/executor';
+import { checkSources, commandLaunch, commandShellSetup, lastLines, parseReportedResult, readTemplate, resolveValue, stripSecretEnv, TAIL_BYTES } from '@cairn/runner/executor';
 import type { JobStatus } from '@cairn/runner/executor';
 import { bundlePath, type CodeBundle } from './deploy.js';
 import { shQuote, shScript } from './quote.js';
@@ -58,7 +58,8 @@ const SIGTERM_EXIT = 143;
  */
 export async function prepareCommand(task: TaskPayload, host: { workDir: string; jobDir: string; outputPath: string; depPaths: Readonly<Record<string, string>>; gpuIndices: readonly number[] }): Promise<CommandLaunch> {
   const step = task.name;
-  const t = readTemplate(step, resolveTemplate(task.inputs, task.depKeys, host.outputPath, host.depPaths, step));
+  // Secrets in its env reach the program from the secrets file the wrapper sources (launch.ts), never from task.sh.
+  const t = readTemplate(step, stripSecretEnv(resolveTemplate(task.inputs, task.depKeys, host.outputPath, host.depPaths, step)));
   return { sources: await readSources(step, t), script: taskScript(task, t, host) };
 }
 

@@ -76,7 +76,8 @@ class SshExecutor implements Executor {
     checkSshOptions(options);
     this.#f = new Fleet(options);
     this.name = this.#f.name;
-    this.capabilities = Object.freeze({ remote: true, sharedFs: this.#f.opts.sharedFs, deploysCode: true, inProcess: false, cancel: 'reliable', logs: true, resumable: true });
+    // Secrets go over the SSH channel: the launch's stdin into a 0600 file the wrapper sources and deletes, or the worker's channel into memory (launch.ts).
+    this.capabilities = Object.freeze({ remote: true, sharedFs: this.#f.opts.sharedFs, deploysCode: true, inProcess: false, cancel: 'reliable', logs: true, resumable: true, secrets: true });
   }
 
   start(host: ExecutorHost): Promise<void> {

@@ -12,7 +12,7 @@ import { existsSync, statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CairnError, encodeTask, type TaskPayload } from '@cairn/core';
-import { fetchJobDeps, type JobRequest } from '@cairn/runner/executor';
+import { fetchJobDeps, secretsFileText, secretVars, type JobRequest } from '@cairn/runner/executor';
 import { kill } from './cancel.js';
 import type { ExecResult } from './connection.js';
 import { prepareCommand } from './command.js';
@@ -21,7 +21,7 @@ import type { Fleet } from './fleet.js';
 import { linkFor } from './host-worker.js';
 import { shScript } from './quote.js';
 import { finish } from './finish.js';
-import { CODE_MISMATCH_EXIT, COMMAND_LAUNCH_SCRIPT, parseQuickExit, COMMAND_WRAPPER_SCRIPT, JOB_BUSY_EXIT, LAUNCH_SCRIPT, WRAPPER_SCRIPT } from './remote-script.js';
+import { CODE_MISMATCH_EXIT, COMMAND_LAUNCH_SCRIPT, launchInput, parseQuickExit, COMMAND_WRAPPER_SCRIPT, JOB_BUSY_EXIT, LAUNCH_SCRIPT, WRAPPER_SCRIPT } from './remote-script.js';
 import { uploadDir } from './staging.js';
 import type { HostState, Job } from './state.js';
 
@@ -86,6 +86,12 @@ export async function launchDetached(f: Fleet, j: Job, h: HostState): Promise<vo
   }
 }
 
+/** The secrets file a detached step's wrapper reads (empty when it needs none): over the launch's stdin, never an argument. */
+function secretsOf(req: JobRequest): string {
+  const vars = secretVars(req.task, req.secrets);
+  return vars === undefined ? '' : secretsFileText(vars, req.task.name);
+}
+
 /** The wrapper's last three arguments: CUDA devices, orphan grace and kill grace (seconds). */
 function wrapperTail(f: Fleet, j: Job): string[] {
   const graces = [f.opts.orphanGraceMs, f.opts.cancelGraceMs].map((ms) => String(Math.max(1, Math.ceil(ms / 1000))));
@@ -101,7 +107,7 @@ async function nodeLaunch(f: Fleet, j: Job, h: HostState): Promise<DetachedLaunc
   const [stepPath, entryPath] = [bundlePath(h.workDir, stepBundle), bundlePath(h.workDir, entry)];
   const task = await remoteTask(f, j, h, req.task, jobDir, stepPath);
   const args = [jobDir, WRAPPER_SCRIPT, stepPath, stepBundle.sha256, entry.sha256, h.nodePath, entryPath, ...wrapperTail(f, j)];
-  return { bundles: [stepBundle, entry], script: LAUNCH_SCRIPT, args, stdin: encodeTask(task) };
+  return { bundles: [stepBundle, entry], script: LAUNCH_SCRIPT, args, stdin: launchInput(secretsOf(req), encodeTask(task)) };
 }
 
 /**
@@ -124,7 +130,7 @@ async function commandLaunch(f: Fleet, j: Job, h: HostState): Promise<DetachedLa
   const verify = sources.flatMap((b) => [bundlePath(h.workDir, b), b.sha256]);
   const outDir = outputPath.startsWith('/') ? outputPath : '';
   const args = [jobDir, COMMAND_WRAPPER_SCRIPT, quickWait(f), outDir, ...verify, '--', '-', '-', ...wrapperTail(f, j)];
-  return { bundles: sources, script: COMMAND_LAUNCH_SCRIPT, args, stdin: Buffer.from(script) };
+  return { bundles: sources, script: COMMAND_LAUNCH_SCRIPT, args, stdin: launchInput(secretsOf(req), Buffer.from(script)) };
 }
 
 /**
@@ -167,7 +173,7 @@ export async function launchInWorker(f: Fleet, j: Job, h: HostState): Promise<vo
     const task = await remoteTask(f, j, h, req.task, jobDir, stepPath);
     const stage = !f.opts.sharedFs;
     // The worker checks the bundle against sha256 before the step runs (and refuses a mismatch).
-    const sent = link.send({ t: 'run', dir: jobDir, step: j.info.step, task: Buffer.from(encodeTask(task)).toString('base64'), code: stepPath, sha256: stepBundle.sha256, cuda: j.info.gpuIndices.join(','), manifest: stage, orphanGraceMs: f.opts.orphanGraceMs, killGraceMs: f.opts.cancelGraceMs });
+    const sent = link.send({ t: 'run', dir: jobDir, step: j.info.step, task: Buffer.from(encodeTask(task)).toString('base64'), code: stepPath, sha256: stepBundle.sha256, cuda: j.info.gpuIndices.join(','), manifest: stage, orphanGraceMs: f.opts.orphanGraceMs, killGraceMs: f.opts.cancelGraceMs, ...(req.secrets === undefined ? {} : { secrets: req.secrets }) });
     if (!sent) throw new CairnError('CAIRN_REMOTE', `SSH host "${h.options.name}": the channel to the persistent worker closed before step "${j.info.step}" was sent.`, { step: j.info.step, retryable: true });
     j.info.pid = link.pid;
     j.info.workerDir = link.target.dir;

@@ -5,6 +5,9 @@
  *
  * Job directory layout (`<workDir>/jobs/<jobDirName>/`):
  *   task.msgpack    the task (written by the launch); `task.sh` for a command step
+ *   secrets.sh      only while a step that needs secrets starts: `export NAME='value'` lines
+ *                   (0600; sent on the launch's stdin, never an argument), sourced and deleted
+ *                   by the wrapper before the step starts
  *   work/           a command step's working directory: its sources, staged (see command.ts)
  *   context.json, result.json  a command step's context and reported result ($CAIRN_CONTEXT, $CAIRN_RESULT)
  *   pid             the wrapper's pid = the job's process group and session id
@@ -80,6 +83,8 @@ function wrapperScript(run: string): string {
     '      exit 0',
     '    fi',
     '  done ) </dev/null >/dev/null 2>&1 &',
+    // `.` is a builtin: no value is ever an argument `ps` shows. Gone before the step starts.
+    'if [ -f secrets.sh ]; then . ./secrets.sh; rm -f secrets.sh; fi',
     `${run} </dev/null >stdout.log 2>stderr.log`,
     'rc=$?',
     "printf '%s\\n' \"$rc\" > exit.tmp && mv -f exit.tmp exit",
@@ -105,7 +110,8 @@ export const JOB_BUSY_EXIT = 6;
  * Launches a detached job. `$1` job dir, `$2` wrapper script, then what `head` reads (the code
  * to verify), then the wrapper's arguments (node, worker entry, CUDA devices, orphan grace,
  * kill grace). Verifies the code by content (exit
- * {@link CODE_MISMATCH_EXIT} when one does not match: nothing runs), reads the task from stdin,
+ * {@link CODE_MISMATCH_EXIT} when one does not match: nothing runs), reads from stdin the step's
+ * secrets (a line with their file's length, 0 for none, then the file: see {@link launchInput}) and the task,
  * takes the job dir's lock (held on by the wrapper and everything it starts: the fd is
  * inherited) and, when a live copy holds it or its process group still has members (3 s after
  * its exit file, for one that has ended), exits {@link JOB_BUSY_EXIT} printing `same <pid>` (that copy runs this very task and has not
@@ -118,6 +124,9 @@ function launchScript(head: readonly string[], taskFile: string, started: readon
     VERIFY_FN,
     ...head,
     'cd "$d"',
+    // stdin: the secrets file's length in bytes on a line (0: none), the file, then the task.
+    'read -r n',
+    'if [ "$n" -gt 0 ]; then head -c "$n" > secrets.new; fi',
     `cat > ${taskFile}.new`,
     'exec 9>>lock',
     // Builtins where a fresh job dir needs no process (each fork+exec costs milliseconds on a loaded host).
@@ -129,11 +138,12 @@ function launchScript(head: readonly string[], taskFile: string, started: readon
     'i=0; while [ -f exit ] && busy && [ "$i" -lt 30 ]; do sleep 0.1; i=$((i+1)); done',
     'if busy; then',
     `  if [ ! -f exit ] && cmp -s ${taskFile}.new ${taskFile}; then echo "same $old"; else echo "busy $old"; fi`,
-    `  rm -f ${taskFile}.new`,
+    `  rm -f ${taskFile}.new secrets.new`,
     '  exit 6',
     'fi',
     `mv -f ${taskFile}.new ${taskFile}`,
-    'for x in pid exit result.msgpack result.json watchdog worker cancel; do if [ -e "$x" ]; then rm -f "$x"; fi; done',
+    'for x in pid exit result.msgpack result.json watchdog worker cancel secrets.sh; do if [ -e "$x" ]; then rm -f "$x"; fi; done',
+    'if [ -f secrets.new ]; then mv -f secrets.new secrets.sh; fi',
     ': > heartbeat',
     'setsid sh -c "$w" cairn-job "$@" </dev/null >/dev/null 2>&1 &',
     'exec 9>&-',
@@ -143,6 +153,12 @@ function launchScript(head: readonly string[], taskFile: string, started: readon
     'read -r p < pid; echo "$p"',
     ...after,
   ].join('\n');
+}
+
+/** What a launch reads on stdin: the secrets file (`secrets`, empty for none) behind its length, then the task. */
+export function launchInput(secrets: string, task: Uint8Array): Buffer {
+  const file = Buffer.from(secrets);
+  return Buffer.concat([Buffer.from(`${file.length}\n`), file, task]);
 }
 
 /** Launches a step run by Node: `$3` the step bundle, `$4` its SHA-256, `$5` the worker entry's SHA-256. */

@@ -20,6 +20,7 @@ import { leaseTiming, type LeaseOptions } from './store/leases.js';
 import { LocalStore } from './store/local/store.js';
 import { MemoryStore } from './store/memory.js';
 import { Notifier, trackTargets, type NotifyOptions } from './notify/index.js';
+import { maskText } from './secrets/mask.js';
 import { RunSecrets } from './secrets/resolver.js';
 import type { SecretsOptions } from './secrets/types.js';
 import type { Store, StoreFactory } from './store/store.js';
@@ -173,6 +174,8 @@ export class StepRunner {
   readonly #stores: StoreRegistry;
   readonly #registry: ExecutorRegistry;
   readonly #listeners = new Set<RunnerListener>();
+  /** Each run's secrets (what {@link StepRunner.maskSecrets} masks). */
+  readonly #secrets: RunSecrets[] = [];
   readonly #client: ExecutorClient;
 
   constructor(options: StepRunnerOptions = {}) {
@@ -217,6 +220,24 @@ export class StepRunner {
   on(listener: RunnerListener): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * `text` with every secret value a run of this runner resolved replaced by `***`: for a view
+   * that shows a running step's output as it comes (the log files are masked when the attempt
+   * ends, as is everything the runner records).
+   */
+  maskSecrets(text: string): string {
+    const values = this.#secrets.flatMap((s) => s.values());
+    return values.length === 0 ? text : maskText(text, values);
+  }
+
+  #runSecrets(providers: SecretsOptions['providers'] | undefined): RunSecrets {
+    const secrets = new RunSecrets(providers);
+    this.#secrets.push(secrets);
+    // A runner used for many runs keeps only the recent ones (a view masks the run it shows).
+    if (this.#secrets.length > 8) this.#secrets.shift();
+    return secrets;
   }
 
   /** The store prefix a run started now would use (`~` expanded, relative paths resolved; an empty prefix is refused). */
@@ -305,7 +326,7 @@ export class StepRunner {
       lowerOptions: { layout: o.layout ?? RUNNER_DEFAULTS.layout },
       versions: o.versions ?? RUNNER_DEFAULTS.versions,
       dryRun,
-      secrets: new RunSecrets(o.secrets?.providers),
+      secrets: this.#runSecrets(o.secrets?.providers),
     };
   }
 

@@ -83,6 +83,7 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
     columns: () => ctx.stdout.columns ?? 100,
     showOutput: true,
     hashOf: (path) => hashes.get(path),
+    mask: (line) => runner.maskSecrets(line),
   });
   const journal = new JournalWriter(runner.prefix(), runner.store);
   runner.on((event: RunnerEvent) => {

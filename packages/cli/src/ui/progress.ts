@@ -48,6 +48,8 @@ export interface ProgressOptions {
   readonly showOutput?: boolean;
   /** The short hash shown after a step's name (by output path), so a build can be picked later (`cairn logs train-1a2b3c4d`). */
   readonly hashOf?: (path: string) => string | undefined;
+  /** Masks secret values in the steps' output lines it shows (`StepRunner.maskSecrets`). @default none */
+  readonly mask?: (line: string) => string;
 }
 
 /** Receives runner events and renders them. Call `finish()` once the run ends. */
@@ -60,6 +62,7 @@ export class Progress {
   readonly #start = Date.now();
   readonly #showOutput: boolean;
   readonly #output = new StepOutput();
+  readonly #mask: (line: string) => string;
   #ranDone = 0;
   #ranMs = 0;
   #drawn = 0;
@@ -75,6 +78,7 @@ export class Progress {
     this.#columns = options.columns ?? (() => 100);
     this.#showOutput = options.showOutput ?? false;
     this.#hashOf = options.hashOf ?? (() => undefined);
+    this.#mask = options.mask ?? ((line) => line);
     if (this.#mode === 'tty') {
       this.#timer = setInterval(() => this.#tick(), REDRAW_MS);
       this.#timer.unref();
@@ -136,8 +140,10 @@ export class Progress {
   }
 
   /** Prints lines steps wrote: above the block on a TTY. */
-  #lines(lines: readonly OutputLine[]): void {
-    if (lines.length === 0) return;
+  #lines(raw: readonly OutputLine[]): void {
+    if (raw.length === 0) return;
+    // Followed live, before the attempt's logs are masked: a step that echoes a secret shows ***.
+    const lines = raw.map((l) => ({ ...l, line: this.#mask(l.line) }));
     if (this.#mode === 'json') {
       const time = Date.now();
       this.#write(lines.map((l) => `${JSON.stringify({ type: 'output', step: l.step, path: l.key, stream: l.stream, line: l.line, time })}\n`).join(''));

@@ -37,6 +37,8 @@ export type ToWorker =
       readonly orphanGraceMs?: number;
       /** The cancel grace the watchdog uses. @default 5000 */
       readonly killGraceMs?: number;
+      /** The step's secrets by name: over the channel and into the step's thread in memory only, never written. Absent: none. */
+      readonly secrets?: Readonly<Record<string, string>>;
     }
   /**
    * Cancels running steps (no-op for ended ones). On the channel that sent the `run`, so it can
@@ -79,7 +81,7 @@ export interface OutputListing {
 /** Worker main → step thread. */
 export type ToThread =
   /** Runs one step; the thread appends its output to the log files. */
-  | { readonly t: 'run'; readonly dir: string; readonly task: Uint8Array; readonly cuda: string; readonly stdout: string; readonly stderr: string }
+  | { readonly t: 'run'; readonly dir: string; readonly task: Uint8Array; readonly cuda: string; readonly stdout: string; readonly stderr: string; readonly secrets?: Readonly<Record<string, string>> }
   /** Aborts the running step's `ctx.signal` (cancel). */
   | { readonly t: 'abort'; readonly message: string };
 

@@ -268,7 +268,8 @@ export function serve(entryUrl: URL, idleMs: number): void {
     lane.job = job;
     running.set(dir, job);
     lastActive = Date.now();
-    const run: ToThread = { t: 'run', dir, task, cuda: typeof msg.cuda === 'string' ? msg.cuda : '', stdout, stderr };
+    const secrets = typeof msg.secrets === 'object' && msg.secrets !== null ? msg.secrets : undefined;
+    const run: ToThread = { t: 'run', dir, task, cuda: typeof msg.cuda === 'string' ? msg.cuda : '', stdout, stderr, secrets };
     lane.thread.postMessage(run);
   };
 
@@ -329,7 +330,8 @@ export function serve(entryUrl: URL, idleMs: number): void {
         try {
           handle(JSON.parse(text) as ToWorker);
         } catch (err) {
-          log(`bad message (${(err as Error).message}): ${text.slice(0, 200)}`);
+          // Not the text: a run message may carry secrets.
+          log(`bad message of ${text.length} characters (${(err as Error).message})`);
         }
       }
     });

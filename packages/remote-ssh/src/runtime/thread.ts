@@ -53,7 +53,7 @@ export function runThread(): void {
       try {
         const task = decodeTask(msg.task);
         const log = lineLogger(task.name, (level, text) => void (level === 'info' ? process.stdout : process.stderr).write(text));
-        outcome = { ok: true, result: await runTask(task, { signal, log }) };
+        outcome = { ok: true, result: await runTask(task, { signal, log, secrets: msg.secrets }) };
       } catch (error) {
         outcome = { ok: false, error };
       }

@@ -37,6 +37,13 @@ export interface ExecutorCapabilities {
   readonly resumable: boolean;
   /** Jobs this executor runs at once; `undefined` = the runner's `maxConcurrent`. */
   readonly maxConcurrency?: number;
+  /**
+   * The executor hands a step its secrets (`JobRequest.secrets`) without writing them where
+   * anyone but the step's user can read them, and never into a task, job script, command line or
+   * record. A step that needs a secret is refused before anything runs (`CAIRN_SECRET_UNSAFE`) on
+   * an executor that does not declare it. @default false
+   */
+  readonly secrets?: boolean;
 }
 
 /** States of a job, as reported by an executor. */

@@ -14,6 +14,8 @@ export { fileTail, lastLines, TAIL_BYTES, TAIL_LINES } from '../command/tail.js'
 export { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup } from '../command/context-file.js';
 export type { CommandLaunch } from '../command/context-file.js';
 export { fetchJobDeps } from '../command/local-deps.js';
+// Secrets on another host: the variables that carry them and the file that carries those (read, then deleted, by the far side).
+export { commandSecretEnv, parseSecretsFile, SECRETS_FILE, secretsFileText, secretVars, stripSecretEnv, takeSecretsFile } from '../secrets/deliver.js';
 
 export type {
   CancelSupport,

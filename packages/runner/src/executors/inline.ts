@@ -20,6 +20,7 @@ const capabilities: ExecutorCapabilities = Object.freeze({
   cancel: 'best-effort',
   logs: true,
   resumable: false,
+  secrets: true,
 });
 
 /** The status of a step that returned nothing (shared: most steps return nothing). */

@@ -109,6 +109,7 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
     cancel: 'reliable',
     logs: true,
     resumable: false,
+    secrets: true,
   };
   let host: ExecutorHost | undefined;
   const active = new Map<string, ProcJob>();

@@ -82,6 +82,7 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
     cancel: 'best-effort',
     logs: true,
     resumable: false,
+    secrets: true,
     maxConcurrency: maxThreads,
   };
   let host: ExecutorHost | undefined;

@@ -262,6 +262,16 @@ function validate(run: Run, nodes: readonly Node[]): Promise<unknown> | undefine
     }
     node.executor = name;
     const ex = run.registry.get(name);
+    if (ex.capabilities.secrets !== true) {
+      const needs = c.secrets.namesOf(spec);
+      if (needs.length > 0) {
+        throw new CairnError(
+          'CAIRN_SECRET_UNSAFE',
+          `Step "${spec.name}" needs secret ${needs.join(', ')}, but executor "${name}" cannot hand a step its secrets without exposing them (see the executor's docs, "Secrets"). Run the step on an executor that can (inline, threads, process, ssh, slurm, sge), or turn on the executor's own secret delivery where its docs say that is safe (Ray: secrets: 'shared-file', when everyone who can submit jobs to the cluster may see the secret). Nothing was run.`,
+          { step: spec.name },
+        );
+      }
+    }
     if (!ex.capabilities.inProcess) {
       if (spec.ref === undefined) {
         throw new CairnError(

@@ -1,0 +1,64 @@
+/**
+ * Secrets through the BUILT `cairn` binary on a REAL Slurm: `cairn.config.mjs` names a file
+ * provider and a Slurm executor; `run` delivers HF_TOKEN to an `apply` step and a command step
+ * (their outputs hold its hash), and neither the bytes `run`, `plan`, `status`, `logs`, `explain`
+ * and `graph` print nor any file under the store holds the value (the steps' echoes are `***`).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { filesHolding } from '../../../tools/testenv/secret-leaks.js';
+import { missingSlurmBinaries, startSlurm } from '../../../tools/testenv/slurm.js';
+import { assertBuilt, cairn, makeProject } from './helpers/cli.js';
+
+const skip = missingSlurmBinaries().length > 0 && !process.env.CI;
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+
+describe.skipIf(skip)('secrets through the cairn CLI on Slurm', () => {
+  let slurm: Awaited<ReturnType<typeof startSlurm>>;
+  let project: ReturnType<typeof makeProject>;
+  const token = `hf_${randomBytes(16).toString('hex')}`;
+  beforeAll(async () => {
+    assertBuilt();
+    slurm = await startSlurm({ rest: false });
+    project = makeProject(['secret-pipeline.mjs'], { packages: ['core', 'runner', 'cli', 'grid', 'remote-slurm'] });
+    const vault = join(project.dir, 'vault.env');
+    writeFileSync(vault, `HF_TOKEN=${token}\n`, { mode: 0o600 });
+    writeFileSync(
+      join(project.dir, 'cairn.config.mjs'),
+      `import { createSlurmExecutor } from '@cairn/remote-slurm';\nexport default { prefix: './store', secrets: { providers: [{ type: 'file', path: ${JSON.stringify(vault)} }] }, executors: { slurm: { use: createSlurmExecutor, options: { env: ${JSON.stringify(slurm.env)} } } } };\n`,
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await slurm?.stop();
+    project?.cleanup();
+  });
+
+  it('run delivers HF_TOKEN; nothing the CLI prints and no file in the store holds it', () => {
+    const printed: string[] = [];
+    const call = (args: string[]) => {
+      const r = cairn(project.dir, args);
+      printed.push(r.stdout, r.stderr);
+      expect(r.code, `cairn ${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
+      return r;
+    };
+    call(['plan', 'secret-pipeline.mjs']);
+    call(['run', 'secret-pipeline.mjs']);
+    const store = join(project.dir, 'store');
+    for (const step of ['fetch', 'cmd']) {
+      const [out] = readdirSync(join(store, step)).filter((n) => /^v1-[0-9a-f]{16}$/.test(n));
+      expect(readFileSync(join(store, step, out as string, 'hash'), 'utf8').trim(), step).toBe(sha(token));
+    }
+    call(['status', '--json']);
+    call(['status', 'fetch', '--json']);
+    expect(call(['logs', 'fetch']).stdout).toContain('fetch got ***');
+    expect(call(['logs', 'cmd']).stdout).toContain('cmd got ***');
+    call(['explain', 'fetch', 'secret-pipeline.mjs']);
+    call(['graph', 'secret-pipeline.mjs', '--format', 'mermaid']);
+    const all = printed.join('\n');
+    expect(all).toContain('HF_TOKEN');
+    expect(all).not.toContain(token);
+    expect(filesHolding([store], token)).toEqual([]);
+  }, 240_000);
+});
