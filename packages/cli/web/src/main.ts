@@ -184,8 +184,8 @@ function usageCells(u: UiAttempt['usage']): Node[] {
   const f = (k: string) => (typeof u[k] === 'number' ? (u[k] as number) : undefined);
   const gpu = Object.keys(u).filter((k) => /^gpu/i.test(k));
   return [
-    el('td', { 'data-k': 'cpu' }, f('cpuMs') === undefined ? 'not measured' : `${duration(f('cpuMs'))}${u.cpuScope === 'thread' ? ' (thread)' : ''}`),
-    el('td', { 'data-k': 'mem' }, f('peakMemoryBytes') === undefined ? 'not measured' : `${bytes(f('peakMemoryBytes'))} ${u.memoryKind === 'heap' ? 'heap' : 'peak rss'}`),
+    el('td', { 'data-k': 'cpu', 'data-v': String(f('cpuMs') ?? '') }, f('cpuMs') === undefined ? 'not measured' : `${duration(f('cpuMs'))}${u.cpuScope === 'thread' ? ' (thread)' : ''}`),
+    el('td', { 'data-k': 'mem', 'data-v': String(f('peakMemoryBytes') ?? '') }, f('peakMemoryBytes') === undefined ? 'not measured' : `${bytes(f('peakMemoryBytes'))} ${u.memoryKind === 'heap' ? 'heap' : 'peak rss'}`),
     el('td', { 'data-k': 'wall' }, f('wallMs') === undefined ? 'not measured' : duration(f('wallMs'))),
     el('td', { 'data-k': 'gpu' }, gpu.length === 0 ? 'not measured' : gpu.map((k) => `${k} ${String(u[k])}`).join(' · ')),
   ];
