@@ -6,7 +6,7 @@
  * a non-loopback bind refuses requests without the token; a port in use is a clear error.
  * Screenshots go to .test-results/ui/.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -180,6 +180,51 @@ describe.skipIf(skip)('cairn ui', () => {
     await ready(page, 'runs');
     expect(errors).toEqual([]);
   }, 30_000);
+
+  it('with --allow-actions: a running run is cancelled through the store, and a dead runner\'s lease is unlocked', async () => {
+    const prefix = join(project.dir, 'actions');
+    const { url } = await startUi(prefix, ['--allow-actions']);
+    const { page, errors } = await openPage(browser, url);
+    page.on('dialog', (d) => void d.accept());
+    await ready(page, 'runs');
+    const states = () => ui<string[]>(page, 'u.steps.map((s) => s.state)');
+    const openRun = async (except = '') => {
+      const row = page.locator(`tr[data-run]:not([data-run="${except}"]) a`).first();
+      await row.waitFor({ timeout: 30_000 });
+      await row.click();
+      await ready(page, 'run');
+      await page.waitForFunction(() => (globalThis as unknown as { cairnUi: { steps: { state: string }[] } }).cairnUi.steps.some((s) => s.state === 'running'), undefined, { timeout: 30_000 });
+    };
+    // Cancel: the runner polls its cancel-request file and stops as on Ctrl-C.
+    const a = cairnAsync(project.dir, ['run', 'slow.mjs', '--prefix', prefix]);
+    await openRun();
+    const first = await ui<string>(page, 'u.run.runId');
+    await page.click('#cancel');
+    const ra = await a.done;
+    expect(ra.code, ra.stdout + ra.stderr).toBe(130);
+    expect(ra.stdout + ra.stderr).toContain('Cancel requested through the store (cairn ui)');
+    await page.waitForFunction(() => (globalThis as unknown as { cairnUi: { steps: { state: string }[] } }).cairnUi.steps.some((s) => s.state === 'cancelled'), undefined, { timeout: 30_000 });
+    expect(await states()).not.toContain('running');
+    await page.screenshot({ path: join(SHOTS, 'run-cancelled.png') });
+    // Unlock: a runner killed mid-step leaves its lease; its holder is dead, so the lease is stale.
+    rmSync(prefix, { recursive: true, force: true });
+    await page.goto(`${url}#/`);
+    await page.reload();
+    await ready(page, 'runs');
+    const b = cairnAsync(project.dir, ['run', 'slow.mjs', '--prefix', prefix]);
+    await openRun(first);
+    const running = (await states()).indexOf('running');
+    b.child.kill('SIGKILL');
+    await b.done;
+    const runId = await ui<string>(page, 'u.run.runId');
+    await page.goto(`${url}#/run/${runId}/step/${running}`);
+    await ready(page, 'step');
+    await page.click('#unlock');
+    await page.waitForFunction(() => /Stale lease cleared/.test((globalThis as unknown as { cairnUi: { banner(): string } }).cairnUi.banner()), undefined, { timeout: 10_000 });
+    const detail = (await (await fetch(`${url}api/runs/${runId}/steps/${running}`)).json()) as { lease: unknown };
+    expect(detail.lease).toBeNull();
+    expect(errors).toEqual([]);
+  }, 90_000);
 
   it('a port in use is a clear CLI error', async () => {
     const prefix = join(project.dir, 'port');

@@ -33,6 +33,9 @@ export class RunIndex {
   /** The runs, newest first. Throws when the store cannot be read (the server shows a banner). */
   async list(): Promise<UiRunSummary[]> {
     const files = await this.#view.listFiles(journalDir(this.#view.prefix));
+    // A journal removed from the store (a cleaned prefix) drops its run.
+    const present = new Set(files.map((f) => f.path));
+    for (const [id, r] of this.#runs) if (!present.has(r.file)) this.#runs.delete(id);
     for (const f of files) {
       const m = /\/([^/]+)\.jsonl$/.exec(f.path);
       if (m === null) continue;

@@ -57,7 +57,7 @@ function send(res: ServerResponse, status: number, body: unknown, type = 'applic
   res.end(data);
 }
 
-const message = (e: unknown) => (e instanceof Error ? e.message : String(e)).split('\n')[0] as string;
+const message = (e: unknown) => ((e instanceof Error ? e.message : String(e)).split('\n')[0] as string).replace(/\.+$/, '');
 
 /** Starts the server; rejects with the listen error (`EADDRINUSE`, …). */
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {

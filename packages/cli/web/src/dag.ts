@@ -291,19 +291,28 @@ export class DagView {
           x += (bw * c) / g.nodes.length;
         }
       }
-      ctx.globalAlpha = lit ? 1 : 0.3;
-      // Labels at a fixed screen size, as long as the box is tall enough on screen.
-      if (HEAD * s >= 7) {
-        ctx.fillStyle = '#1f2430';
-        ctx.font = `${12}px system-ui, sans-serif`;
-        ctx.save();
-        ctx.beginPath();
-        ctx.rect(g.x, g.y, g.w, HEAD);
-        ctx.clip();
-        ctx.fillText(`${g.name}${g.nodes.length > 1 ? ` ×${g.nodes.length}` : ''}`, g.x + PAD, g.y + 14);
-        ctx.restore();
-      }
     }
+    // Labels in screen pixels, so a name stays readable at any zoom: inside the box's head when
+    // it is tall enough on screen, else just above it; boxes too narrow for text get none.
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.font = '12px system-ui, sans-serif';
+    ctx.textBaseline = 'alphabetic';
+    for (let gi = 0; gi < this.groups.length; gi++) {
+      const g = this.groups[gi]!;
+      if (!visible(g) || g.w * s < 36) continue;
+      const x = g.x * s + this.ox;
+      const inside = HEAD * s >= 14;
+      const y = inside ? g.y * s + this.oy + 14 : g.y * s + this.oy - 3;
+      ctx.globalAlpha = groupLit(gi) ? 1 : 0.3;
+      ctx.fillStyle = '#1f2430';
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(x, y - 13, Math.max(36, g.w * s), 17);
+      ctx.clip();
+      ctx.fillText(`${g.name}${g.nodes.length > 1 ? ` ×${g.nodes.length}` : ''}`, x + 4, y);
+      ctx.restore();
+    }
+    ctx.setTransform(dpr * s, 0, 0, dpr * s, dpr * this.ox, dpr * this.oy);
     ctx.globalAlpha = 1;
     ctx.lineWidth = 2 / s;
     ctx.strokeStyle = '#111827';

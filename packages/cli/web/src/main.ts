@@ -179,15 +179,20 @@ async function runView(runId: string): Promise<void> {
 }
 
 // ---- a step's page ---------------------------------------------------------------------
+/** Usage fields with a column of their own; any other field an executor wrote is listed under "other". */
+const USAGE_SHOWN = new Set(['executor', 'cpuMs', 'cpuScope', 'peakMemoryBytes', 'memoryKind', 'wallMs', 'exitCode', 'signal']);
+
 function usageCells(u: UiAttempt['usage']): Node[] {
-  if (u === null) return [el('td', { colspan: '4', class: 'muted' }, 'not measured')];
+  if (u === null) return [el('td', { colspan: '5', class: 'muted' }, 'not measured')];
   const f = (k: string) => (typeof u[k] === 'number' ? (u[k] as number) : undefined);
   const gpu = Object.keys(u).filter((k) => /^gpu/i.test(k));
+  const other = Object.keys(u).filter((k) => !USAGE_SHOWN.has(k) && !gpu.includes(k));
   return [
     el('td', { 'data-k': 'cpu', 'data-v': String(f('cpuMs') ?? '') }, f('cpuMs') === undefined ? 'not measured' : `${duration(f('cpuMs'))}${u.cpuScope === 'thread' ? ' (thread)' : ''}`),
     el('td', { 'data-k': 'mem', 'data-v': String(f('peakMemoryBytes') ?? '') }, f('peakMemoryBytes') === undefined ? 'not measured' : `${bytes(f('peakMemoryBytes'))} ${u.memoryKind === 'heap' ? 'heap' : 'peak rss'}`),
-    el('td', { 'data-k': 'wall' }, f('wallMs') === undefined ? 'not measured' : duration(f('wallMs'))),
-    el('td', { 'data-k': 'gpu' }, gpu.length === 0 ? 'not measured' : gpu.map((k) => `${k} ${String(u[k])}`).join(' · ')),
+    el('td', { 'data-k': 'wall', 'data-v': String(f('wallMs') ?? '') }, f('wallMs') === undefined ? 'not measured' : duration(f('wallMs'))),
+    el('td', { 'data-k': 'gpu' }, gpu.length === 0 ? 'not measured' : gpu.map((k) => `${k} ${JSON.stringify(u[k])}`).join(' · ')),
+    el('td', { 'data-k': 'other', class: 'mono' }, other.map((k) => `${k} ${JSON.stringify(u[k])}`).join(' · ')),
   ];
 }
 
@@ -252,7 +257,7 @@ async function stepView(runId: string, index: number): Promise<void> {
     el(
       'table',
       { class: 'usage', id: 'usage' },
-      el('thead', {}, el('tr', {}, ...['#', 'CPU time', 'peak memory', 'wall time', 'GPU'].map((h) => el('th', {}, h)))),
+      el('thead', {}, el('tr', {}, ...['#', 'CPU time', 'peak memory', 'wall time', 'GPU', 'other'].map((h) => el('th', {}, h)))),
       el('tbody', {}, ...d.attempts.map((a) => el('tr', { 'data-attempt': String(a.attempt) }, el('td', {}, a.attempt), ...usageCells(a.usage)))),
     ),
     logHead,
