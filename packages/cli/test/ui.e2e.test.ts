@@ -96,7 +96,7 @@ describe.skipIf(skip)('cairn ui', () => {
     expect(await run.done.then((r) => r.code)).toBe(0);
     expect([...seen].some((s) => s !== 'succeeded')).toBe(true); // it was watched while it ran
     expect(await page.evaluate(() => (globalThis as unknown as { marker?: number }).marker)).toBe(42);
-    await page.waitForFunction(() => document.getElementById('counts')?.textContent === '3 succeeded', undefined, { timeout: 10_000 });
+    await page.waitForFunction("document.getElementById('counts')?.textContent === '3 succeeded'", undefined, { timeout: 10_000 });
     await page.screenshot({ path: join(SHOTS, 'run-live.png') });
     expect(errors).toEqual([]);
   }, 90_000);

@@ -91,7 +91,7 @@ export default {
     await row.waitFor({ timeout: 30_000 });
     await row.click();
     await ready(page, 'run');
-    await page.waitForFunction(() => document.getElementById('counts')?.textContent === '3 succeeded', undefined, { timeout: 30_000 });
+    await page.waitForFunction("document.getElementById('counts')?.textContent === '3 succeeded'", undefined, { timeout: 30_000 });
     await page.screenshot({ path: join(SHOTS, 's3-run.png') });
 
     // A step's usage row: what the bucket's usage.json says, or "not measured".

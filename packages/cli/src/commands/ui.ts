@@ -3,6 +3,7 @@
  * until Ctrl-C. Binds 127.0.0.1 by default; any other address needs a token (given, or made and
  * printed). Read-only unless `--allow-actions`.
  */
+import { setPriority } from 'node:os';
 import { loadConfig } from '../config.js';
 import { out, type CliContext } from '../context.js';
 import { usageError } from '../errors.js';
@@ -25,6 +26,9 @@ export interface UiCommandOptions {
   readonly allowActions?: boolean;
 }
 
+/** The `nice` value `cairn ui` runs at. */
+export const UI_NICE = 10;
+
 /** The default port. */
 export const UI_PORT = 7420;
 
@@ -32,6 +36,12 @@ export const UI_PORT = 7420;
 export async function uiCommand(ctx: CliContext, options: UiCommandOptions): Promise<number> {
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
   const view = await openStore(config);
+  // A viewer yields the CPU to runners on the same host (tools/bench/ui.bench.mjs, row "live").
+  try {
+    setPriority(UI_NICE);
+  } catch {
+    // not allowed here: run at the normal priority
+  }
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? (isLoopback(host) ? undefined : newToken());
   const port = options.port ?? UI_PORT;

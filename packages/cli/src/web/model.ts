@@ -58,8 +58,13 @@ export interface UiRun extends UiRunSummary {
   readonly stepList: readonly UiStep[];
 }
 
-/** A state change pushed on the live stream: `[step index, state, attempts, start, end, name, key, deps]` (a step may be new). */
-export type UiStateChange = readonly [number, UiStepState, number, number | null, number | null, string, string, readonly number[]];
+/**
+ * A state change pushed on the live stream: `[step index, state, attempts, start, end]`, with
+ * `name, key, deps` after them for a step the viewer does not know yet.
+ */
+export type UiStateChange =
+  | readonly [number, UiStepState, number, number | null, number | null]
+  | readonly [number, UiStepState, number, number | null, number | null, string, string, readonly number[]];
 
 /** One attempt on a step's page. */
 export interface UiAttempt {

@@ -141,14 +141,17 @@ export class RunFold {
     return { ...this.summary(), prefix: this.prefix, seq: this.seq, stepList };
   }
 
-  /** Steps changed after change `seq` (a viewer's last seen), and steps added since (`stepCount` grows). */
-  changesSince(seq: number): UiStateChange[] {
+  /**
+   * Steps changed after change `seq` (a viewer's last seen). A viewer that knows `known` steps
+   * gets only the state of those; name, key and dependencies come only for steps new to it.
+   */
+  changesSince(seq: number, known = 0): UiStateChange[] {
     const out: UiStateChange[] = [];
     if (seq >= this.seq) return out;
     this.#stepSeq.forEach((v, i) => {
       if (v <= seq) return;
       const s = this.steps[i] as FoldStep;
-      out.push([i, s.state, s.attempts, s.start ?? null, s.end ?? null, s.name, this.key(s.path), s.deps]);
+      out.push(i < known ? [i, s.state, s.attempts, s.start ?? null, s.end ?? null] : [i, s.state, s.attempts, s.start ?? null, s.end ?? null, s.name, this.key(s.path), s.deps]);
     });
     return out;
   }

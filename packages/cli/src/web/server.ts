@@ -122,7 +122,10 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     streams.add(res);
     const emit = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     let lastList = '';
-    let seq = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('seq') ?? 0);
+    const params = new URL(req.url ?? '/', 'http://x').searchParams;
+    let seq = Number(params.get('seq') ?? 0);
+    // Steps the page already has (from its snapshot): their names and dependencies are not sent again.
+    let known = Number(params.get('known') ?? 0);
     let storeOk: boolean | undefined;
     let busy = false;
     const tick = async () => {
@@ -135,9 +138,10 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
         if (runId !== undefined) {
           const run = await runs.run(runId);
           if (run !== undefined) {
-            const changes = run.changesSince(seq);
+            const changes = run.changesSince(seq, known);
             if (changes.length > 0) emit('changes', { seq: run.seq, changes, finished: run.finished, end: run.end });
             seq = run.seq;
+            known = run.steps.length;
           }
         }
         if (storeOk !== true) emit('store', { ok: true });

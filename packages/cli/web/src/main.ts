@@ -36,11 +36,12 @@ async function post(path: string): Promise<string> {
 }
 
 let stream: EventSource | null = null;
-function openStream(runId: string | undefined, seq: number, on: { runs?: (r: UiRunSummary[]) => void; changes?: (c: { seq: number; changes: UiStateChange[]; finished: boolean; end: number }) => void }): void {
+function openStream(runId: string | undefined, seq: number, known: number, on: { runs?: (r: UiRunSummary[]) => void; changes?: (c: { seq: number; changes: UiStateChange[]; finished: boolean; end: number }) => void }): void {
   stream?.close();
   const q = new URLSearchParams();
   if (runId !== undefined) q.set('run', runId);
   q.set('seq', String(seq));
+  q.set('known', String(known));
   stream = new EventSource(`api/stream?${q}`);
   stream.addEventListener('store', (e) => {
     const d = JSON.parse((e as MessageEvent).data as string) as { ok: boolean; message?: string };
@@ -89,7 +90,7 @@ async function runsView(): Promise<void> {
   render(data.runs);
   api.view = 'runs';
   api.ready = true;
-  openStream(undefined, 0, { runs: render });
+  openStream(undefined, 0, 0, { runs: render });
 }
 
 // ---- a run's DAG -----------------------------------------------------------------------
@@ -157,12 +158,12 @@ async function runView(runId: string): Promise<void> {
   cancel?.addEventListener('click', async () => {
     if (confirm(`Cancel run ${runId}? Its running steps are cancelled and record CANCELLED.`)) showBanner(await post(`api/runs/${encodeURIComponent(runId)}/cancel`));
   });
-  openStream(runId, run.seq, {
+  openStream(runId, run.seq, steps.length, {
     changes: (d) => {
       let added = false;
       for (const [i, state, , , , name, key, deps] of d.changes) {
         if (steps[i] === undefined) {
-          steps[i] = { name, key, deps, state };
+          steps[i] = { name: name ?? `#${i}`, key: key ?? '', deps: deps ?? [], state };
           added = true;
         } else steps[i]!.state = state;
       }
@@ -276,7 +277,7 @@ async function stepView(runId: string, index: number): Promise<void> {
     }
   };
   await follow();
-  openStream(runId, Number.MAX_SAFE_INTEGER, {});
+  openStream(runId, Number.MAX_SAFE_INTEGER, 0, {});
   api.view = 'step';
   api.ready = true;
 }
