@@ -211,13 +211,18 @@ describe.skipIf(skip)('cairn ui', () => {
     await page.goto(`${url}#/`);
     await page.reload();
     await ready(page, 'runs');
-    const b = cairnAsync(project.dir, ['run', 'slow.mjs', '--prefix', prefix]);
+    const b = cairnAsync(project.dir, ['run', 'slow.mjs', '--prefix', prefix], { FX_NAP_MS: '20000' });
     await openRun(first);
     const running = (await states()).indexOf('running');
+    const runId = await ui<string>(page, 'u.run.runId');
+    // The running attempt's log is followed on its page.
+    await page.goto(`${url}#/run/${runId}/step/${running}`);
+    await ready(page, 'step');
+    await page.waitForFunction("/napping 20000 ms/.test(document.getElementById('log')?.textContent ?? '')", undefined, { timeout: 15_000 });
+    expect(await page.locator('h2', { hasText: 'Log' }).textContent()).toContain('following');
     b.child.kill('SIGKILL');
     await b.done;
-    const runId = await ui<string>(page, 'u.run.runId');
-    await page.goto(`${url}#/run/${runId}/step/${running}`);
+    await page.reload();
     await ready(page, 'step');
     await page.click('#unlock');
     await page.waitForFunction(() => /Stale lease cleared/.test((globalThis as unknown as { cairnUi: { banner(): string } }).cairnUi.banner()), undefined, { timeout: 10_000 });
