@@ -231,6 +231,32 @@ describe.skipIf(skip)('cairn ui', () => {
     expect(errors).toEqual([]);
   }, 90_000);
 
+  it('a journal naming paths outside the prefix gets nothing from there (record, logs, usage)', async () => {
+    const prefix = join(project.dir, 'escape');
+    const outside = join(project.dir, 'outside');
+    mkdirSync(join(outside, '.cairn', 'logs'), { recursive: true });
+    mkdirSync(join(outside, '.cairn', 'attempt-1'), { recursive: true });
+    writeFileSync(join(outside, '.cairn', 'logs', 'attempt-1.stdout'), 'SECRET-LOG\n');
+    writeFileSync(join(outside, '.cairn', 'attempt-1', 'usage.json'), JSON.stringify({ executor: 'process', cpuMs: 4242 }));
+    mkdirSync(join(prefix, '.cairn', 'runs'), { recursive: true });
+    const ev = (o: object) => `${JSON.stringify({ runId: 'esc', time: 1, ...o })}\n`;
+    writeFileSync(
+      join(prefix, '.cairn', 'runs', 'esc.jsonl'),
+      ev({ type: 'run-started', prefix }) +
+        ev({ type: 'step', step: 'evil', path: outside, state: 'running', attempt: 1, logs: { stdout: join(outside, '.cairn/logs/attempt-1.stdout'), stderr: join(outside, 'x') } }) +
+        ev({ type: 'step', step: 'inner', path: `${prefix}/a/../../outside`, state: 'running', attempt: 1 }),
+    );
+    const { url } = await startUi(prefix);
+    for (const i of [0, 1]) {
+      const detail = (await (await fetch(`${url}api/runs/esc/steps/${i}`)).json()) as { problem?: string; attempts: unknown[] };
+      expect(detail.problem, JSON.stringify(detail)).toMatch(/not under the store prefix/);
+      expect(detail.attempts).toEqual([]);
+      const log = await (await fetch(`${url}api/runs/esc/steps/${i}/log`)).text();
+      expect(log).not.toContain('SECRET');
+    }
+    expect(await (await fetch(`${url}api/runs/esc/trace.csv`)).text()).not.toContain('4242');
+  }, 30_000);
+
   it('a port in use is a clear CLI error', async () => {
     const prefix = join(project.dir, 'port');
     const { url } = await startUi(prefix);

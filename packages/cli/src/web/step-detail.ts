@@ -19,6 +19,7 @@ const committedLogs = (path: string, n: number) => ({ stdout: `${path}/.cairn/lo
 export async function stepDetail(view: StoreView, run: RunFold, index: number): Promise<UiStepDetail | undefined> {
   const s = run.steps[index];
   if (s === undefined) return undefined;
+  if (!inside(view, s.path)) return outsideDetail(run, index);
   const [stored] = await view.store.readStates([s.path], true);
   let record: ArtifactRecord | null = stored?.record ?? null;
   let problem = stored?.problem;
@@ -76,6 +77,7 @@ export async function stepLog(view: StoreView, run: RunFold, index: number, atte
   const s = run.steps[index];
   if (s === undefined) return undefined;
   const n = attempt ?? Math.max(1, s.attempts);
+  if (!inside(view, s.path)) return { attempt: n, lines: [], live: false };
   const live = n === s.attempts && s.state === 'running';
   const candidates = [committedLogs(s.path, n)];
   // A running attempt writes where its `running` event said; paths outside the prefix are never read.
@@ -90,8 +92,27 @@ export async function stepLog(view: StoreView, run: RunFold, index: number, atte
   return { attempt: n, lines: [], live };
 }
 
+/** A step whose journalled path is not under the prefix (an edited journal): nothing of it is read. */
+function outsideDetail(run: RunFold, index: number): UiStepDetail {
+  const s = run.steps[index] as RunFold['steps'][number];
+  return {
+    index,
+    name: s.name,
+    key: s.path,
+    state: s.state,
+    status: null,
+    record: null,
+    problem: `The journal names ${s.path}, which is not under the store prefix ${run.prefix}: nothing there is read.`,
+    lease: null,
+    deps: [],
+    dependents: [],
+    attempts: [],
+    error: s.error,
+  };
+}
+
 /** True when `path` lies under the store's prefix (no `..` escapes). */
-function inside(view: StoreView, path: string): boolean {
+export function inside(view: StoreView, path: string): boolean {
   const rel = view.rel(path);
   return rel !== '.' && !rel.startsWith('..') && !rel.startsWith('/') && !/(^|\/)\.\.(\/|$)/.test(rel) && !/^[a-z][a-z0-9+.-]*:\/\//i.test(rel);
 }

@@ -4,6 +4,7 @@
  */
 import type { StoreView } from '../store-view.js';
 import type { RunFold } from './run-fold.js';
+import { inside } from './step-detail.js';
 
 /** Columns of the trace, in order. */
 export const TRACE_COLUMNS = ['name', 'key', 'state', 'attempts', 'start', 'end', 'duration_ms', 'cpu_ms', 'peak_memory_bytes', 'memory_kind', 'exit_code'] as const;
@@ -18,7 +19,7 @@ export async function traceRows(view: StoreView, run: RunFold): Promise<TraceRow
   const BATCH = 32;
   for (let i = 0; i < run.steps.length; i += BATCH) {
     const batch = run.steps.slice(i, i + BATCH);
-    const usages = await Promise.all(batch.map((s) => (s.attempts > 0 ? view.readUsage(`${s.path}/.cairn/attempt-${s.attempts}`).catch(() => null) : null)));
+    const usages = await Promise.all(batch.map((s) => (s.attempts > 0 && inside(view, s.path) ? view.readUsage(`${s.path}/.cairn/attempt-${s.attempts}`).catch(() => null) : null)));
     batch.forEach((s, k) => {
       const u = usages[k] ?? null;
       rows.push({
