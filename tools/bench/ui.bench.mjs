@@ -8,7 +8,7 @@
 //           a plain reader (the server's cost), and followed by a Chromium page on the same
 //           machine (server and browser), alternating, ROUNDS times each. Target: within 5 %.
 // Needs the built CLI (`npx nx run-many -t build`) and Chromium.
-//   node tools/bench/ui.bench.mjs [--steps 30000] [--live-steps 100000] [--rounds 3]
+//   node tools/bench/ui.bench.mjs [--steps 30000] [--live-steps 100000] [--rounds 3] [--render-only]
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -71,18 +71,41 @@ try {
     const runId = readdirSync(join(prefix, '.cairn/runs'))[0].replace(/\.jsonl$/, '');
     const { child, url } = await startUi(prefix);
     const times = [];
+    let frames;
     for (let r = 0; r < ROUNDS + 1; r++) {
       const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
       const t0 = performance.now();
       await page.goto(`${url}#/run/${runId}`);
       await ready(page);
       times.push(performance.now() - t0);
+      if (r === ROUNDS) {
+        // One pan/zoom frame: a full redraw, with the whole graph in view and zoomed in on a step.
+        frames = await page.evaluate(() => {
+          const dag = globalThis.cairnUi.dag;
+          const frame = () => {
+            const xs = [];
+            for (let k = 0; k < 15; k++) {
+              const t = performance.now();
+              dag.ox += 1;
+              dag.draw();
+              xs.push(performance.now() - t);
+            }
+            return xs.sort((a, b) => a - b)[7];
+          };
+          dag.fit();
+          const whole = frame();
+          dag.centerOn(Math.floor(dag.steps.length / 2));
+          const zoomed = frame();
+          return { whole, zoomed };
+        });
+      }
       await page.close();
     }
     const mem = memory(child.pid);
-    console.log(`render  ${STEPS} steps: first full render cold ${times[0].toFixed(0)} ms, warm median ${median(times.slice(1)).toFixed(0)} ms (${ROUNDS} rounds); server RSS ${mem.rssMiB.toFixed(0)} MiB (peak ${mem.peakMiB.toFixed(0)} MiB)`);
+    console.log(`render  ${STEPS} steps: first full render cold ${times[0].toFixed(0)} ms, warm median ${median(times.slice(1)).toFixed(0)} ms (${ROUNDS} rounds); server RSS ${mem.rssMiB.toFixed(0)} MiB (peak ${mem.peakMiB.toFixed(0)} MiB); one pan/zoom frame ${frames.whole.toFixed(1)} ms whole graph, ${frames.zoomed.toFixed(1)} ms zoomed in`);
     await stop(child);
   }
+  if (!process.argv.includes('--render-only'))
   // 2. The runner alone, followed by a live-stream reader (the server's cost), and followed by a
   //    Chromium page on this same machine (server and browser: a viewer usually runs elsewhere).
   {
