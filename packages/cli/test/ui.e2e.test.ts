@@ -121,6 +121,18 @@ describe.skipIf(skip)('cairn ui', () => {
     // The trace has the same numbers, and exports as CSV.
     const csv = await (await fetch(`${url}api/runs/${runId}/trace.csv`)).text();
     expect(csv.split('\n').find((l) => l.startsWith('fit,'))).toContain(`,${usage.cpuMs},${usage.peakMemoryBytes},rss,1`);
+    // The trace table sorts by a column (CPU time, highest first) and links its exports.
+    await page.goto(`${url}#/run/${runId}/trace`);
+    await ready(page, 'trace');
+    await page.click('#trace th[data-col="cpu_ms"]');
+    const rows = (await (await fetch(`${url}api/runs/${runId}/trace`)).json()) as { name: string; cpu_ms: number | null }[];
+    const byCpu = [...rows].sort((a, b) => (b.cpu_ms ?? -1) - (a.cpu_ms ?? -1)).map((r) => r.name);
+    expect(await page.locator('#trace tbody tr td:first-child').allTextContents()).toEqual(byCpu);
+    expect(await page.locator('#csv').getAttribute('href')).toBe(`api/runs/${runId}/trace.csv`);
+    await page.screenshot({ path: join(SHOTS, 'trace.png') });
+    await page.goto(`${url}#/`);
+    await ready(page, 'runs');
+    await page.screenshot({ path: join(SHOTS, 'runs.png') });
     // A corrupt record: the step says so, the rest of the run still renders.
     const prep = run.stepList.findIndex((s) => s.name === 'prep');
     writeFileSync(join(prefix, run.stepList[prep]!.key, '.artifact.json'), '{ not json');
