@@ -2,8 +2,8 @@
  * The run journal: `cairn run` appends every runner event as a JSON line to
  * `{prefix}/.cairn/runs/{runId}.jsonl`, so `cairn report` can show a whole run — cache hits
  * and retries included, which step records alone do not hold. On a store that is not on this
- * filesystem (an object store) the journal is rewritten whole every {@link OBJECT_FLUSH_MS} while
- * the run goes on (so `cairn ui` can follow it) and once more when the run ends.
+ * filesystem (an object store) the journal is rewritten whole every {@link OBJECT_FLUSH_MS} (or
+ * less often for a big journal: see {@link OBJECT_FLUSH_SHARE}) while the run goes on (so `cairn ui` can follow it) and once more when the run ends.
  */
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
@@ -18,6 +18,8 @@ export function journalDir(prefix: string): string {
 
 /** How often a journal on an object store is rewritten while the run goes on (one PUT each). */
 export const OBJECT_FLUSH_MS = 2000;
+/** A rewrite waits at least this many times as long as the last one took, so a big journal costs the run ≤ 10 % of one upload stream. */
+export const OBJECT_FLUSH_SHARE = 10;
 
 /** An event as stored: errors flattened to `{ name, message, code }`. */
 export type JournalEvent = RunnerEvent & { readonly error?: { name: string; message: string; code?: string } };
@@ -90,6 +92,7 @@ export class JournalWriter {
   #dirty = false;
   #flushing: Promise<void> | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #nextMs = OBJECT_FLUSH_MS;
 
   /** `store`: the run's store; one with a browser (an object store) gets the journal at `close`. */
   constructor(prefix: string, store: Store) {
@@ -105,7 +108,7 @@ export class JournalWriter {
     if (this.#store.browse !== undefined) {
       (this.#lines ??= []).push(line);
       this.#dirty = true;
-      this.#timer ??= setInterval(() => void this.#flush(), OBJECT_FLUSH_MS).unref();
+      this.#timer ??= setTimeout(() => this.#tick(), OBJECT_FLUSH_MS).unref();
       return;
     }
     try {
@@ -125,18 +128,31 @@ export class JournalWriter {
     const browse = this.#store.browse;
     if (this.#flushing !== undefined || !this.#dirty || browse === undefined || this.#lines === undefined || this.#runId === undefined || this.#failed) return this.#flushing ?? Promise.resolve();
     this.#dirty = false;
+    const t0 = Date.now();
     this.#flushing = browse
       .writeFile(journalFile(this.#prefix, this.#runId), this.#lines.join(''))
       // A write that fails mid-run is retried at the next tick; only the final one gives up.
       .catch(() => void (this.#dirty = true))
-      .finally(() => (this.#flushing = undefined));
+      .finally(() => {
+        this.#flushing = undefined;
+        this.#nextMs = Math.max(OBJECT_FLUSH_MS, (Date.now() - t0) * OBJECT_FLUSH_SHARE);
+      });
     return this.#flushing;
+  }
+
+  /** One timer tick: flush, then schedule the next (until `close`). */
+  #tick(): void {
+    void this.#flush().finally(() => {
+      if (this.#timer !== undefined) this.#timer = setTimeout(() => this.#tick(), this.#nextMs).unref();
+    });
   }
 
   /** Flushes and closes. */
   async close(): Promise<void> {
-    clearInterval(this.#timer);
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
     await this.#flushing;
+    clearTimeout(this.#timer);
     const browse = this.#store.browse;
     if (browse !== undefined && this.#lines !== undefined && this.#runId !== undefined && !this.#failed) {
       await browse.writeFile(journalFile(this.#prefix, this.#runId), this.#lines.join('')).catch(() => (this.#failed = true));
