@@ -6,6 +6,7 @@
  * a non-loopback bind refuses requests without the token; a port in use is a clear error.
  * Screenshots go to .test-results/ui/.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -268,6 +269,23 @@ describe.skipIf(skip)('cairn ui', () => {
     }
     expect(await (await fetch(`${url}api/runs/esc/trace.csv`)).text()).not.toContain('4242');
   }, 30_000);
+
+  it('a run made through the API (records, no journal) is listed and drawn from its records', async () => {
+    const prefix = join(project.dir, 'api');
+    writeFileSync(join(project.dir, 'api-run.mjs'), `import { StepRunner } from '@cairn/runner';\nimport { targets } from './report.mjs';\nawait new StepRunner({ prefix: process.argv[2] }).run(targets);\n`);
+    const r = spawnSync(process.execPath, ['api-run.mjs', prefix], { cwd: project.dir, env: { ...process.env, FX_OK: '1' }, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    const { url } = await startUi(prefix);
+    const { page, errors } = await openPage(browser, url);
+    await ready(page, 'runs');
+    expect(await page.locator('tr[data-run] .counts').textContent()).toBe('4 succeeded (from step records: no journal)');
+    await page.click('tr[data-run] a');
+    await ready(page, 'run');
+    const steps = await ui<{ name: string; deps: number[] }[]>(page, 'u.steps');
+    const named = Object.fromEntries(steps.map((s) => [s.name, s.deps.map((d) => steps[d]!.name)]));
+    expect(named).toEqual({ prep: [], fit: ['prep'], score: ['fit'], summary: ['score'] });
+    expect(errors).toEqual([]);
+  }, 60_000);
 
   it('a port in use is a clear CLI error', async () => {
     const prefix = join(project.dir, 'port');

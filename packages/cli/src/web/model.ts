@@ -10,6 +10,8 @@ export type UiStepState = string;
 export interface UiRunSummary {
   /** Run id. */
   readonly runId: string;
+  /** Where it was read from: the run journal `cairn run` writes, or the step records (a run made through the API: no cache hits or retries known). */
+  readonly source: 'journal' | 'records';
   /** Epoch ms the run started. */
   readonly start: number;
   /** Epoch ms it ended, or of its last event while it runs. */

@@ -40,9 +40,13 @@ export class RunFold {
   seq = 0;
   readonly #stepSeq: number[] = [];
 
-  constructor(runId: string, prefix: string) {
+  /** Where the run was read from: its journal, or its step records (a run made through the API). */
+  readonly source: 'journal' | 'records';
+
+  constructor(runId: string, prefix: string, source: 'journal' | 'records' = 'journal') {
     this.runId = runId;
     this.prefix = prefix.replace(/\/+$/, '');
+    this.source = source;
   }
 
   /** Folds complete journal lines (the reader keeps its own offset: see journal-reader.ts). */
@@ -132,7 +136,7 @@ export class RunFold {
   }
 
   summary(): UiRunSummary {
-    return { runId: this.runId, start: this.start, end: this.end, running: !this.finished, host: this.host, user: this.user, targets: this.targets, steps: this.steps.length, counts: this.counts(), corruptLines: this.corruptLines };
+    return { runId: this.runId, source: this.source, start: this.start, end: this.end, running: !this.finished, host: this.host, user: this.user, targets: this.targets, steps: this.steps.length, counts: this.counts(), corruptLines: this.corruptLines };
   }
 
   /** The whole run, for the DAG page. */

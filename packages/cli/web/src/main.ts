@@ -79,7 +79,7 @@ async function runsView(): Promise<void> {
           el('td', {}, when(r.start)),
           el('td', {}, duration(r.end - r.start)),
           el('td', {}, r.steps),
-          el('td', { class: 'counts' }, countsText(r.counts), r.corruptLines > 0 ? ` · ${r.corruptLines} unreadable journal line(s)` : ''),
+          el('td', { class: 'counts' }, countsText(r.counts), r.corruptLines > 0 ? ` · ${r.corruptLines} unreadable journal line(s)` : '', r.source === 'records' ? ' (from step records: no journal)' : ''),
           el('td', {}, r.targets.join(', ')),
           el('td', {}, [r.user, r.host].filter(Boolean).join('@')),
         ),
