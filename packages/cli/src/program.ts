@@ -13,6 +13,7 @@ import { planCommand } from './commands/plan.js';
 import { reportCommand } from './commands/report.js';
 import { runCommand } from './commands/run.js';
 import { statusCommand } from './commands/status.js';
+import { uiCommand } from './commands/ui.js';
 import { unlockCommand } from './commands/unlock.js';
 import { workerCommand } from './commands/worker.js';
 import { parsePositiveInt } from './config.js';
@@ -158,6 +159,21 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
     .option('--keep-checkpoints', 'keep the checkpoint directories of the outputs removed (a rerun resumes from them)')
     .addHelpText('after', example('cairn clean pipeline.ts --prefix ./store --yes'))
     .action(async (file: string | undefined, o) => done(await cleanCommand(ctx, file, o)));
+
+  program
+    .command('ui')
+    .description('a live web view of every run in the store: DAG with live states, step records, logs, usage, the trace')
+    .option('--prefix <path>', 'store prefix')
+    .option('--port <n>', 'port (0: any free one)', (v: string) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError('a port number (0-65535)');
+      return n;
+    })
+    .option('--host <address>', 'address to bind (anything but loopback needs a token)', '127.0.0.1')
+    .option('--token <token>', 'token every request must carry (made and printed for non-loopback binds)')
+    .option('--allow-actions', 'allow cancelling runs and unlocking stale leases from the page')
+    .addHelpText('after', example('cairn ui --prefix ./store', 'cairn ui --prefix s3://bucket/runs --host 0.0.0.0 --port 8080'))
+    .action(async (o) => done(await uiCommand(ctx, o)));
 
   program
     .command('unlock')

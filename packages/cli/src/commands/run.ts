@@ -14,7 +14,8 @@ import { selection } from '../selection.js';
 import { shortHash } from '../step-pick.js';
 import { typecheckPipeline } from '../typecheck.js';
 import { makePlan } from '../plan.js';
-import { JournalWriter } from '../report/journal.js';
+import { watchCancelRequest } from '../report/cancel-request.js';
+import { JournalWriter, planEntry } from '../report/journal.js';
 import { formatDuration } from '../table.js';
 import { Progress, type ProgressMode } from '../ui/progress.js';
 import { printPlan } from './plan.js';
@@ -86,14 +87,23 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
     mask: (line) => runner.maskSecrets(line),
   });
   const journal = new JournalWriter(runner.prefix(), runner.store);
+  const controller = new AbortController();
+  let stopWatching = () => {};
   runner.on((event: RunnerEvent) => {
     journal.write(event);
+    if (event.type === 'run-started') {
+      journal.write(planEntry(event.runId, runner.prefix(), targets));
+      // `cairn ui --allow-actions` asks through the store; cancel as Ctrl-C does.
+      stopWatching = watchCancelRequest(runner.prefix(), runner.store, event.runId, () => {
+        progress.note(c.yellow('Cancel requested through the store (cairn ui): cancelling running steps.'));
+        controller.abort(new CairnError('CAIRN_CANCELLED', `The run was cancelled from cairn ui (a cancel request in ${runner.prefix()}).`));
+      });
+    }
     progress.onEvent(event);
   });
 
   // Ctrl-C or SIGTERM (a job scheduler, `kill`, a container stop): cancel running steps (they
   // record CANCELLED and release their leases); a second signal exits at once.
-  const controller = new AbortController();
   let interrupts = 0;
   const onSignal = (signal: NodeJS.Signals) => {
     interrupts++;
@@ -146,6 +156,7 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
       throw error;
     }
   } finally {
+    stopWatching();
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
