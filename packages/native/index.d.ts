@@ -65,7 +65,9 @@ export interface NativeBinding {
    * node `i`'s version is entry `versionOf[i]` of the `versions` table, its config fingerprint
    * `fingerprints[16i, 16i + 16)`; `extras[i]` is canonical text placed after the `deps`
    * member of its `hashAttrs` (usually empty). `known` (`16 * n` bytes) gives some hashes in
-   * advance, as `fingerprintAll`'s does: those nodes are copied, not computed.
+   * advance, as `fingerprintAll`'s does: those nodes are copied, not computed. With `out`
+   * (`16 * n` bytes, sharing memory with no table but possibly `known` itself) the hashes are
+   * written there and `out` is returned: no new array.
    */
   loweredIdentities(
     offsets: Uint32Array,
@@ -79,6 +81,7 @@ export interface NativeBinding {
     extraOffsets: Uint32Array,
     extras: Uint8Array,
     known?: Uint8Array,
+    out?: Uint8Array,
   ): Uint8Array;
   /**
    * Reads the file `name + suffix` for every name in `names` (separated by NUL bytes; `''` names

@@ -566,7 +566,8 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined)
       known,
     };
   }
-  const hashes = getBackend().loweredIdentities(tables);
+  // A session's call writes into its local `known` table (no new array per pulled handle).
+  const hashes = getBackend().loweredIdentities(tables, tables.known);
   if (!state.session) {
     // One call: the tables are trimmed to what the specs read.
     graph.offsets = offsets.slice(0, n + 1);

@@ -7,7 +7,9 @@ use std::ptr::null_mut;
 
 use crate::duplicates::duplicate_steps;
 use crate::expand::expand;
-use crate::fingerprint::{Lowered, check_known, fingerprint_into, lowered_identities, xxh64_hex_many};
+use crate::fingerprint::{
+    Lowered, check_known, fingerprint_into, lowered_identities, lowered_identities_in_place, xxh64_hex_many,
+};
 use crate::graph::{ByteTable, Csr, InputError, Order};
 use crate::js_files::js_read_files;
 use crate::sys::*;
@@ -15,7 +17,7 @@ use crate::toposort::toposort;
 use crate::xxh64::{STATE_BYTES, Xxh64State, write_hex, xxh64};
 
 /// Bumped whenever the JS-facing surface changes; index.js refuses a stale build.
-const ABI_VERSION: u32 = 3;
+const ABI_VERSION: u32 = 4;
 const BAD_INPUT: &str = "CAIRN_NATIVE_BAD_INPUT";
 const INTERNAL: &str = "CAIRN_NATIVE_INTERNAL";
 
@@ -63,7 +65,7 @@ unsafe fn throw(env: napi_env, t: Thrown) {
     }
 }
 
-const MAX_ARGS: usize = 11;
+const MAX_ARGS: usize = 12;
 
 pub(crate) unsafe fn args(env: napi_env, info: napi_callback_info) -> R<[napi_value; MAX_ARGS]> {
     let mut argv: [napi_value; MAX_ARGS] = [null_mut(); MAX_ARGS];
@@ -411,37 +413,73 @@ unsafe fn js_fingerprint_all(env: napi_env, info: napi_callback_info) -> R<napi_
 unsafe fn js_lowered_identities(env: napi_env, info: napi_callback_info) -> R<napi_value> {
     unsafe {
         let a = args(env, info)?;
-        let (_, _, graph) = graph_args(env, &a)?;
+        let (offsets, deps, graph) = graph_args(env, &a)?;
         let n = graph.len();
-        let table = |i: usize, off: &str, bytes: &str| -> R<ByteTable<'_>> {
-            let o = typed(env, a[i], NAPI_UINT32_ARRAY, off)?;
-            let b = typed(env, a[i + 1], NAPI_UINT8_ARRAY, bytes)?;
-            Ok(ByteTable::new(o.u32s(), b.u8s(), n, off, bytes)?)
-        };
-        let names = table(2, "nameOffsets", "names")?;
-        let version_of = typed(env, a[4], NAPI_UINT32_ARRAY, "versionOf")?.u32s();
-        let v_off = typed(env, a[5], NAPI_UINT32_ARRAY, "versionOffsets")?;
-        let v_bytes = typed(env, a[6], NAPI_UINT8_ARRAY, "versions")?;
+        let u32s = |i: usize, name: &str| typed(env, a[i], NAPI_UINT32_ARRAY, name);
+        let u8s = |i: usize, name: &str| typed(env, a[i], NAPI_UINT8_ARRAY, name);
+        let (n_off, n_bytes) = (u32s(2, "nameOffsets")?, u8s(3, "names")?);
+        let version_of = u32s(4, "versionOf")?;
+        let (v_off, v_bytes) = (u32s(5, "versionOffsets")?, u8s(6, "versions")?);
+        let fingerprints = u8s(7, "fingerprints")?;
+        let (e_off, e_bytes) = (u32s(8, "extraOffsets")?, u8s(9, "extras")?);
+        let inputs = [
+            offsets,
+            deps,
+            n_off,
+            n_bytes,
+            version_of,
+            v_off,
+            v_bytes,
+            fingerprints,
+            e_off,
+            e_bytes,
+        ];
+        let names = ByteTable::new(n_off.u32s(), n_bytes.u8s(), n, "nameOffsets", "names")?;
         let versions = ByteTable::any(v_off.u32s(), v_bytes.u8s(), "versionOffsets", "versions")?;
-        let fingerprints = typed(env, a[7], NAPI_UINT8_ARRAY, "fingerprints")?.u8s();
-        let extras = table(8, "extraOffsets", "extras")?;
+        let extras = ByteTable::new(e_off.u32s(), e_bytes.u8s(), n, "extraOffsets", "extras")?;
         let l = Lowered {
             graph,
             names,
-            version_of,
+            version_of: version_of.u32s(),
             versions,
-            fingerprints,
+            fingerprints: fingerprints.u8s(),
             extras,
         }
         .check()?;
         let known = if type_of(env, a[10])? == NAPI_UNDEFINED {
             None
         } else {
-            let k = typed(env, a[10], NAPI_UINT8_ARRAY, "known")?.u8s();
-            check_known(k, n)?;
+            let k = typed(env, a[10], NAPI_UINT8_ARRAY, "known")?;
+            check_known(k.u8s(), n)?;
             Some(k)
         };
-        new_typed(env, NAPI_UINT8_ARRAY, 16 * n, |out| lowered_identities(&l, known, out))
+        if type_of(env, a[11])? == NAPI_UNDEFINED {
+            return new_typed(env, NAPI_UINT8_ARRAY, 16 * n, |out| {
+                lowered_identities(&l, known.map(|k| k.u8s()), out)
+            });
+        }
+        // Into the caller's array: a lowering session's call per pulled handle then makes no
+        // ArrayBuffer (bench row "apply handles of one graph: generator vs array").
+        let out = typed(env, a[11], NAPI_UINT8_ARRAY, "out")?;
+        if out.bytes != 16 * n {
+            return Err(bad(format!(
+                "out must have 16 * n = {} bytes (n from offsets), got {}",
+                16 * n,
+                out.bytes
+            )));
+        }
+        for other in inputs {
+            if out.overlaps(other) {
+                return Err(bad("out must not share memory with the tables (only with known)"));
+            }
+        }
+        match known {
+            Some(k) if k.ptr == out.ptr => lowered_identities_in_place(&l, out.u8s_mut()),
+            Some(k) if out.overlaps(k) => return Err(bad("out must be known itself or not share memory with it")),
+            Some(k) => lowered_identities(&l, Some(k.u8s()), out.u8s_mut()),
+            None => lowered_identities(&l, None, out.u8s_mut()),
+        }
+        Ok(a[11])
     }
 }
 

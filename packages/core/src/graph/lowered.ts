@@ -49,7 +49,7 @@ export function xxh64HexMany(table: ByteTable, out: Uint8Array, at: number): voi
  * written out and the graph is hashed by {@link fingerprintAll}. Malformed input throws
  * `CAIRN_GRAPH_INPUT`.
  */
-export function loweredIdentities(t: LoweredTables): Uint8Array {
+export function loweredIdentities(t: LoweredTables, out?: Uint8Array): Uint8Array {
   const n = checkGraph(t.graph);
   checkTable(t.names, n, 'nameOffsets', 'names');
   if (!(t.fingerprints instanceof Uint8Array) || t.fingerprints.length !== 16 * n) {
@@ -88,6 +88,7 @@ export function loweredIdentities(t: LoweredTables): Uint8Array {
   const version = (i: number): void => escaped(vb, vOff[versionOf[i]!]!, vOff[versionOf[i]! + 1]!);
   const { known } = t;
   if (known !== undefined) checkKnown(known, n);
+  if (out !== undefined && (!(out instanceof Uint8Array) || out.length !== 16 * n)) throw graphInputError(`out must be a Uint8Array of 16 * n = ${16 * n} bytes (n from offsets)`);
   for (let i = 0; i < n; i++) {
     if (known !== undefined && known[16 * i] !== 0) {
       attrs.end(); // not read: the node's hash is given
@@ -116,5 +117,7 @@ export function loweredIdentities(t: LoweredTables): Uint8Array {
   }
   const result = fingerprintAll(t.graph, t.names, attrs.table(), known);
   if (!result.ok) throw graphInputError('lowered steps must be numbered dependencies first'); // unreachable after the check above
-  return result.hex;
+  if (out === undefined) return result.hex;
+  out.set(result.hex);
+  return out;
 }
