@@ -1,7 +1,7 @@
 import { isStepSpec } from './brand.js';
 import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
-import { type ArtifactStep, isArtifactStep, type Layout } from './handle.js';
+import { type ArtifactStep, inputsMayChange, isArtifactStep, type Layout } from './handle.js';
 import { computeIdentities } from './identity.js';
 import { checkOutputPaths } from './output-paths.js';
 import { growU32, TableWriter } from './pack.js';
@@ -32,7 +32,8 @@ setLazyHooks({
   payload: (_spec, source) => fingerprintPayload(source as ArtifactStep<unknown>),
   inputs(spec, source) {
     const handle = source as ArtifactStep<unknown>;
-    const fingerprint = getBackend().xxh64Hex(fingerprintPayload(handle));
+    // Frozen plain inputs cannot have changed: only inputs that keep a mutable object are checked.
+    const fingerprint = inputsMayChange(handle) ? getBackend().xxh64Hex(fingerprintPayload(handle)) : spec.fingerprint;
     if (fingerprint !== spec.fingerprint) {
       throw new CairnError(
         'CAIRN_INVALID_SPEC',
