@@ -11,6 +11,8 @@ const FP_KEY = enc(',"fingerprint":"');
 const VERSION_KEY = enc('","version":');
 const QUOTE = 0x22, AT = 0x40, COMMA = 0x2c, CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
 
+const ATTRS = new TableWriter();
+
 /** The TypeScript twin of the native `duplicateSteps` (see `CoreBackend.duplicateSteps`). */
 export function duplicateSteps(names: ByteTable, versionOf: Uint32Array): Uint32Array {
   const n = names.offsets instanceof Uint32Array ? Math.max(names.offsets.length - 1, 0) : 0;
@@ -71,8 +73,11 @@ export function loweredIdentities(t: LoweredTables, out?: Uint8Array): Uint8Arra
 
   const { fingerprints } = t;
 
-  // hashAttrs texts, then the ordinary Merkle pass.
-  const attrs = new TableWriter();
+  // hashAttrs texts, then the ordinary Merkle pass. One writer serves every call: a lowering
+  // session calls once per pulled handle, and a fresh 64 KiB writer each time cost more than the
+  // hashing (bench row "apply handles of one graph: generator vs array", TS fallback).
+  const attrs = ATTRS;
+  attrs.clear();
   const put = (src: Uint8Array): void => {
     attrs.reserve(src.length);
     attrs.bytes.set(src, attrs.pos);
