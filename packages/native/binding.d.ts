@@ -35,7 +35,7 @@ export interface NativeFunctions {
    * member of its `hashAttrs` (usually empty). `known` (`16 * n` bytes) gives some hashes in
    * advance, as `fingerprintAll`'s does: those nodes are copied, not computed.
    */
-  loweredIdentities(offsets: Uint32Array, deps: Uint32Array, nameOffsets: Uint32Array, names: Uint8Array, versionOf: Uint32Array, versionOffsets: Uint32Array, versions: Uint8Array, fingerprints: Uint8Array, extraOffsets: Uint32Array, extras: Uint8Array, known?: Uint8Array): Uint8Array;
+  loweredIdentities(offsets: Uint32Array, deps: Uint32Array, nameOffsets: Uint32Array, names: Uint8Array, versionOf: Uint32Array, versionOffsets: Uint32Array, versions: Uint8Array, fingerprints: Uint8Array, extraOffsets: Uint32Array, extras: Uint8Array, known?: Uint8Array, out?: Uint8Array): Uint8Array;
   /**
    * Reads the file `name + suffix` for every name in `names` (separated by NUL bytes; `''` names
    * none), relative to the directory `base` (`''`: names are paths as they are), on a thread of

@@ -12,7 +12,7 @@
 // (skip a size whose single repetition is predicted to exceed this; default 30).
 // Exit status: 0 when every Cairn job succeeded (a peer failing, e.g. a stack overflow at 10^6,
 // is reported, not fatal); 1 otherwise.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from 'node:os';
@@ -114,6 +114,14 @@ async function main() {
     const terms = opts.filter.split(',').filter(Boolean);
     jobs = jobs.filter((j) => terms.some((t) => `${j.group} ${j.impl} ${j.variant}`.includes(t)));
   }
+  // The Python peers' venv (pinned Snakemake and Dask from PyPI), made once: without it their
+  // rows are skipped with setup.sh's reason and everything else runs.
+  let pythonSkip;
+  if (jobs.some((j) => j.case === 'python')) {
+    const r = spawnSync('bash', [join(root, 'tools/bench/python/setup.sh')], { encoding: 'utf8' });
+    if (r.status !== 0) pythonSkip = `no Python peers: ${(r.stderr.trim().split('\n').pop() || `setup.sh exited ${r.status}`).replace(/^bench python peers: /, '')}`;
+    console.log(r.status === 0 ? r.stdout.trim() : pythonSkip);
+  }
   const startedAt = new Date().toISOString();
   const loadavgStart = loadavg();
   const t0 = performance.now();
@@ -130,7 +138,9 @@ async function main() {
     const runs = opts.runs ?? (opts.quick ? (job.tmp ? 2 : 3) : job.tmp || n >= 1_000_000 ? 3 : 5);
     const warmup = opts.warmup;
     const r = { ...job, runs, warmup, loadavg1: loadavg()[0] };
-    if (job.backend === 'native' && !backendInfo.native) {
+    if (job.case === 'python' && pythonSkip !== undefined) {
+      r.skipped = pythonSkip;
+    } else if (job.backend === 'native' && !backendInfo.native) {
       r.skipped = `native module not loaded (${backendInfo.reason})`;
     } else {
       const prev = lastOf.get(seriesKey(job));

@@ -100,9 +100,11 @@ export interface CoreBackend {
   xxh64HexMany(table: ByteTable, out: Uint8Array, at: number): void;
   /**
    * Every lowered step's step hash (16 hex digits per node), whose `hashAttrs` is
-   * `{"deps":["name@version",…]<extra>,"fingerprint":"…","version":"…"}`.
+   * `{"deps":["name@version",…]<extra>,"fingerprint":"…","version":"…"}`. With `out`
+   * (`16 * n` bytes; it may be `tables.known` itself, no other table) they are written there
+   * and `out` is returned, instead of a new array.
    */
-  loweredIdentities(tables: LoweredTables): Uint8Array;
+  loweredIdentities(tables: LoweredTables, out?: Uint8Array): Uint8Array;
 }
 
 /** A streaming XXH64 hasher. */

@@ -129,10 +129,10 @@ export function adaptNative(b: NativeBinding): CoreBackend {
         throw mapNativeError(err);
       }
     },
-    loweredIdentities(t: LoweredTables) {
+    loweredIdentities(t: LoweredTables, out?: Uint8Array) {
       try {
         const { graph: g, names, versions, extras } = t;
-        return b.loweredIdentities(g.offsets, g.deps, names.offsets, names.bytes, t.versionOf, versions.offsets, versions.bytes, t.fingerprints, extras.offsets, extras.bytes, t.known);
+        return b.loweredIdentities(g.offsets, g.deps, names.offsets, names.bytes, t.versionOf, versions.offsets, versions.bytes, t.fingerprints, extras.offsets, extras.bytes, t.known, out);
       } catch (err) {
         throw mapNativeError(err);
       }

@@ -1,7 +1,7 @@
 import { isStepSpec } from './brand.js';
 import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
-import { type ArtifactStep, isArtifactStep, type Layout } from './handle.js';
+import { type ArtifactStep, inputsMayChange, isArtifactStep, type Layout } from './handle.js';
 import { computeIdentities } from './identity.js';
 import { checkOutputPaths } from './output-paths.js';
 import { growU32, TableWriter } from './pack.js';
@@ -32,7 +32,8 @@ setLazyHooks({
   payload: (_spec, source) => fingerprintPayload(source as ArtifactStep<unknown>),
   inputs(spec, source) {
     const handle = source as ArtifactStep<unknown>;
-    const fingerprint = getBackend().xxh64Hex(fingerprintPayload(handle));
+    // Frozen plain inputs cannot have changed: only inputs that keep a mutable object are checked.
+    const fingerprint = inputsMayChange(handle) ? getBackend().xxh64Hex(fingerprintPayload(handle)) : spec.fingerprint;
     if (fingerprint !== spec.fingerprint) {
       throw new CairnError(
         'CAIRN_INVALID_SPEC',
@@ -296,6 +297,8 @@ class LocalTables {
   }
 }
 const LOCAL = new LocalTables();
+/** {@link hashNew}'s boundary list, reused from call to call. */
+const BOUNDARY: number[] = [];
 
 /** `a`, or a zeroed copy at least `min` long (doubling), keeping its contents. */
 function growI32(a: Int32Array, min: number): Int32Array {
@@ -511,7 +514,8 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined)
   } else {
     // Local numbering: the boundary nodes first (0..b), then the new nodes (b..b+m). A node's
     // local number + 1 is kept in `state.slot` during the call (0: not numbered yet).
-    boundary = [];
+    boundary = BOUNDARY;
+    boundary.length = 0;
     const slot = (state.slot = growI32(state.slot, first));
     const e0 = offsets[first] as number, e1 = offsets[n] as number;
     for (let k = e0; k < e1; k++) {
@@ -539,23 +543,28 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined)
     const localVersionOf = t.versionOf.subarray(0, b + m);
     const localFingerprints = t.fingerprints.subarray(0, 16 * (b + m));
     const known = t.known.subarray(0, 16 * (b + m));
+    // Copied by loops, not by `set(subarray)`: a call per pulled handle moves a few dozen bytes,
+    // and each subarray is an object for the collector (bench row "apply handles of one graph").
+    const priorHashes = state.hashes;
     for (let j = 0; j < b; j++) {
       const d = boundary[j] as number;
       slot[d] = 0;
       localNames.add((sources[d] as ArtifactStep<unknown>).name);
       localExtras.addEmpty();
       localVersionOf[j] = versionOf[d] as number;
-      localFingerprints.set(fingerprints.subarray(16 * d, 16 * d + 16), 16 * j);
-      known.set(state.hashes.subarray(16 * d, 16 * d + 16), 16 * j);
+      for (let k = 0; k < 16; k++) {
+        localFingerprints[16 * j + k] = fingerprints[16 * d + k] as number;
+        known[16 * j + k] = priorHashes[16 * d + k] as number;
+      }
     }
     known.fill(0, 16 * b);
     for (let i = first; i < n; i++) {
       const h = sources[i] as ArtifactStep<unknown>;
       localNames.add(h.name);
       addExtra(localExtras, h);
+      localVersionOf[b + i - first] = versionOf[i] as number;
     }
-    localVersionOf.set(versionOf.subarray(first, n), b);
-    localFingerprints.set(fingerprints.subarray(16 * first, 16 * n), 16 * b);
+    for (let k = 16 * first, at = 16 * b; k < 16 * n; k++, at++) localFingerprints[at] = fingerprints[k] as number;
     tables = {
       graph: { offsets: localOffsets, deps: localDeps },
       names: localNames.table(),
@@ -566,7 +575,8 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined)
       known,
     };
   }
-  const hashes = getBackend().loweredIdentities(tables);
+  // A session's call writes into its local `known` table (no new array per pulled handle).
+  const hashes = getBackend().loweredIdentities(tables, tables.known);
   if (!state.session) {
     // One call: the tables are trimmed to what the specs read.
     graph.offsets = offsets.slice(0, n + 1);
@@ -576,8 +586,8 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined)
     return;
   }
   const from = 16 * (boundary?.length ?? 0);
-  state.hashes = growU8(state.hashes, 16 * first, 16 * n);
-  state.hashes.set(hashes.subarray(from), 16 * first);
+  const all = (state.hashes = growU8(state.hashes, 16 * first, 16 * n));
+  for (let k = from, at = 16 * first; k < hashes.length; k++, at++) all[at] = hashes[k] as number;
   graph.offsets = offsets;
   graph.edges = edges;
   graph.fingerprints = fingerprints;

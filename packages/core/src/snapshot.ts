@@ -13,14 +13,19 @@ import { MAX_VALUE_DEPTH } from './limits.js';
  * same loop: canonical encoding reports it with its path) survive. Changing the copy
  * (`handle.inputs.x = …`) throws a TypeError: the handle's inputs are fixed at `apply()`. Containers nested deeper than
  * `MAX_VALUE_DEPTH` are kept uncopied: the dependency walk refuses them (`CAIRN_TOO_DEEP`).
+ * Whether anything kept uncopied can change is reported as `sealed`.
  */
-export function snapshotInputs<T>(inputs: T): T {
+export function snapshotInputs<T>(inputs: T, isFixed: (v: object) => boolean): Snapshot<T> {
   const copies = new Map<object, object>();
+  let sealed = true;
   const copy = (v: unknown, depth: number): unknown => {
     if (typeof v !== 'object' || v === null) return v;
     const done = copies.get(v);
     if (done !== undefined) return done;
-    if (depth > MAX_VALUE_DEPTH) return v;
+    if (depth > MAX_VALUE_DEPTH) {
+      sealed = false;
+      return v;
+    }
     const proto = Object.getPrototypeOf(v) as object | null;
     if (Array.isArray(v) && proto === Array.prototype) {
       const out = new Array<unknown>(v.length);
@@ -29,7 +34,10 @@ export function snapshotInputs<T>(inputs: T): T {
       copies.delete(v);
       return Object.freeze(out);
     }
-    if (proto !== Object.prototype && proto !== null) return v;
+    if (proto !== Object.prototype && proto !== null) {
+      if (!isFixed(v)) sealed = false;
+      return v;
+    }
     const out = Object.create(proto) as Record<string, unknown>;
     copies.set(v, out);
     for (const k in v) {
@@ -40,5 +48,18 @@ export function snapshotInputs<T>(inputs: T): T {
     copies.delete(v);
     return Object.freeze(out);
   };
-  return copy(inputs, 0) as T;
+  const value = copy(inputs, 0) as T;
+  return { value, sealed };
+}
+
+/** What {@link snapshotInputs} made. */
+export interface Snapshot<T> {
+  /** The copy. */
+  readonly value: T;
+  /**
+   * True when the copy holds nothing that can change: frozen copies, primitives and objects
+   * `isFixed` accepts (handles, `OUT`). A Date, Map, typed array or class instance kept as it is
+   * makes it false.
+   */
+  readonly sealed: boolean;
 }

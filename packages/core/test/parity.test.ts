@@ -192,6 +192,12 @@ describe.runIf(nativeBackend)('native vs TypeScript parity', () => {
         const withKnown = { ...tables, known };
         expect([...native.loweredIdentities(withKnown)]).toEqual([...full]);
         expect([...js.loweredIdentities(withKnown)]).toEqual([...full]);
+        // Written into the known table itself (a session's call): the same, in place, on both.
+        for (const b of [native, js]) {
+          const inOut = known.slice();
+          expect(b.loweredIdentities({ ...tables, known: inOut }, inOut)).toBe(inOut);
+          expect([...inOut]).toEqual([...full]);
+        }
       }),
       { numRuns: 300 },
     );

@@ -231,6 +231,12 @@ pub fn lowered_identities(l: &Lowered, known: Option<&[u8]>, hashes: &mut [u8]) 
         Some(k) => hashes.copy_from_slice(k),
         None => hashes.fill(0),
     }
+    lowered_identities_in_place(l, hashes);
+}
+
+/// [`lowered_identities`] with the known hashes already in `hashes` (checked by
+/// [`check_known`]): the all-zero entries are computed in place, the others are kept.
+pub fn lowered_identities_in_place(l: &Lowered, hashes: &mut [u8]) {
     let mut s = Scratch::default();
     let mut attrs: Vec<u8> = Vec::with_capacity(256);
     for i in 0..l.graph.len() {
@@ -420,6 +426,9 @@ mod tests {
             let mut again = vec![0u8; 16 * n];
             lowered_identities(&l, Some(&known), &mut again);
             assert_eq!(again, hashes, "{} (half known)", c.at("name").as_str());
+            // The same with the known half already in the output (as the binding's `out` = `known` does).
+            lowered_identities_in_place(&l, &mut known);
+            assert_eq!(known, hashes, "{} (half known, in place)", c.at("name").as_str());
             // The default (content) location of each step: name/version-hash (docs/identity.md).
             let paths = c.at("paths").as_array();
             assert_eq!(paths.len(), n, "{}", c.at("name").as_str());

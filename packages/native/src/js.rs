@@ -7,14 +7,16 @@ use napi_derive::napi;
 
 use crate::duplicates::duplicate_steps;
 use crate::expand::expand;
-use crate::fingerprint::{Lowered, check_known, fingerprint_into, lowered_identities, xxh64_hex_many};
+use crate::fingerprint::{
+    Lowered, check_known, fingerprint_into, lowered_identities, lowered_identities_in_place, xxh64_hex_many,
+};
 use crate::graph::{ByteTable, Csr, Order};
 use crate::js_args::{Arg, Code, OrBad, R, View, bad, new_typed, u32_array};
 use crate::toposort::toposort;
 use crate::xxh64::{STATE_BYTES, Xxh64State, write_hex, xxh64};
 
 /// Bumped whenever the JS-facing surface changes; index.js refuses a stale build.
-const ABI_VERSION: u32 = 3;
+const ABI_VERSION: u32 = 4;
 
 /// The two constants of the surface, `abiVersion` and `xxh64StateBytes` (napi-rs exports a
 /// `#[napi] const` under its Rust name only).
@@ -233,34 +235,39 @@ pub fn js_fingerprint_all<'env>(
 /// advance, as `fingerprintAll`'s does: those nodes are copied, not computed.
 #[napi(
     js_name = "loweredIdentities",
-    ts_args_type = "offsets: Uint32Array, deps: Uint32Array, nameOffsets: Uint32Array, names: Uint8Array, versionOf: Uint32Array, versionOffsets: Uint32Array, versions: Uint8Array, fingerprints: Uint8Array, extraOffsets: Uint32Array, extras: Uint8Array, known?: Uint8Array",
+    ts_args_type = "offsets: Uint32Array, deps: Uint32Array, nameOffsets: Uint32Array, names: Uint8Array, versionOf: Uint32Array, versionOffsets: Uint32Array, versions: Uint8Array, fingerprints: Uint8Array, extraOffsets: Uint32Array, extras: Uint8Array, known?: Uint8Array, out?: Uint8Array",
     ts_return_type = "Uint8Array"
 )]
 #[allow(clippy::too_many_arguments)]
 pub fn js_lowered_identities<'env>(
     env: &'env Env,
-    offsets: Unknown,
-    deps: Unknown,
-    name_offsets: Unknown,
-    names: Unknown,
-    version_of: Unknown,
-    version_offsets: Unknown,
-    versions: Unknown,
-    fingerprints: Unknown,
-    extra_offsets: Unknown,
-    extras: Unknown,
-    known_: Unknown,
+    offsets: Unknown<'env>,
+    deps: Unknown<'env>,
+    name_offsets: Unknown<'env>,
+    names: Unknown<'env>,
+    version_of: Unknown<'env>,
+    version_offsets: Unknown<'env>,
+    versions: Unknown<'env>,
+    fingerprints: Unknown<'env>,
+    extra_offsets: Unknown<'env>,
+    extras: Unknown<'env>,
+    known_: Unknown<'env>,
+    out_: Unknown<'env>,
 ) -> Result<Unknown<'env>, Code> {
-    let (_, _, graph) = graph(Arg::new(env, offsets), Arg::new(env, deps))?;
-    let n = graph.len();
     let a = |v| Arg::new(env, v);
-    let names = table(a(name_offsets), a(names), n, "nameOffsets", "names")?;
-    let version_of = unsafe { a(version_of).u32s("versionOf")?.u32s() };
+    let (o_view, d_view, graph) = graph(a(offsets), a(deps))?;
+    let n = graph.len();
+    let (n_off, n_bytes) = (a(name_offsets).u32s("nameOffsets")?, a(names).u8s("names")?);
+    let names = unsafe { ByteTable::new(n_off.u32s(), n_bytes.u8s(), n, "nameOffsets", "names") }.or_bad()?;
+    let vo_view = a(version_of).u32s("versionOf")?;
+    let version_of = unsafe { vo_view.u32s() };
     let v_off = a(version_offsets).u32s("versionOffsets")?;
     let v_bytes = a(versions).u8s("versions")?;
     let versions = unsafe { ByteTable::any(v_off.u32s(), v_bytes.u8s(), "versionOffsets", "versions") }.or_bad()?;
-    let fingerprints = unsafe { a(fingerprints).u8s("fingerprints")?.u8s() };
-    let extras = table(a(extra_offsets), a(extras), n, "extraOffsets", "extras")?;
+    let f_view = a(fingerprints).u8s("fingerprints")?;
+    let fingerprints = unsafe { f_view.u8s() };
+    let (e_off, e_bytes) = (a(extra_offsets).u32s("extraOffsets")?, a(extras).u8s("extras")?);
+    let extras = unsafe { ByteTable::new(e_off.u32s(), e_bytes.u8s(), n, "extraOffsets", "extras") }.or_bad()?;
     let l = Lowered {
         graph,
         names,
@@ -271,8 +278,44 @@ pub fn js_lowered_identities<'env>(
     }
     .check()
     .or_bad()?;
-    let known = known(a(known_), n)?;
-    new_typed(env, false, 16 * n, |out| lowered_identities(&l, known, out))
+    let out_arg = a(out_);
+    if out_arg.is_undefined()? {
+        let known = known(a(known_), n)?;
+        return new_typed(env, false, 16 * n, |out| lowered_identities(&l, known, out));
+    }
+    // Into the caller's array: a lowering session's call per pulled handle then makes no
+    // ArrayBuffer (bench row "apply handles of one graph: generator vs array").
+    let out = out_arg.u8s("out")?;
+    if out.bytes != 16 * n {
+        return Err(bad(format!(
+            "out must have 16 * n = {} bytes (n from offsets), got {}",
+            16 * n,
+            out.bytes
+        )));
+    }
+    for other in [
+        o_view, d_view, n_off, n_bytes, vo_view, v_off, v_bytes, f_view, e_off, e_bytes,
+    ] {
+        if out.overlaps(other) {
+            return Err(bad("out must not share memory with the tables (only with known)"));
+        }
+    }
+    let k_arg = a(known_);
+    if k_arg.is_undefined()? {
+        lowered_identities(&l, None, unsafe { out.u8s_mut() });
+    } else {
+        let k = k_arg.u8s("known")?;
+        check_known(unsafe { k.u8s() }, n).or_bad()?;
+        if k.overlaps(out) {
+            if !k.same(out) {
+                return Err(bad("out must be known itself or not share memory with it"));
+            }
+            lowered_identities_in_place(&l, unsafe { out.u8s_mut() });
+        } else {
+            lowered_identities(&l, Some(unsafe { k.u8s() }), unsafe { out.u8s_mut() });
+        }
+    }
+    Ok(out_)
 }
 
 /// Steps of one lowering sharing a name (bytes of the `names` table) and a version id:

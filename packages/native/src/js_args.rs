@@ -231,6 +231,10 @@ impl View {
             unsafe { std::slice::from_raw_parts_mut(self.ptr, self.bytes) }
         }
     }
+    /// The same memory exactly (the same start and length).
+    pub fn same(self, o: View) -> bool {
+        self.ptr == o.ptr && self.bytes == o.bytes
+    }
     pub fn overlaps(self, o: View) -> bool {
         let (a, b) = (self.ptr as usize, o.ptr as usize);
         self.bytes > 0 && o.bytes > 0 && a < b + o.bytes && b < a + self.bytes

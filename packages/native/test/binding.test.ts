@@ -104,6 +104,13 @@ describe.runIf(b)('native binding', () => {
       expect(Buffer.from(fingerprints).toString(), c.name).toBe(c.fingerprints.join(''));
       const hashes = n.loweredIdentities(g.offsets, g.deps, names.offsets, names.bytes, versionOf, versions.offsets, versions.bytes, fingerprints, extras.offsets, extras.bytes);
       expect(Buffer.from(hashes).toString(), c.name).toBe(c.hashes.join(''));
+      // Into the caller's array, with the first half known in that same array (a lowering session's call).
+      const half = 16 * Math.floor(nodes.length / 2);
+      const inOut = new Uint8Array(16 * nodes.length);
+      inOut.set(hashes.subarray(0, half));
+      const got = n.loweredIdentities(g.offsets, g.deps, names.offsets, names.bytes, versionOf, versions.offsets, versions.bytes, fingerprints, extras.offsets, extras.bytes, inOut, inOut);
+      expect(got, c.name).toBe(inOut);
+      expect(Buffer.from(inOut).toString(), c.name).toBe(c.hashes.join(''));
       expect(n.duplicateSteps(names.offsets, names.bytes, versionOf).length, c.name).toBe(0);
     }
   });
@@ -126,6 +133,17 @@ describe.runIf(b)('native binding', () => {
       [
         () => n.loweredIdentities(Uint32Array.of(0, 1), Uint32Array.of(0), Uint32Array.of(0, 0), new Uint8Array(), Uint32Array.of(0), Uint32Array.of(0, 0), new Uint8Array(), new Uint8Array(16), Uint32Array.of(0, 0), new Uint8Array()),
         /dependencies first/,
+      ],
+      [
+        () => n.loweredIdentities(Uint32Array.of(0, 0), new Uint32Array(), Uint32Array.of(0, 0), new Uint8Array(), Uint32Array.of(0), Uint32Array.of(0, 0), new Uint8Array(), new Uint8Array(16), Uint32Array.of(0, 0), new Uint8Array(), undefined, new Uint8Array(8)),
+        /^out must have 16 \* n = 16 bytes/,
+      ],
+      [
+        () => {
+          const fp = new Uint8Array(16);
+          return n.loweredIdentities(Uint32Array.of(0, 0), new Uint32Array(), Uint32Array.of(0, 0), new Uint8Array(), Uint32Array.of(0), Uint32Array.of(0, 0), new Uint8Array(), fp, Uint32Array.of(0, 0), new Uint8Array(), undefined, fp);
+        },
+        /^out must not share memory/,
       ],
     ];
     for (const [f, msg] of cases) expect(f).toThrow(expect.objectContaining({ code: 'CAIRN_NATIVE_BAD_INPUT', message: expect.stringMatching(msg) }));

@@ -224,6 +224,31 @@ export const variants = {
     };
   },
 
+  /**
+   * A dry run (`StepRunner.plan`) of n `apply` handles on an empty LocalStore directory, the
+   * terminal layer given (as Snakemake's rule `all`): lowering, discovery and a status read of
+   * every step (all missing, all to run); nothing runs. The peer of `snakemake -n` (cases/python.mjs).
+   */
+  async plan({ shape, n }) {
+    const graph = generate(shape, n);
+    return async () => {
+      const handles = toHandles(core, graph);
+      const targets = [...sinks(graph)].map((i) => handles[i]);
+      const s = scratch('plan');
+      try {
+        const r = new StepRunner({ prefix: s.dir, store: new LocalStore(), logger: quiet });
+        let plan;
+        const ms = await timeAsync(async () => {
+          plan = await r.plan(targets);
+        });
+        check(plan.counts.run === n, `the plan should run all ${n} steps, got ${JSON.stringify(plan.counts)}`);
+        return ms;
+      } finally {
+        s.remove();
+      }
+    };
+  },
+
   /** p-graph 2.0 running the same graph of no-op promises (string ids), `concurrency` = the runner's maxConcurrent. */
   async 'p-graph'({ shape, n, maxConcurrent = 8 }) {
     const { PGraph } = require('p-graph');

@@ -109,6 +109,17 @@ export function makePlan({ quick, disk, tmpfs = existsSync('/dev/shm') ? '/dev/s
     add(peer('scheduler overhead (no-op steps)', 'p-graph 2.0 (concurrency 8)', 'runner', 'p-graph', p));
   }
 
+  // Python peers (full mode: their venv comes from PyPI, see python/setup.sh). Dask's local
+  // scheduler on the same no-op graphs as p-graph; Snakemake's dry run against Cairn's plan().
+  if (!quick) {
+    for (const n of [10 * K, 100 * K]) add(peer('scheduler overhead (no-op steps)', 'Dask 2026.8.0 threaded get (8 workers)', 'python', 'dask', { shape: 'layered', n }));
+    for (const n of [K, 10 * K, 100 * K]) {
+      const group = 'plan (dry run), nothing built';
+      add(cairn(group, 'Cairn StepRunner.plan(), LocalStore', 'runner', 'plan', { shape: 'layered', n }));
+      add(peer(group, 'Snakemake 9.27.1 -n (one rule of n jobs; process incl. start-up)', 'python', 'snakemake-dry', { shape: 'layered', n }));
+    }
+  }
+
   // Handles of one layered graph pulled one at a time from a generator, against the same as an
   // array (issue 32: each pulled handle was lowered with its whole upstream, ×39 at 4k).
   for (const n of quick ? [10 * K] : [10 * K, 100 * K]) {
@@ -122,6 +133,7 @@ export function makePlan({ quick, disk, tmpfs = existsSync('/dev/shm') ? '/dev/s
     const n = quick ? K : 10 * K;
     add(cairn('chain, terminal target', 'Cairn StepRunner, MemoryStore', 'runner', 'memory', { shape: 'chain', n, targets: 'sinks' }));
     add(peer('chain, terminal target', 'p-graph 2.0 (concurrency 8)', 'runner', 'p-graph', { shape: 'chain', n }));
+    if (!quick) add(peer('chain, terminal target', 'Dask 2026.8.0 threaded get (8 workers)', 'python', 'dask', { shape: 'chain', n }));
     const where = quick || !tmpfs ? [{ tmp: disk, n: quick ? 300 : 2 * K, label: 'disk' }] : [{ tmp: disk, n: 2 * K, label: 'disk' }, { tmp: tmpfs, n: 10 * K, label: 'tmpfs' }];
     for (const w of where) {
       add({ ...cairn(`chain, terminal target (${w.label})`, 'Cairn StepRunner, LocalStore', 'runner', 'cold-disk', { shape: 'chain', n: w.n, targets: 'sinks' }, { tmp: w.tmp }) });

@@ -11,6 +11,8 @@ const FP_KEY = enc(',"fingerprint":"');
 const VERSION_KEY = enc('","version":');
 const QUOTE = 0x22, AT = 0x40, COMMA = 0x2c, CLOSE_ARRAY = 0x5d, CLOSE_OBJECT = 0x7d;
 
+const ATTRS = new TableWriter();
+
 /** The TypeScript twin of the native `duplicateSteps` (see `CoreBackend.duplicateSteps`). */
 export function duplicateSteps(names: ByteTable, versionOf: Uint32Array): Uint32Array {
   const n = names.offsets instanceof Uint32Array ? Math.max(names.offsets.length - 1, 0) : 0;
@@ -49,7 +51,7 @@ export function xxh64HexMany(table: ByteTable, out: Uint8Array, at: number): voi
  * written out and the graph is hashed by {@link fingerprintAll}. Malformed input throws
  * `CAIRN_GRAPH_INPUT`.
  */
-export function loweredIdentities(t: LoweredTables): Uint8Array {
+export function loweredIdentities(t: LoweredTables, out?: Uint8Array): Uint8Array {
   const n = checkGraph(t.graph);
   checkTable(t.names, n, 'nameOffsets', 'names');
   if (!(t.fingerprints instanceof Uint8Array) || t.fingerprints.length !== 16 * n) {
@@ -71,8 +73,11 @@ export function loweredIdentities(t: LoweredTables): Uint8Array {
 
   const { fingerprints } = t;
 
-  // hashAttrs texts, then the ordinary Merkle pass.
-  const attrs = new TableWriter();
+  // hashAttrs texts, then the ordinary Merkle pass. One writer serves every call: a lowering
+  // session calls once per pulled handle, and a fresh 64 KiB writer each time cost more than the
+  // hashing (bench row "apply handles of one graph: generator vs array", TS fallback).
+  const attrs = ATTRS;
+  attrs.clear();
   const put = (src: Uint8Array): void => {
     attrs.reserve(src.length);
     attrs.bytes.set(src, attrs.pos);
@@ -88,6 +93,7 @@ export function loweredIdentities(t: LoweredTables): Uint8Array {
   const version = (i: number): void => escaped(vb, vOff[versionOf[i]!]!, vOff[versionOf[i]! + 1]!);
   const { known } = t;
   if (known !== undefined) checkKnown(known, n);
+  if (out !== undefined && (!(out instanceof Uint8Array) || out.length !== 16 * n)) throw graphInputError(`out must be a Uint8Array of 16 * n = ${16 * n} bytes (n from offsets)`);
   for (let i = 0; i < n; i++) {
     if (known !== undefined && known[16 * i] !== 0) {
       attrs.end(); // not read: the node's hash is given
@@ -116,5 +122,7 @@ export function loweredIdentities(t: LoweredTables): Uint8Array {
   }
   const result = fingerprintAll(t.graph, t.names, attrs.table(), known);
   if (!result.ok) throw graphInputError('lowered steps must be numbered dependencies first'); // unreachable after the check above
-  return result.hex;
+  if (out === undefined) return result.hex;
+  out.set(result.hex);
+  return out;
 }
