@@ -105,6 +105,7 @@ export async function submitSingle(ctx: SubmitContext, job: JobRequest): Promise
       nodePath: ctx.options.nodePath ?? process.execPath,
       workerEntry: ctx.options.workerEntry ?? workerEntryPath(),
       watchdogSeconds,
+      usageExecutor: ctx.scheduler.name,
     });
   }
   await writeJobFile(files.script, script, 'script', access);

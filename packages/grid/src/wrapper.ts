@@ -18,6 +18,8 @@
  * to the runner and `CAIRN_PARENT_FD` is cleared (sbatch `--export=ALL` / qsub `-V` would
  * otherwise carry it over from the runner's environment).
  */
+import { join } from 'node:path';
+import { USAGE_FILE, USAGE_FILE_ENV, USAGE_SAMPLE_ENV } from '@cairn/runner/executor';
 import { shQuote } from './quote.js';
 import { CairnError } from '@cairn/core';
 import type { CommandPlan } from './command-job.js';
@@ -37,6 +39,8 @@ export interface WrapperInit {
   readonly workerEntry: string;
   /** Seconds after start at which the wrapper sends itself USR2 (0 = no watchdog). */
   readonly watchdogSeconds: number;
+  /** The scheduler's name (`slurm`, `sge`): the worker measures its own process tree and writes `usage.json` under it. @default no measurement */
+  readonly usageExecutor?: string;
 }
 
 /** What a packed task's wrapper runs. */
@@ -168,7 +172,10 @@ function singleScript(title: string, files: JobFiles, logs: WrapperInit['logs'],
 /** The single-step wrapper's text. */
 export function wrapperScript(w: WrapperInit): string {
   const f = w.files;
+  // The scheduler's accounting (sacct needs slurmdbd) is not always there: the worker measures itself (runner worker/self-usage.ts).
+  const usage = w.usageExecutor === undefined ? [] : [`export ${USAGE_SAMPLE_ENV}=${shQuote(w.usageExecutor)} ${USAGE_FILE_ENV}=${shQuote(join(f.dir, USAGE_FILE))}`];
   return singleScript(w.title, f, w.logs, w.watchdogSeconds, 'TERM', [
+    ...usage,
     `cairn_run ${shQuote(w.nodePath)} ${shQuote(w.workerEntry)} --task ${shQuote(f.task)} --result ${shQuote(f.result)}`,
   ]);
 }

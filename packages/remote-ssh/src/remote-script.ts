@@ -15,11 +15,13 @@
  *   watchdog        only when the watchdog stopped the job: why
  *   stdout.log, stderr.log
  *   result.msgpack  written by the worker entry
+ *   usage.json      what the step used (wall, CPU, peak RSS, GPU), written by the worker entry or the command wrapper
  *   exit            the exit code, written atomically (tmp + mv): the truth about completion
  *   worker          only for steps run by the persistent worker: its directory. `pid` is
  *                   then the worker's pid (alive while the step may still finish)
  *   cancel          only for worker steps being cancelled: the grace in ms
  */
+import { USAGE_FILE, USAGE_FILE_ENV, USAGE_SAMPLE_ENV } from '@cairn/runner/executor';
 
 /**
  * `verify FILE SHA256`: true when FILE is a regular file (not a link) whose SHA-256 is SHA256.
@@ -86,8 +88,12 @@ function wrapperScript(run: string): string {
   ].join('\n');
 }
 
-/** The wrapper of a step run by Node: the worker entry reads the task and writes `result.msgpack`. */
-export const WRAPPER_SCRIPT = wrapperScript('CUDA_VISIBLE_DEVICES="$3" "$1" "$2" --task task.msgpack --result result.msgpack');
+/**
+ * The wrapper of a step run by Node: the worker entry reads the task and writes `result.msgpack`,
+ * and measures its own process tree into `usage.json` (runner worker/self-usage.ts), which the
+ * executor copies back next to the attempt's other files.
+ */
+export const WRAPPER_SCRIPT = wrapperScript(`CUDA_VISIBLE_DEVICES="$3" ${USAGE_SAMPLE_ENV}=ssh ${USAGE_FILE_ENV}="$PWD/${USAGE_FILE}" "$1" "$2" --task task.msgpack --result result.msgpack`);
 
 /**
  * The wrapper of a command step (no Node on the host): the task is a shell script (`task.sh`,
@@ -133,7 +139,7 @@ function launchScript(head: readonly string[], taskFile: string, started: readon
     '  exit 6',
     'fi',
     `mv -f ${taskFile}.new ${taskFile}`,
-    'for x in pid exit result.msgpack result.json watchdog worker cancel; do if [ -e "$x" ]; then rm -f "$x"; fi; done',
+    'for x in pid exit result.msgpack result.json usage.json watchdog worker cancel; do if [ -e "$x" ]; then rm -f "$x"; fi; done',
     ': > heartbeat',
     'setsid sh -c "$w" cairn-job "$@" </dev/null >/dev/null 2>&1 &',
     'exec 9>&-',

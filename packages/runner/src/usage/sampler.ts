@@ -10,6 +10,8 @@ import { SAMPLE_INTERVAL_MS, TreeMeter, type TreeSelector, type TreeUsage } from
 
 /** A running measurement of one attempt's processes. */
 export interface UsageMeter {
+  /** What was measured so far, synchronously (for a process's `exit` handler, which cannot wait). */
+  peek(): TreeUsage;
   /** Takes a last sample (the processes may have exited already) and stops; what was measured. */
   stop(): Promise<TreeUsage>;
 }
@@ -54,6 +56,7 @@ export function startMeter(target: number | TreeSelector, active: () => boolean 
   }
   const first = active() ? sampleAll([meter]) : Promise.resolve();
   return {
+    peek: () => meter.result(),
     async stop() {
       await first;
       if (meters.delete(entry) && meters.size === 0) {
