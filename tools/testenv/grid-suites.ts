@@ -7,11 +7,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { hasCode, StepSpec, type Resources } from '@cairn/core';
 import type { GridExecutor, GridExecutorOptions } from '@cairn/grid';
-import { localLayout, StepRunner, type ArtifactRecord, type JobHandle } from '@cairn/runner';
+import { localLayout, readUsage, StepRunner, type ArtifactRecord, type JobHandle } from '@cairn/runner';
+import { writeFakeNvidiaSmi } from './fake-nvidia-smi.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { commandJobFor, GRID_PROGRAMS, GRID_STEPS, gridScale, jobFor, RecordingHost, tempRoot, workerEntry } from './grid-jobs.js';
 import type { GridTestCluster } from './grid-clusters.js';
@@ -422,6 +423,25 @@ export function describeRunner(label: string, start: () => Promise<GridTestClust
       const again = await new StepRunner({ prefix, executors: [second] }).run([pipeline(second.name)]);
       expect('counts' in again && again.counts).toEqual({ cached: 1 });
       expect(second.counters.submissions).toBe(0);
+    }, 90_000);
+
+    test("a single job's usage: its worker measures its own process tree on the node (no sacct/qacct needed), GPU from nvidia-smi on the job's PATH", async () => {
+      const prefix = join(h.state.root, 'usage');
+      const ex = h.make({});
+      const step = new StepSpec({ name: 'hog', executor: ex.name, ref: { module: GRID_STEPS, export: 'hog' }, resources: { cpu: 1, timeLimit: 120 } });
+      const path = process.env.PATH;
+      // The job inherits the submitting environment (sbatch --export=ALL, qsub -V): the fake is first on its PATH.
+      process.env.PATH = `${writeFakeNvidiaSmi(join(h.state.root, 'gpu'), { marker: 'cairn-usage-hog', usedMiB: 512, utilization: 75 })}${delimiter}${path ?? ''}`;
+      try {
+        const summary = await new StepRunner({ prefix, executors: [ex] }).run([step]);
+        expect('counts' in summary && summary.counts).toEqual({ succeeded: 1 });
+      } finally {
+        process.env.PATH = path;
+      }
+      const usage = await readUsage(join(step.outputPath(prefix), '.cairn', 'attempt-1'));
+      expect(usage).toMatchObject({ executor: scheduler(), cpuScope: 'tree', memoryKind: 'rss', memoryScope: 'tree', exitCode: 0, gpuPeakMemoryBytes: 512 * 2 ** 20, gpuUtilizationPercent: 75 });
+      expect(usage!.cpuMs!).toBeGreaterThanOrEqual(500);
+      expect(usage!.peakMemoryBytes!).toBeGreaterThanOrEqual(150 * 2 ** 20);
     }, 90_000);
 
     for (const packed of suite.single ? [true, false] : [true]) {
