@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hasCode, StepSpec, type Resources } from '@cairn/core';
+import { command, hasCode, OUT, StepSpec, type Resources } from '@cairn/core';
 import type { GridExecutor, GridExecutorOptions } from '@cairn/grid';
 import { localLayout, readUsage, StepRunner, type ArtifactRecord, type JobHandle } from '@cairn/runner';
 import { writeFakeNvidiaSmi } from './fake-nvidia-smi.js';
@@ -443,6 +443,25 @@ export function describeRunner(label: string, start: () => Promise<GridTestClust
       expect(usage!.cpuMs!).toBeGreaterThanOrEqual(500);
       expect(usage!.peakMemoryBytes!).toBeGreaterThanOrEqual(150 * 2 ** 20);
     }, 90_000);
+
+    test("command steps' usage, alone and packed: the job's shell wrapper measures the program (times, ps, awk)", async () => {
+      const hogProgram = fileURLToPath(new URL('./usage-hog.mjs', import.meta.url));
+      const hog = (name: string, executor: string) => command({ name, version: 'v1', executor, program: process.execPath, args: [hogProgram, OUT, '200', '1000', 'cairn-usage-hog'], dir: h.state.root, resources: { cpu: 1, timeLimit: 120 } }).lower();
+      for (const packed of [false, true]) {
+        const prefix = join(h.state.root, `usage-cmd-${packed ? 'packed' : 'single'}`);
+        const ex = h.make(packed ? { pack: { maxWaitMs: 300 } } : {});
+        const steps = packed ? [hog('hog-a', ex.name), hog('hog-b', ex.name)] : [hog('hog-single', ex.name)];
+        const summary = await new StepRunner({ prefix, executors: [ex] }).run(steps);
+        expect('counts' in summary && summary.counts).toEqual({ succeeded: steps.length });
+        for (const step of steps) {
+          const usage = await readUsage(join(step.outputPath(prefix), '.cairn', 'attempt-1'));
+          expect(usage, `${step.name} (${packed ? 'packed' : 'alone'})`).toMatchObject({ executor: scheduler(), cpuScope: 'tree', memoryScope: 'tree', exitCode: 0, sampleIntervalMs: 1000 });
+          expect(usage!.cpuMs!).toBeGreaterThanOrEqual(500);
+          expect(usage!.peakMemoryBytes!).toBeGreaterThanOrEqual(150 * 2 ** 20);
+          expect(usage).not.toHaveProperty('gpuPeakMemoryBytes');
+        }
+      }
+    }, 120_000);
 
     for (const packed of suite.single ? [true, false] : [true]) {
       test(`a runner SIGKILLed while its ${packed ? 'packed ' : ''}jobs run is restarted and adopts them: no job is submitted twice`, async () => {

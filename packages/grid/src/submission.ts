@@ -95,7 +95,7 @@ export async function submitSingle(ctx: SubmitContext, job: JobRequest): Promise
   let command: GridJobRecord['command'];
   if (isCommandTask(job.task)) {
     const plan = await prepareCommand(job.task, files, access);
-    script = commandWrapperScript({ title, step: job.spec.name, files, logs: job.logPaths, plan, outputPath: job.task.outputPath, watchdogSeconds });
+    script = commandWrapperScript({ title, step: job.spec.name, files, logs: job.logPaths, plan, outputPath: job.task.outputPath, watchdogSeconds, usageExecutor: ctx.scheduler.name });
     command = { program: plan.program };
   } else {
     script = wrapperScript({
@@ -146,7 +146,7 @@ export async function submitArray(ctx: SubmitContext, jobs: readonly JobRequest[
   const commands = isCommandTask((jobs[tasks[0]?.steps[0] ?? 0] as JobRequest).task);
   const title = `Cairn pack of ${tasks.reduce((n, t) => n + t.steps.length, 0)} steps in ${tasks.length} task(s)`;
   const script = commands
-    ? commandPackWrapperScript({ title, files, taskVar: ctx.scheduler.arrayTaskVar, watchdogSeconds })
+    ? commandPackWrapperScript({ title, files, taskVar: ctx.scheduler.arrayTaskVar, watchdogSeconds, usageExecutor: ctx.scheduler.name })
     : packWrapperScript({
         title,
         files,

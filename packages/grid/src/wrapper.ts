@@ -19,7 +19,7 @@
  * otherwise carry it over from the runner's environment).
  */
 import { join } from 'node:path';
-import { USAGE_FILE, USAGE_FILE_ENV, USAGE_SAMPLE_ENV } from '@cairn/runner/executor';
+import { USAGE_FILE, USAGE_FILE_ENV, USAGE_SAMPLE_ENV, USAGE_SH_FUNCTIONS } from '@cairn/runner/executor';
 import { shQuote } from './quote.js';
 import { CairnError } from '@cairn/core';
 import type { CommandPlan } from './command-job.js';
@@ -138,6 +138,8 @@ const RUN_CHILD = [
   'cairn_run() {',
   '  "$@" </dev/null &',
   '  cairn_child=$!',
+  '  # A command wrapper that measures its program starts its sampler here.',
+  '  [ "$(type -t cairn_measured)" = function ] && cairn_measured "$cairn_child"',
   '  wait "$cairn_child"; cairn_rc=$?',
   "  # A trapped signal interrupts `wait`; wait again for the worker's own exit status.",
   '  while [ -n "$cairn_pending" ]; do cairn_pending=; wait "$cairn_child"; cairn_rc=$?; done',
@@ -196,6 +198,8 @@ export interface CommandWrapperInit {
   readonly outputPath: string;
   /** Seconds after start at which the wrapper sends itself USR2 (0 = no watchdog). */
   readonly watchdogSeconds: number;
+  /** The scheduler's name (`slurm`, `sge`): the wrapper measures the program's process tree into `usage.json` under it. @default no measurement */
+  readonly usageExecutor?: string;
 }
 
 const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -237,10 +241,23 @@ function commandSetup(w: Omit<CommandWrapperInit, 'title' | 'logs' | 'watchdogSe
 /** A command step's wrapper when it runs as its own job: {@link commandSetup}, then the program in the background (so signals reach the wrapper), its output straight into the step's log files. */
 export function commandWrapperScript(w: CommandWrapperInit): string {
   const p = w.plan;
+  const run = `cairn_run ${[p.program, ...p.args].map(shQuote).join(' ')}`;
+  const u = w.usageExecutor;
+  const state = shQuote(join(w.files.dir, 'usage.state'));
   return singleScript(w.title, w.files, w.logs, w.watchdogSeconds, 'tree', [
     `cairn_grace=${graceSeconds(p.killGraceMs)}`,
     ...commandSetup(w),
-    `cairn_run ${[p.program, ...p.args].map(shQuote).join(' ')}`,
+    // The program's process tree, measured by the wrapper (runner usage/usage-sh.ts): no Node on the node, no sacct needed.
+    ...(u === undefined
+      ? [run]
+      : [
+          USAGE_SH_FUNCTIONS,
+          `cairn_ustart ${state}`,
+          `cairn_measured() { cairn_uloop "$1" ${state} </dev/null >/dev/null 2>&1 & cairn_usampler=$!; }`,
+          run,
+          'kill "$cairn_usampler" 2>/dev/null',
+          `cairn_uwrite ${shQuote(join(w.files.dir, USAGE_FILE))} ${state} ${shQuote(u)} "$cairn_rc"`,
+        ]),
   ]);
 }
 
@@ -267,6 +284,8 @@ export interface CommandPackWrapperInit {
   readonly taskVar: string;
   /** Seconds after start at which the wrapper sends itself USR2 (0 = no watchdog). */
   readonly watchdogSeconds: number;
+  /** The scheduler's name (`slurm`, `sge`): each step's program is measured into its `usage.json` under it. @default no measurement */
+  readonly usageExecutor?: string;
 }
 
 /**
@@ -306,6 +325,7 @@ export function commandPackWrapperScript(w: CommandPackWrapperInit): string {
     ...preamble(w.title, 'tree'),
     ...packTaskHead(shQuote(w.files.dir), w.taskVar),
     ...MARK_REST,
+    ...(w.usageExecutor === undefined ? [] : [USAGE_SH_FUNCTIONS]),
     'exec >>"$cairn_pack/task-$cairn_k.log" 2>&1',
     ...watchdog(w.watchdogSeconds),
     'unset CAIRN_PARENT_FD',
@@ -322,8 +342,10 @@ export function commandPackWrapperScript(w: CommandPackWrapperInit): string {
     '  date +%s > "$d/begin.$$" && mv -f "$d/begin.$$" "$d/begin"',
     '  rm -f "$d/stop"',
     '  cairn_grace=${grace:-1}',
+    ...(w.usageExecutor === undefined ? [] : ['  cairn_ustart "$d/usage.state"']),
     '  bash "$d/job.sh" </dev/null >>"$out" 2>>"$err" &',
     '  cairn_child=$!',
+    ...(w.usageExecutor === undefined ? [] : ['  cairn_uloop "$cairn_child" "$d/usage.state" </dev/null >/dev/null 2>&1 &', '  cairn_usampler=$!']),
     '  # The watchers ignore TERM once they stop the step: the loop must not kill one half-way through its kill list.',
     "  ( trap - TERM INT USR2; while sleep 0.25; do if [ -e \"$cancel\" ]; then trap '' TERM; echo TERM > \"$d/stop\"; cairn_stop_tree \"$cairn_child\" \"$cairn_grace\"; exit 0; fi; done ) &",
     '  cairn_w1=$! cairn_w2=',
@@ -335,6 +357,7 @@ export function commandPackWrapperScript(w: CommandPackWrapperInit): string {
     '  while [ -n "$cairn_pending" ]; do cairn_pending=; wait "$cairn_child"; cairn_rc=$?; done',
     '  cairn_child=',
     '  kill $cairn_w1 $cairn_w2 2>/dev/null',
+    ...(w.usageExecutor === undefined ? [] : ['  kill "$cairn_usampler" 2>/dev/null', `  cairn_uwrite "$d/${USAGE_FILE}" "$d/usage.state" ${shQuote(w.usageExecutor)} "$cairn_rc"`]),
     '  s=-',
     '  [ -f "$d/stop" ] && read -r s < "$d/stop"',
     '  [ "$s" = - ] && [ -n "$cairn_sig" ] && s=$cairn_sig',

@@ -10,6 +10,8 @@ export { workerEntryPath } from '../worker/paths.js';
 // A far-side worker measures its own process tree when its wrapper sets these (worker/self-usage.ts).
 export { USAGE_FILE_ENV, USAGE_SAMPLE_ENV } from '../worker/self-usage.js';
 export { parseUsage, usageFile, USAGE_FILE } from '../executors/usage.js';
+// ...and a shell wrapper measures a program where there is no Node (usage/usage-sh.ts).
+export { SH_SAMPLE_SECONDS, USAGE_SH_FUNCTIONS } from '../usage/usage-sh.js';
 export { checkSources, readTemplate, resolveValue } from '../command/template.js';
 export { parseReportedResult } from '../command/result-file.js';
 export { fileTail, lastLines, TAIL_BYTES, TAIL_LINES } from '../command/tail.js';
