@@ -425,24 +425,30 @@ export function describeRunner(label: string, start: () => Promise<GridTestClust
       expect(second.counters.submissions).toBe(0);
     }, 90_000);
 
-    test("a single job's usage: its worker measures its own process tree on the node (no sacct/qacct needed), GPU from nvidia-smi on the job's PATH", async () => {
-      const prefix = join(h.state.root, 'usage');
-      const ex = h.make({});
-      const step = new StepSpec({ name: 'hog', executor: ex.name, ref: { module: GRID_STEPS, export: 'hog' }, resources: { cpu: 1, timeLimit: 120 } });
+    test("a Node step's usage, alone and packed: measured on the node by its worker (no sacct/qacct needed), GPU from nvidia-smi on the job's PATH", async () => {
       const path = process.env.PATH;
       // The job inherits the submitting environment (sbatch --export=ALL, qsub -V): the fake is first on its PATH.
       process.env.PATH = `${writeFakeNvidiaSmi(join(h.state.root, 'gpu'), { marker: 'cairn-usage-hog', usedMiB: 512, utilization: 75 })}${delimiter}${path ?? ''}`;
       try {
-        const summary = await new StepRunner({ prefix, executors: [ex] }).run([step]);
-        expect('counts' in summary && summary.counts).toEqual({ succeeded: 1 });
+        for (const packed of [false, true]) {
+          const prefix = join(h.state.root, `usage-${packed ? 'packed' : 'single'}`);
+          const ex = h.make(packed ? { pack: { maxWaitMs: 300 } } : {});
+          const hog = (name: string) => new StepSpec({ name, executor: ex.name, ref: { module: GRID_STEPS, export: 'hog' }, resources: { cpu: 1, timeLimit: 120 } });
+          const steps = packed ? [hog('hog-a'), hog('hog-b')] : [hog('hog')];
+          const summary = await new StepRunner({ prefix, executors: [ex] }).run(steps);
+          expect('counts' in summary && summary.counts).toEqual({ succeeded: steps.length });
+          for (const step of steps) {
+            const usage = await readUsage(join(step.outputPath(prefix), '.cairn', 'attempt-1'));
+            expect(usage, `${step.name} (${packed ? 'packed' : 'alone'})`).toMatchObject({ executor: scheduler(), cpuScope: 'tree', memoryKind: 'rss', exitCode: 0, gpuPeakMemoryBytes: 512 * 2 ** 20, gpuUtilizationPercent: 75 });
+            expect(usage!.cpuMs!).toBeGreaterThanOrEqual(500);
+            // Alone, the worker's tree; packed, the step's subprocesses (the worker's own peak spans the task).
+            expect(packed ? usage!.childPeakRssBytes! : usage!.peakMemoryBytes!).toBeGreaterThanOrEqual(150 * 2 ** 20);
+          }
+        }
       } finally {
         process.env.PATH = path;
       }
-      const usage = await readUsage(join(step.outputPath(prefix), '.cairn', 'attempt-1'));
-      expect(usage).toMatchObject({ executor: scheduler(), cpuScope: 'tree', memoryKind: 'rss', memoryScope: 'tree', exitCode: 0, gpuPeakMemoryBytes: 512 * 2 ** 20, gpuUtilizationPercent: 75 });
-      expect(usage!.cpuMs!).toBeGreaterThanOrEqual(500);
-      expect(usage!.peakMemoryBytes!).toBeGreaterThanOrEqual(150 * 2 ** 20);
-    }, 90_000);
+    }, 120_000);
 
     test("command steps' usage, alone and packed: the job's shell wrapper measures the program (times, ps, awk)", async () => {
       const hogProgram = fileURLToPath(new URL('./usage-hog.mjs', import.meta.url));

@@ -154,6 +154,7 @@ export async function submitArray(ctx: SubmitContext, jobs: readonly JobRequest[
         nodePath: ctx.options.nodePath ?? process.execPath,
         packWorker: ctx.options.packWorker ?? packWorkerPath(),
         watchdogSeconds,
+        usageExecutor: ctx.scheduler.name,
       });
   const programs = new Map<number, string>();
   for (const [t, task] of tasks.entries()) {

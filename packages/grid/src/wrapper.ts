@@ -19,7 +19,7 @@
  * otherwise carry it over from the runner's environment).
  */
 import { join } from 'node:path';
-import { USAGE_FILE, USAGE_FILE_ENV, USAGE_SAMPLE_ENV, USAGE_SH_FUNCTIONS } from '@cairn/runner/executor';
+import { USAGE_FILE, USAGE_FILE_ENV, USAGE_SAMPLE_ENV, USAGE_SH_FUNCTIONS } from './runner-api.js';
 import { shQuote } from './quote.js';
 import { CairnError } from '@cairn/core';
 import type { CommandPlan } from './command-job.js';
@@ -57,6 +57,8 @@ export interface PackWrapperInit {
   readonly packWorker: string;
   /** Seconds after start at which the wrapper sends itself USR2 (0 = no watchdog). */
   readonly watchdogSeconds: number;
+  /** The scheduler's name (`slurm`, `sge`): the pack worker measures each step into its `usage.json` (pack-usage.ts). @default no measurement */
+  readonly usageExecutor?: string;
 }
 
 /** Exit code with which the pack worker asks to be started again (it abandoned a step that would not stop). */
@@ -383,6 +385,7 @@ export function packWrapperScript(w: PackWrapperInit): string {
     'exec >>"$cairn_pack/task-$cairn_k.log" 2>&1',
     ...watchdog(w.watchdogSeconds),
     'unset CAIRN_PARENT_FD',
+    ...(w.usageExecutor === undefined ? [] : [`export ${USAGE_SAMPLE_ENV}=${shQuote(w.usageExecutor)}`]),
     'while :; do',
     `  cairn_run ${shQuote(w.nodePath)} ${shQuote(w.packWorker)} --pack "$cairn_pack" --task "$cairn_k"`,
     '  [ "$cairn_rc" = 0 ] && break',

@@ -32,9 +32,10 @@ export async function finish(f: Fleet, j: Job, h: HostState, code: number, inlin
     // What the far side measured (worker/self-usage.ts, or the command wrapper): next to the attempt's other files.
     const copyUsage = async () => {
       const attemptDir = j.request?.attemptDir;
-      if (attemptDir === undefined || j.runsIn !== 'detached') return;
-      const text = await promisify(await h.conn.sftp()).readFile(`${jobDir}/${USAGE_FILE}`).catch(() => null);
-      const usage = text === null ? null : parseUsage(Buffer.from(text).toString('utf8'));
+      if (attemptDir === undefined) return;
+      // A worker's `done` carries it; otherwise it is read from the job dir.
+      const text = inline?.usage !== undefined ? JSON.stringify(inline.usage) : await promisify(await h.conn.sftp()).readFile(`${jobDir}/${USAGE_FILE}`).then((b) => Buffer.from(b).toString('utf8')).catch(() => null);
+      const usage = text === null ? null : parseUsage(text);
       if (usage !== null) await mkdir(attemptDir, { recursive: true }).then(() => writeFile(usageFile(attemptDir), JSON.stringify(usage))).catch(() => undefined);
     };
     // What the status checks already streamed to the local files is not appended again.

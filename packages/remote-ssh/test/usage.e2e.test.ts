@@ -55,4 +55,17 @@ describe.runIf(run)('usage of a step on an SSH host', () => {
     expect(usage!.peakMemoryBytes!).toBeGreaterThanOrEqual(150 * MB);
     expect(usage).not.toHaveProperty('gpuPeakMemoryBytes');
   }, 120_000);
+
+  it('a step of the persistent worker: its thread, plus the subprocesses it started (sampled there), sent back with `done`', async () => {
+    const prefix = scratch();
+    const step = new StepSpec({ name: 'hog-worker', executor: 'ssh', ref: { module: STEPS, export: 'hog' } });
+    const executor = createSshExecutor({ hosts: [hostOf(a, 'a')], pollIntervalMs: 50, worker: 'always' });
+    const result = await new StepRunner({ prefix, executors: [executor], logger: { info() {}, warn() {}, error() {} } }).run([step], { handleSigint: false });
+    expect(result.outcome(step)?.state).toBe('succeeded');
+    const usage = await readUsage(join(step.outputPath(prefix), '.cairn', 'attempt-1'));
+    expect(usage).toMatchObject({ executor: 'ssh', cpuScope: 'tree', memoryKind: 'heap', exitCode: 0 });
+    expect(usage!.childCpuMs!).toBeGreaterThanOrEqual(500);
+    expect(usage!.cpuMs!).toBeGreaterThanOrEqual(usage!.childCpuMs!);
+    expect(usage!.childPeakRssBytes!).toBeGreaterThanOrEqual(150 * MB);
+  }, 120_000);
 });

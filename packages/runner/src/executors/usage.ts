@@ -19,7 +19,12 @@
  * - `inline`: best effort (`bestEffort: true`): only command steps (their program's tree,
  *   sampled) and asynchronous function steps of a second or more (the runner process's CPU time
  *   over the attempt, shared with every other step it ran meanwhile: `cpuScope: 'runner'`).
- * - Remote executors (SSH, Slurm, SGE) measure on the far side the same way and copy the file back.
+ * - SSH, Slurm and SGE measure on the far side, where scheduler accounting may be missing (`sacct`
+ *   needs slurmdbd): a Node worker started by a job wrapper samples its own tree
+ *   (worker/self-usage.ts); a command step's shell wrapper samples its program with `times`, `ps`
+ *   and `awk` (usage/usage-sh.ts; no Node needed); a step of the SSH persistent worker is measured
+ *   as a `threads` step is; a packed Node step by its pack worker (@cairn/grid pack-usage.ts).
+ *   SSH copies the file back next to the attempt's other files; the grid's is there already.
  *
  * GPU fields are there only where `nvidia-smi` was on the measuring host's PATH (usage/gpu.ts).
  */
