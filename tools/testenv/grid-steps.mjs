@@ -86,3 +86,12 @@ export async function ticker(outputPath, ctx) {
   }
   return n;
 }
+
+/** Runs tools/testenv/usage-hog.mjs as a child: ~200 MB resident, ~1 s of CPU (the usage tests). */
+export async function hog() {
+  const { execFile } = await import('node:child_process');
+  const { fileURLToPath } = await import('node:url');
+  const program = fileURLToPath(new URL('./usage-hog.mjs', import.meta.url));
+  await new Promise((resolve, reject) => execFile(process.execPath, [program, '-', '200', '1000', 'cairn-usage-hog'], (err) => (err ? reject(err) : resolve())));
+  return 'hogged';
+}

@@ -7,11 +7,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { delimiter, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { hasCode, StepSpec, type Resources } from '@cairn/core';
+import { command, hasCode, OUT, StepSpec, type Resources } from '@cairn/core';
 import type { GridExecutor, GridExecutorOptions } from '@cairn/grid';
-import { localLayout, StepRunner, type ArtifactRecord, type JobHandle } from '@cairn/runner';
+import { localLayout, readUsage, StepRunner, type ArtifactRecord, type JobHandle } from '@cairn/runner';
+import { writeFakeNvidiaSmi } from './fake-nvidia-smi.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { commandJobFor, GRID_PROGRAMS, GRID_STEPS, gridScale, jobFor, RecordingHost, tempRoot, workerEntry } from './grid-jobs.js';
 import type { GridTestCluster } from './grid-clusters.js';
@@ -423,6 +424,50 @@ export function describeRunner(label: string, start: () => Promise<GridTestClust
       expect('counts' in again && again.counts).toEqual({ cached: 1 });
       expect(second.counters.submissions).toBe(0);
     }, 90_000);
+
+    test("a Node step's usage, alone and packed: measured on the node by its worker (no sacct/qacct needed), GPU from nvidia-smi on the job's PATH", async () => {
+      const path = process.env.PATH;
+      // The job inherits the submitting environment (sbatch --export=ALL, qsub -V): the fake is first on its PATH.
+      process.env.PATH = `${writeFakeNvidiaSmi(join(h.state.root, 'gpu'), { marker: 'cairn-usage-hog', usedMiB: 512, utilization: 75 })}${delimiter}${path ?? ''}`;
+      try {
+        for (const packed of [false, true]) {
+          const prefix = join(h.state.root, `usage-${packed ? 'packed' : 'single'}`);
+          const ex = h.make(packed ? { pack: { maxWaitMs: 300 } } : {});
+          const hog = (name: string) => new StepSpec({ name, executor: ex.name, ref: { module: GRID_STEPS, export: 'hog' }, resources: { cpu: 1, timeLimit: 120 } });
+          const steps = packed ? [hog('hog-a'), hog('hog-b')] : [hog('hog')];
+          const summary = await new StepRunner({ prefix, executors: [ex] }).run(steps);
+          expect('counts' in summary && summary.counts).toEqual({ succeeded: steps.length });
+          for (const step of steps) {
+            const usage = await readUsage(join(step.outputPath(prefix), '.cairn', 'attempt-1'));
+            expect(usage, `${step.name} (${packed ? 'packed' : 'alone'})`).toMatchObject({ executor: scheduler(), cpuScope: 'tree', memoryKind: 'rss', exitCode: 0, gpuPeakMemoryBytes: 512 * 2 ** 20, gpuUtilizationPercent: 75 });
+            expect(usage!.cpuMs!).toBeGreaterThanOrEqual(500);
+            // Alone, the worker's tree; packed, the step's subprocesses (the worker's own peak spans the task).
+            expect(packed ? usage!.childPeakRssBytes! : usage!.peakMemoryBytes!).toBeGreaterThanOrEqual(150 * 2 ** 20);
+          }
+        }
+      } finally {
+        process.env.PATH = path;
+      }
+    }, 120_000);
+
+    test("command steps' usage, alone and packed: the job's shell wrapper measures the program (times, ps, awk)", async () => {
+      const hogProgram = fileURLToPath(new URL('./usage-hog.mjs', import.meta.url));
+      const hog = (name: string, executor: string) => command({ name, version: 'v1', executor, program: process.execPath, args: [hogProgram, OUT, '200', '1000', 'cairn-usage-hog'], dir: h.state.root, resources: { cpu: 1, timeLimit: 120 } }).lower();
+      for (const packed of [false, true]) {
+        const prefix = join(h.state.root, `usage-cmd-${packed ? 'packed' : 'single'}`);
+        const ex = h.make(packed ? { pack: { maxWaitMs: 300 } } : {});
+        const steps = packed ? [hog('hog-a', ex.name), hog('hog-b', ex.name)] : [hog('hog-single', ex.name)];
+        const summary = await new StepRunner({ prefix, executors: [ex] }).run(steps);
+        expect('counts' in summary && summary.counts).toEqual({ succeeded: steps.length });
+        for (const step of steps) {
+          const usage = await readUsage(join(step.outputPath(prefix), '.cairn', 'attempt-1'));
+          expect(usage, `${step.name} (${packed ? 'packed' : 'alone'})`).toMatchObject({ executor: scheduler(), cpuScope: 'tree', memoryScope: 'tree', exitCode: 0, sampleIntervalMs: 1000 });
+          expect(usage!.cpuMs!).toBeGreaterThanOrEqual(500);
+          expect(usage!.peakMemoryBytes!).toBeGreaterThanOrEqual(150 * 2 ** 20);
+          expect(usage).not.toHaveProperty('gpuPeakMemoryBytes');
+        }
+      }
+    }, 120_000);
 
     for (const packed of suite.single ? [true, false] : [true]) {
       test(`a runner SIGKILLed while its ${packed ? 'packed ' : ''}jobs run is restarted and adopts them: no job is submitted twice`, async () => {

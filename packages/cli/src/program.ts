@@ -143,10 +143,11 @@ export function createProgram(ctx: CliContext, setExit: (code: number) => void):
   program
     .command('report')
     .description('one self-contained HTML page for the last run: timeline, each step\'s CPU time, peak memory and exit code, failures with errors and logs, cache hits')
-    .option('--out <file>', 'output file', 'cairn-report.html')
+    .option('--out <file>', 'output file (default: cairn-report.html, unless only --trace is given)')
     .option('--run <id>', 'the run to report (default: the newest)')
+    .option('--trace <file>', "write each attempt's wall time, CPU, peak memory and GPU use as TSV (CSV for a .csv name), like Nextflow's trace")
     .option('--prefix <path>', 'store prefix')
-    .addHelpText('after', example('cairn report --out report.html --prefix ./store'))
+    .addHelpText('after', example('cairn report --out report.html --prefix ./store', 'cairn report --trace trace.tsv'))
     .action(async (o) => done(await reportCommand(ctx, o)));
 
   program

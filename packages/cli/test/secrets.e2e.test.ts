@@ -56,9 +56,13 @@ describe.skipIf(skip)('secrets through the cairn CLI on Slurm', () => {
     expect(call(['logs', 'cmd']).stdout).toContain('cmd got ***');
     call(['explain', 'fetch', 'secret-pipeline.mjs']);
     call(['graph', 'secret-pipeline.mjs', '--format', 'mermaid']);
+    // The two HTML pages a user shares: the run's report and the graph coloured by the store.
+    call(['report', '--out', 'report.html']);
+    call(['graph', 'secret-pipeline.mjs', '--format', 'html', '--out', 'graph.html', '--prefix', './store']);
     const all = printed.join('\n');
     expect(all).toContain('HF_TOKEN');
     expect(all).not.toContain(token);
-    expect(filesHolding([store], token)).toEqual([]);
+    expect(filesHolding([store, join(project.dir, 'report.html'), join(project.dir, 'graph.html')], token)).toEqual([]);
+    expect(readFileSync(join(project.dir, 'report.html'), 'utf8')).toContain('fetch');
   }, 240_000);
 });

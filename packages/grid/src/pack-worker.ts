@@ -25,6 +25,7 @@ import { CairnError, decodeTask, type CairnErrorCode } from '@cairn/core';
 import { formatExitFile, jobFiles, packFiles, type ExitRecord } from './files.js';
 import { encodeResult, failure, lineLogger, runTask, takeSecretsFile, type WorkerResult } from './runner-api.js';
 import { RESTART_EXIT } from './wrapper.js';
+import { measurePackStep, type PackStepUsage } from './pack-usage.js';
 
 /** How long a stopped step may take to return before it is abandoned. */
 const GRACE_MS = 2000;
@@ -185,6 +186,8 @@ async function runStep(
     timers.push(setTimeout(() => abandon?.(), GRACE_MS));
   };
   setCurrent({ abort });
+  let usage: PackStepUsage | undefined;
+  let exitCode: number | undefined;
   try {
     let task;
     try {
@@ -194,6 +197,7 @@ async function runStep(
       return { signal: null, result: failure(e), abandoned: false, code: 2 };
     }
     name = task.name;
+    usage = measurePackStep();
     if (step.limitSeconds !== undefined) {
       timers.push(setTimeout(() => abort('CAIRN_TIMEOUT', `exceeded its time limit of ${step.limitSeconds} s`, 'USR2'), step.limitSeconds * 1000));
     }
@@ -211,10 +215,12 @@ async function runStep(
     );
     const outcome = await Promise.race([run, abandoned]);
     const s = stopped as { signal: string; reason: CairnError } | null;
+    exitCode = s !== null ? EXIT_STOPPED : (outcome as WorkerResult).ok ? 0 : 1;
     if (s !== null) return { signal: s.signal, result: failure(s.reason), abandoned: outcome === 'abandoned' };
     return { signal: null, result: outcome as WorkerResult, abandoned: false };
   } finally {
     for (const t of timers) clearTimeout(t);
+    usage?.finish(files.dir, exitCode);
     route = null;
     closeSync(out);
     closeSync(err);

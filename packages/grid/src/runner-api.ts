@@ -5,4 +5,7 @@ export { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSet
 // Secrets: the variables that carry them, and the 0600 file the wrapper or pack worker reads, then deletes.
 export { SECRETS_FILE, secretsFileText, secretVars, stripSecretEnv, takeSecretsFile } from '@cairn/runner/executor';
 export { runTask } from '@cairn/runner/worker';
-export type { CommandLaunch, Executor, StepStoreAccess, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobState, JobStatus, WorkerResult } from '@cairn/runner/executor';
+// Usage: what a job measures of itself on its node (pack-usage.ts, wrapper.ts).
+export { startMeter, treeUsageFields } from '@cairn/runner/worker';
+export { USAGE_FILE, USAGE_FILE_ENV, USAGE_SAMPLE_ENV, USAGE_SH_FUNCTIONS } from '@cairn/runner/executor';
+export type { AttemptUsage, CommandLaunch, Executor, StepStoreAccess, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobState, JobStatus, WorkerResult } from '@cairn/runner/executor';

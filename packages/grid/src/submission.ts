@@ -95,7 +95,7 @@ export async function submitSingle(ctx: SubmitContext, job: JobRequest): Promise
   let command: GridJobRecord['command'];
   if (isCommandTask(job.task)) {
     const plan = await prepareCommand(job.task, files, access, job.storeAccess);
-    script = commandWrapperScript({ title, step: job.spec.name, files, logs: job.logPaths, plan, outputPath: job.task.outputPath, watchdogSeconds });
+    script = commandWrapperScript({ title, step: job.spec.name, files, logs: job.logPaths, plan, outputPath: job.task.outputPath, watchdogSeconds, usageExecutor: ctx.scheduler.name });
     command = plan.preemptionExitCodes.length > 0 ? { program: plan.program, preemptionExitCodes: plan.preemptionExitCodes } : { program: plan.program };
   } else {
     script = wrapperScript({
@@ -105,6 +105,7 @@ export async function submitSingle(ctx: SubmitContext, job: JobRequest): Promise
       nodePath: ctx.options.nodePath ?? process.execPath,
       workerEntry: ctx.options.workerEntry ?? workerEntryPath(),
       watchdogSeconds,
+      usageExecutor: ctx.scheduler.name,
     });
   }
   await writeJobFile(files.script, script, 'script', access);
@@ -157,7 +158,7 @@ export async function submitArray(ctx: SubmitContext, jobs: readonly JobRequest[
   const commands = isCommandTask((jobs[tasks[0]?.steps[0] ?? 0] as JobRequest).task);
   const title = `Cairn pack of ${tasks.reduce((n, t) => n + t.steps.length, 0)} steps in ${tasks.length} task(s)`;
   const script = commands
-    ? commandPackWrapperScript({ title, files, taskVar: ctx.scheduler.arrayTaskVar, watchdogSeconds })
+    ? commandPackWrapperScript({ title, files, taskVar: ctx.scheduler.arrayTaskVar, watchdogSeconds, usageExecutor: ctx.scheduler.name })
     : packWrapperScript({
         title,
         files,
@@ -165,6 +166,7 @@ export async function submitArray(ctx: SubmitContext, jobs: readonly JobRequest[
         nodePath: ctx.options.nodePath ?? process.execPath,
         packWorker: ctx.options.packWorker ?? packWorkerPath(),
         watchdogSeconds,
+        usageExecutor: ctx.scheduler.name,
       });
   const programs = new Map<number, string>();
   for (const [t, task] of tasks.entries()) {

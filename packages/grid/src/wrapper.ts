@@ -18,6 +18,8 @@
  * to the runner and `CAIRN_PARENT_FD` is cleared (sbatch `--export=ALL` / qsub `-V` would
  * otherwise carry it over from the runner's environment).
  */
+import { join } from 'node:path';
+import { USAGE_FILE, USAGE_FILE_ENV, USAGE_SAMPLE_ENV, USAGE_SH_FUNCTIONS } from './runner-api.js';
 import { shQuote } from './quote.js';
 import { CairnError } from '@cairn/core';
 import { commandShellSetup } from './runner-api.js';
@@ -38,6 +40,8 @@ export interface WrapperInit {
   readonly workerEntry: string;
   /** Seconds after start at which the wrapper sends itself USR2 (0 = no watchdog). */
   readonly watchdogSeconds: number;
+  /** The scheduler's name (`slurm`, `sge`): the worker measures its own process tree and writes `usage.json` under it. @default no measurement */
+  readonly usageExecutor?: string;
 }
 
 /** What a packed task's wrapper runs. */
@@ -54,6 +58,8 @@ export interface PackWrapperInit {
   readonly packWorker: string;
   /** Seconds after start at which the wrapper sends itself USR2 (0 = no watchdog). */
   readonly watchdogSeconds: number;
+  /** The scheduler's name (`slurm`, `sge`): the pack worker measures each step into its `usage.json` (pack-usage.ts). @default no measurement */
+  readonly usageExecutor?: string;
 }
 
 /** Exit code with which the pack worker asks to be started again (it abandoned a step that would not stop). */
@@ -135,6 +141,8 @@ const RUN_CHILD = [
   'cairn_run() {',
   '  "$@" </dev/null &',
   '  cairn_child=$!',
+  '  # A command wrapper that measures its program starts its sampler here.',
+  '  [ "$(type -t cairn_measured)" = function ] && cairn_measured "$cairn_child"',
   '  wait "$cairn_child"; cairn_rc=$?',
   "  # A trapped signal interrupts `wait`; wait again for the worker's own exit status.",
   '  while [ -n "$cairn_pending" ]; do cairn_pending=; wait "$cairn_child"; cairn_rc=$?; done',
@@ -178,7 +186,10 @@ function singleScript(title: string, files: JobFiles, logs: WrapperInit['logs'],
 /** The single-step wrapper's text. */
 export function wrapperScript(w: WrapperInit): string {
   const f = w.files;
+  // The scheduler's accounting (sacct needs slurmdbd) is not always there: the worker measures itself (runner worker/self-usage.ts).
+  const usage = w.usageExecutor === undefined ? [] : [`export ${USAGE_SAMPLE_ENV}=${shQuote(w.usageExecutor)} ${USAGE_FILE_ENV}=${shQuote(join(f.dir, USAGE_FILE))}`];
   return singleScript(w.title, f, w.logs, w.watchdogSeconds, 'TERM', [
+    ...usage,
     `cairn_run ${shQuote(w.nodePath)} ${shQuote(w.workerEntry)} --task ${shQuote(f.task)} --result ${shQuote(f.result)}`,
   ]);
 }
@@ -199,6 +210,8 @@ export interface CommandWrapperInit {
   readonly outputPath: string;
   /** Seconds after start at which the wrapper sends itself USR2 (0 = no watchdog). */
   readonly watchdogSeconds: number;
+  /** The scheduler's name (`slurm`, `sge`): the wrapper measures the program's process tree into `usage.json` under it. @default no measurement */
+  readonly usageExecutor?: string;
 }
 
 const SHELL_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -243,10 +256,23 @@ function commandSetup(w: Omit<CommandWrapperInit, 'title' | 'logs' | 'watchdogSe
 /** A command step's wrapper when it runs as its own job: {@link commandSetup}, then the program in the background (so signals reach the wrapper), its output straight into the step's log files. */
 export function commandWrapperScript(w: CommandWrapperInit): string {
   const p = w.plan;
+  const run = `cairn_run ${p.launch.argv.map(shQuote).join(' ')}`;
+  const u = w.usageExecutor;
+  const state = shQuote(join(w.files.dir, 'usage.state'));
   return singleScript(w.title, w.files, w.logs, w.watchdogSeconds, 'tree', [
     `cairn_grace=${graceSeconds(p.killGraceMs)}`,
     ...commandSetup(w),
-    `cairn_run ${p.launch.argv.map(shQuote).join(' ')}`,
+    // The program's process tree, measured by the wrapper (runner usage/usage-sh.ts): no Node on the node, no sacct needed.
+    ...(u === undefined
+      ? [run]
+      : [
+          USAGE_SH_FUNCTIONS,
+          `cairn_ustart ${state}`,
+          `cairn_measured() { cairn_uloop "$1" ${state} </dev/null >/dev/null 2>&1 & cairn_usampler=$!; }`,
+          run,
+          'kill "$cairn_usampler" 2>/dev/null',
+          `cairn_uwrite ${shQuote(join(w.files.dir, USAGE_FILE))} ${state} ${shQuote(u)} "$cairn_rc"`,
+        ]),
   ]);
 }
 
@@ -274,6 +300,8 @@ export interface CommandPackWrapperInit {
   readonly taskVar: string;
   /** Seconds after start at which the wrapper sends itself USR2 (0 = no watchdog). */
   readonly watchdogSeconds: number;
+  /** The scheduler's name (`slurm`, `sge`): each step's program is measured into its `usage.json` under it. @default no measurement */
+  readonly usageExecutor?: string;
 }
 
 /**
@@ -313,6 +341,7 @@ export function commandPackWrapperScript(w: CommandPackWrapperInit): string {
     ...preamble(w.title, 'tree'),
     ...packTaskHead(shQuote(w.files.dir), w.taskVar),
     ...MARK_REST,
+    ...(w.usageExecutor === undefined ? [] : [USAGE_SH_FUNCTIONS]),
     'exec >>"$cairn_pack/task-$cairn_k.log" 2>&1',
     ...watchdog(w.watchdogSeconds),
     'unset CAIRN_PARENT_FD',
@@ -329,8 +358,10 @@ export function commandPackWrapperScript(w: CommandPackWrapperInit): string {
     '  date +%s > "$d/begin.$$" && mv -f "$d/begin.$$" "$d/begin"',
     '  rm -f "$d/stop"',
     '  cairn_grace=${grace:-1}',
+    ...(w.usageExecutor === undefined ? [] : ['  cairn_ustart "$d/usage.state"']),
     '  bash "$d/job.sh" </dev/null >>"$out" 2>>"$err" &',
     '  cairn_child=$!',
+    ...(w.usageExecutor === undefined ? [] : ['  cairn_uloop "$cairn_child" "$d/usage.state" </dev/null >/dev/null 2>&1 &', '  cairn_usampler=$!']),
     '  # The watchers ignore TERM once they stop the step: the loop must not kill one half-way through its kill list.',
     "  ( trap - TERM INT USR2; while sleep 0.25; do if [ -e \"$cancel\" ]; then trap '' TERM; echo TERM > \"$d/stop\"; cairn_stop_tree \"$cairn_child\" \"$cairn_grace\"; exit 0; fi; done ) &",
     '  cairn_w1=$! cairn_w2=',
@@ -342,6 +373,7 @@ export function commandPackWrapperScript(w: CommandPackWrapperInit): string {
     '  while [ -n "$cairn_pending" ]; do cairn_pending=; wait "$cairn_child"; cairn_rc=$?; done',
     '  cairn_child=',
     '  kill $cairn_w1 $cairn_w2 2>/dev/null',
+    ...(w.usageExecutor === undefined ? [] : ['  kill "$cairn_usampler" 2>/dev/null', `  cairn_uwrite "$d/${USAGE_FILE}" "$d/usage.state" ${shQuote(w.usageExecutor)} "$cairn_rc"`]),
     '  s=-',
     '  [ -f "$d/stop" ] && read -r s < "$d/stop"',
     '  [ "$s" = - ] && [ -n "$cairn_sig" ] && s=$cairn_sig',
@@ -367,6 +399,7 @@ export function packWrapperScript(w: PackWrapperInit): string {
     'exec >>"$cairn_pack/task-$cairn_k.log" 2>&1',
     ...watchdog(w.watchdogSeconds),
     'unset CAIRN_PARENT_FD',
+    ...(w.usageExecutor === undefined ? [] : [`export ${USAGE_SAMPLE_ENV}=${shQuote(w.usageExecutor)}`]),
     'while :; do',
     `  cairn_run ${shQuote(w.nodePath)} ${shQuote(w.packWorker)} --pack "$cairn_pack" --task "$cairn_k"`,
     '  [ "$cairn_rc" = 0 ] && break',

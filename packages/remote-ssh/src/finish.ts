@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CairnError } from '@cairn/core';
-import { decodeResult, rebuildError } from '@cairn/runner/executor';
+import { decodeResult, parseUsage, rebuildError, usageFile, USAGE_FILE } from '@cairn/runner/executor';
 import { commandOutcome } from './command.js';
 import type { Fleet } from './fleet.js';
 import { removeLater } from './hosts.js';
@@ -29,6 +29,15 @@ export async function finish(f: Fleet, j: Job, h: HostState, code: number, inlin
     const staging = code === 0 && !f.opts.sharedFs && j.info.remoteOutputPath !== undefined;
     const command = j.info.command !== undefined;
     const readResult = async () => promisify(await h.conn.sftp()).readFile(`${jobDir}/${command ? 'result.json' : 'result.msgpack'}`).catch(() => null);
+    // What the far side measured (worker/self-usage.ts, or the command wrapper): next to the attempt's other files.
+    const copyUsage = async () => {
+      const attemptDir = j.request?.attemptDir;
+      if (attemptDir === undefined) return;
+      // A worker's `done` carries it; otherwise it is read from the job dir.
+      const text = inline?.usage !== undefined ? JSON.stringify(inline.usage) : await promisify(await h.conn.sftp()).readFile(`${jobDir}/${USAGE_FILE}`).then((b) => Buffer.from(b).toString('utf8')).catch(() => null);
+      const usage = text === null ? null : parseUsage(text);
+      if (usage !== null) await mkdir(attemptDir, { recursive: true }).then(() => writeFile(usageFile(attemptDir), JSON.stringify(usage))).catch(() => undefined);
+    };
     // What the status checks already streamed to the local files is not appended again.
     await j.logs.writing;
     const { stdout: outAt, stderr: errAt } = j.logs;
@@ -37,6 +46,7 @@ export async function finish(f: Fleet, j: Job, h: HostState, code: number, inlin
       inline?.stdout && inline.stderr ? appendLogs(j, inline.stdout.subarray(outAt), inline.stderr.subarray(errAt)) : copyLogs(j, h, outAt, errAt),
       inline ? inline.result : readResult(),
       staging ? downloadDir(h.conn, j.info.remoteOutputPath as string, j.info.outputPath, inline?.out).then(() => true) : Promise.resolve(false),
+      copyUsage(),
     ]);
     if (command) {
       const ended = j.cancelRequested && code !== 0 ? { state: 'cancelled' as const, exitCode: code } : await commandOutcome(j, h, code, bytes ? Buffer.from(bytes).toString('utf8') : null, (m) => f.logger.info(m));

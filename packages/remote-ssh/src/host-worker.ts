@@ -77,7 +77,7 @@ function onWorkerMessage(f: Fleet, h: HostState, msg: FromWorker): void {
     return;
   }
   const b64 = (v: string | undefined) => (v === undefined ? undefined : Buffer.from(v, 'base64'));
-  void finish(f, j, h, msg.code, { result: b64(msg.result) ?? null, stdout: b64(msg.stdout), stderr: b64(msg.stderr), out: msg.out });
+  void finish(f, j, h, msg.code, { result: b64(msg.result) ?? null, usage: msg.usage, stdout: b64(msg.stdout), stderr: b64(msg.stderr), out: msg.out });
 }
 
 /** The worker died or the connection dropped: its jobs fall back to the status check, now. */

@@ -18,11 +18,13 @@
  *   watchdog        only when the watchdog stopped the job: why
  *   stdout.log, stderr.log
  *   result.msgpack  written by the worker entry
+ *   usage.json      what the step used (wall, CPU, peak RSS, GPU), written by the worker entry or the command wrapper
  *   exit            the exit code, written atomically (tmp + mv): the truth about completion
  *   worker          only for steps run by the persistent worker: its directory. `pid` is
  *                   then the worker's pid (alive while the step may still finish)
  *   cancel          only for worker steps being cancelled: the grace in ms
  */
+import { USAGE_FILE, USAGE_FILE_ENV, USAGE_SAMPLE_ENV, USAGE_SH_FUNCTIONS } from '@cairn/runner/executor';
 
 /**
  * `verify FILE SHA256`: true when FILE is a regular file (not a link) whose SHA-256 is SHA256.
@@ -63,8 +65,9 @@ export const CODE_CHECK_SCRIPT = [VERIFY_FN, 'mkdir -p -- "$3" || exit 3', 'if v
  * keeps running (or holding a GPU) for a runner that will never collect it. Its sleeps close
  * fd 9 (the job's lock), so the lock is free as soon as the job's own processes are gone.
  */
-function wrapperScript(run: string): string {
+function wrapperScript(run: string, measured = false): string {
   return [
+    ...(measured ? [USAGE_SH_FUNCTIONS, 'cairn_ustart "$PWD/usage.state"'] : []),
     // One write(2) of a few bytes: a reader sees the file empty (it waits: `-s`) or whole.
     'echo $$ > pid',
     "trap ':' TERM INT HUP",
@@ -85,23 +88,40 @@ function wrapperScript(run: string): string {
     '  done ) </dev/null >/dev/null 2>&1 &',
     // `.` is a builtin: no value is ever an argument `ps` shows. Gone before the step starts.
     'if [ -f secrets.sh ]; then . ./secrets.sh; rm -f secrets.sh; fi',
-    `${run} </dev/null >stdout.log 2>stderr.log`,
-    'rc=$?',
+    ...(measured
+      ? [
+          // In the background so the sampler knows its pid; a TERM the wrapper traps interrupts `wait`, not the program.
+          `${run} </dev/null >stdout.log 2>stderr.log &`,
+          'c=$!',
+          'cairn_uloop "$c" "$PWD/usage.state" </dev/null >/dev/null 2>&1 9>&- &',
+          'u=$!',
+          'while :; do wait "$c"; rc=$?; kill -0 "$c" 2>/dev/null || break; done',
+          'kill "$u" 2>/dev/null',
+          'cairn_uwrite "$PWD/usage.json" "$PWD/usage.state" ssh "$rc"',
+        ]
+      : [`${run} </dev/null >stdout.log 2>stderr.log`, 'rc=$?']),
     "printf '%s\\n' \"$rc\" > exit.tmp && mv -f exit.tmp exit",
   ].join('\n');
 }
 
-/** The wrapper of a step run by Node: the worker entry reads the task and writes `result.msgpack`. */
-export const WRAPPER_SCRIPT = wrapperScript('CUDA_VISIBLE_DEVICES="$3" "$1" "$2" --task task.msgpack --result result.msgpack');
+/**
+ * The wrapper of a step run by Node: the worker entry reads the task and writes `result.msgpack`,
+ * and measures its own process tree into `usage.json` (runner worker/self-usage.ts), which the
+ * executor copies back next to the attempt's other files.
+ */
+export const WRAPPER_SCRIPT = wrapperScript(`CUDA_VISIBLE_DEVICES="$3" ${USAGE_SAMPLE_ENV}=ssh ${USAGE_FILE_ENV}="$PWD/${USAGE_FILE}" "$1" "$2" --task task.msgpack --result result.msgpack`);
 
 /**
  * The wrapper of a command step (no Node on the host): the task is a shell script (`task.sh`,
  * see command.ts) that stages the step's sources, writes its context file and `exec`s the
  * program, so the program itself is what the group's TERM reaches. It is sourced in a subshell
  * (a fork, no new shell to start: command.bench.mjs, "ssh" row), whose traps are the defaults.
- * `$1` and `$2` are unused.
+ * `$1` and `$2` are unused. The program runs in the background beside a sampler of its process
+ * tree (runner usage/usage-sh.ts: CPU from `times`, peak RSS and GPU sampled every second), and
+ * `usage.json` is written before `exit`. (An asynchronous command of a non-interactive shell
+ * ignores SIGINT: a cancel sends TERM.)
  */
-export const COMMAND_WRAPPER_SCRIPT = wrapperScript('( CUDA_VISIBLE_DEVICES="$3"; export CUDA_VISIBLE_DEVICES; . ./task.sh )');
+export const COMMAND_WRAPPER_SCRIPT = wrapperScript('( CUDA_VISIBLE_DEVICES="$3"; export CUDA_VISIBLE_DEVICES; . ./task.sh )', true);
 
 /** Exit code of the launch when the job dir already runs a live copy (it prints `same <pid>` or `busy <pid>`). */
 export const JOB_BUSY_EXIT = 6;
@@ -142,7 +162,7 @@ function launchScript(head: readonly string[], taskFile: string, started: readon
     '  exit 6',
     'fi',
     `mv -f ${taskFile}.new ${taskFile}`,
-    'for x in pid exit result.msgpack result.json watchdog worker cancel secrets.sh; do if [ -e "$x" ]; then rm -f "$x"; fi; done',
+    'for x in pid exit result.msgpack result.json usage.json usage.state watchdog worker cancel secrets.sh; do if [ -e "$x" ]; then rm -f "$x"; fi; done',
     'if [ -f secrets.new ]; then mv -f secrets.new secrets.sh; fi',
     ': > heartbeat',
     'setsid sh -c "$w" cairn-job "$@" </dev/null >/dev/null 2>&1 &',

@@ -67,6 +67,8 @@ export interface LogOffsets {
 /** What a worker's `done` message carried, sparing SFTP reads and the hashing exec. */
 export interface Inline {
   readonly result: Uint8Array | null;
+  /** What the step used, as the persistent worker measured it (`usage.json`). */
+  readonly usage?: Readonly<Record<string, unknown>> | undefined;
   readonly stdout?: Buffer | undefined;
   readonly stderr?: Buffer | undefined;
   readonly out?: OutputListing | undefined;

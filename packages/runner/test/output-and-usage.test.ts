@@ -69,7 +69,7 @@ describe('step output', () => {
     expect(usage!.peakMemoryBytes!).toBeGreaterThan(1 << 20);
   });
 
-  it('process: usage has the worker process CPU time, peak RSS and exit code', async () => {
+  it('process: usage has the worker process tree CPU time, peak RSS and exit code', async () => {
     const prefix = join(dir, 'process');
     const runner = new StepRunner({ prefix, defaultExecutor: 'process' });
     const spec = apply({ name: 'spin', fn: chatty, version: 'v1', inputs: { who: 'process', spinMs: 150, out: OUT } }).lower();
@@ -77,7 +77,7 @@ describe('step output', () => {
     const path = spec.outputPath(prefix);
     expect(await logsOf(runner, path)).toEqual({ out: 'out process\n', err: 'err process\n' });
     const usage = await readUsage(join(path, '.cairn', 'attempt-1'));
-    expect(usage).toMatchObject({ executor: 'process', cpuScope: 'process', memoryKind: 'rss', exitCode: 0, signal: null });
+    expect(usage).toMatchObject({ executor: 'process', cpuScope: 'tree', memoryKind: 'rss', memoryScope: 'tree', exitCode: 0, signal: null });
     expect(usage!.cpuMs!).toBeGreaterThan(20);
     expect(usage!.peakMemoryBytes!).toBeGreaterThan(10 << 20);
   });

@@ -1,7 +1,8 @@
 /**
- * `cairn report [--run ID]`: one self-contained HTML page for a run (the last one by default).
- * When steps were served from the store, the reports of the runs that built them are written
- * next to it and linked.
+ * `cairn report [--run ID] [--trace FILE]`: one self-contained HTML page for a run (the last one
+ * by default). When steps were served from the store, the reports of the runs that built them are
+ * written next to it and linked. `--trace` writes the run's per-attempt usage as TSV (or CSV, by
+ * the file's extension; report/trace.ts), instead of the page unless `--out` is given too.
  */
 import { writeFile } from 'node:fs/promises';
 import { basename, dirname, extname, join, resolve } from 'node:path';
@@ -10,6 +11,7 @@ import { out, type CliContext } from '../context.js';
 import { renderReportHtml } from '../report/html.js';
 import { builderRuns, loadReport } from '../report/load.js';
 import type { ReportData } from '../report/model.js';
+import { renderTrace, traceFormatOf } from '../report/trace.js';
 import { openStore } from '../store-view.js';
 
 /** Builder runs whose reports are written next to the main one, at most. */
@@ -23,6 +25,8 @@ export interface ReportCommandOptions {
   readonly prefix?: string;
   /** The run to report. @default the newest */
   readonly run?: string;
+  /** Also (or, without `out`, only) write the run's trace here: TSV, or CSV for a `.csv` name. */
+  readonly trace?: string;
 }
 
 /** `report.html` → `report.<runId>.html`. */
@@ -36,6 +40,14 @@ export async function reportCommand(ctx: CliContext, options: ReportCommandOptio
   const config = await loadConfig({ config: ctx.configFile, prefix: options.prefix }, ctx.env, ctx.cwd);
   const view = await openStore(config);
   const data = await loadReport(view, options.run);
+  if (options.trace !== undefined) {
+    const tracePath = resolve(ctx.cwd, options.trace);
+    const format = traceFormatOf(tracePath);
+    await writeFile(tracePath, renderTrace(data, format));
+    const rows = data.steps.reduce((n, s) => n + s.attempts.length, 0);
+    out(ctx, `wrote ${tracePath}: run ${data.runId}, ${rows} attempt(s) (${format.toUpperCase()}).`);
+    if (options.out === undefined) return 0;
+  }
   const path = resolve(ctx.cwd, options.out ?? 'cairn-report.html');
   const links: Record<string, string> = {};
   for (const b of builderRuns(data).slice(0, MAX_LINKED)) {

@@ -8,7 +8,7 @@
 import { escapeHtml, htmlPage } from '../html.js';
 import { ATTEMPT_STATES } from '../states.js';
 import { formatDuration } from '../table.js';
-import { formatBytes } from '../usage.js';
+import { formatBytes, formatGpu, peakMemoryOf } from '../usage.js';
 import { builderRuns } from './load.js';
 import type { ReportAttempt, ReportData, ReportStep } from './model.js';
 import { TIMELINE_SCRIPT } from './timeline.js';
@@ -66,7 +66,10 @@ function sum(attempts: readonly ReportAttempt[], f: (a: ReportAttempt) => number
 
 function peak(attempts: readonly ReportAttempt[]): { bytes: number; kind: string } | undefined {
   let best: { bytes: number; kind: string } | undefined;
-  for (const a of attempts) if (a.peakMemoryBytes !== undefined && (best === undefined || a.peakMemoryBytes > best.bytes)) best = { bytes: a.peakMemoryBytes, kind: a.memoryKind === 'heap' ? 'heap' : 'rss' };
+  for (const a of attempts) {
+    const m = a.usage !== undefined ? peakMemoryOf(a.usage) : a.peakMemoryBytes !== undefined ? { bytes: a.peakMemoryBytes, kind: a.memoryKind === 'heap' ? 'heap' : 'rss' } : undefined;
+    if (m !== undefined && (best === undefined || m.bytes > best.bytes)) best = m;
+  }
   return best;
 }
 
@@ -104,10 +107,10 @@ function stepRows(steps: readonly ReportStep[]): string {
     const last = s.attempts[s.attempts.length - 1];
     const cpu = sum(s.attempts, (a) => a.cpuMs);
     const mem = peak(s.attempts);
-    return `<tr><td>${e(s.name)}</td><td><code>${e(s.key)}</code></td><td>${outcomeTag(s.outcome)}</td><td class="n">${s.attempts.length}</td><td class="n">${s.attempts.length > 0 ? e(formatDuration(durationOf(s))) : ''}</td><td class="n">${cpu === undefined ? '' : e(formatDuration(cpu))}</td><td class="n">${mem === undefined ? '' : `${e(formatBytes(mem.bytes))} <span class="muted">${mem.kind}</span>`}</td><td class="n">${e(exitOf(s))}</td><td>${last ? e(`${last.executor} @ ${last.host}`) : ''}</td><td>${e(s.error ?? s.note ?? '')}</td></tr>`;
+    return `<tr><td>${e(s.name)}</td><td><code>${e(s.key)}</code></td><td>${outcomeTag(s.outcome)}</td><td class="n">${s.attempts.length}</td><td class="n">${s.attempts.length > 0 ? e(formatDuration(durationOf(s))) : ''}</td><td class="n">${cpu === undefined ? '' : e(formatDuration(cpu))}</td><td class="n">${mem === undefined ? '' : `${e(formatBytes(mem.bytes))} <span class="muted">${mem.kind}</span>`}</td><td class="n">${e(exitOf(s))}</td><td class="n">${last?.usage !== undefined ? e(formatGpu(last.usage).replace(/^gpu /, '')) : ''}</td><td>${last ? e(`${last.executor} @ ${last.host}`) : ''}</td><td>${e(s.error ?? s.note ?? '')}</td></tr>`;
   });
   const more = sorted.length > MAX_STEP_ROWS ? `<p class="empty">…and ${sorted.length - MAX_STEP_ROWS} more step(s) (failures first, then the slowest).</p>` : '';
-  return `<table id="steps"><tr><th>step</th><th>output</th><th>outcome</th><th class="n">attempts</th><th class="n">wall</th><th class="n">cpu</th><th class="n">peak memory</th><th class="n">exit</th><th>where</th><th>error / note</th></tr>${rows.join('')}</table>${more}`;
+  return `<table id="steps"><tr><th>step</th><th>output</th><th>outcome</th><th class="n">attempts</th><th class="n">wall</th><th class="n">cpu</th><th class="n">peak memory</th><th class="n">exit</th><th class="n">gpu</th><th>where</th><th>error / note</th></tr>${rows.join('')}</table>${more}`;
 }
 
 function builtBySection(data: ReportData, ran: number): string {
@@ -169,7 +172,7 @@ ${failureSection(failures)}
 ${depFailed.length === 0 ? '<p class="empty">None.</p>' : `<table id="dep-failed"><tr><th>step</th><th>output</th><th>why</th></tr>${depFailed.map((s) => `<tr><td>${e(s.name)}</td><td><code>${e(s.key)}</code></td><td>${e(s.note ?? s.error ?? 'a dependency failed')}</td></tr>`).join('')}</table>`}
 <h2>Steps (${data.steps.length})</h2>
 ${stepRows(data.steps)}
-<p class="muted" style="margin:6px 16px">CPU time and peak memory are what each executor measures: <b>process</b> — the worker process's CPU time and peak resident set (and its exit code); <b>threads</b> — the worker thread's CPU time and its V8 heap size; <b>inline</b> and remote executors — not measured.</p>
+<p class="muted" style="margin:6px 16px">CPU time and peak memory are what each executor measures (<code>cairn report --trace trace.tsv</code> exports them per attempt): <b>process</b>, SSH, Slurm and SGE — the worker or program and every process it started (sampled from /proc, a lower bound); <b>threads</b> — the worker thread's CPU time plus its child processes', its V8 heap, and the children's resident memory; <b>inline</b> — command programs, and a best effort for slow function steps (the runner's own numbers); GPU memory and utilisation where <code>nvidia-smi</code> was on the host's PATH, blank where not measured.</p>
 <h2>Retries (${retried.length})</h2>
 ${retried.length === 0 ? '<p class="empty">No step needed a retry.</p>' : `<table><tr><th>step</th><th>attempts</th><th>states</th><th>outcome</th></tr>${retryRows}</table>`}
 <h2>Cache hits (${cached.length})</h2>

@@ -47,7 +47,7 @@ async function withUsage(view: StoreView, path: string, attempts: readonly Repor
     attempts.map(async (a) => {
       const u = await view.readUsage(attemptFiles(path, a.attempt).dir);
       if (u === null) return a;
-      return { ...a, cpuMs: u.cpuMs, peakMemoryBytes: u.peakMemoryBytes, memoryKind: u.memoryKind, exitCode: u.exitCode, signal: u.signal };
+      return { ...a, cpuMs: u.cpuMs, peakMemoryBytes: u.peakMemoryBytes, memoryKind: u.memoryKind, exitCode: u.exitCode, signal: u.signal, usage: u };
     }),
   );
 }

@@ -1,4 +1,5 @@
 /** The data of a run report, independent of where it was read from (run journal, records). */
+import type { AttemptUsage } from '@cairn/runner';
 
 /** How a step ended in the run. */
 export type ReportOutcome =
@@ -45,6 +46,8 @@ export interface ReportAttempt {
   readonly exitCode?: number | null | undefined;
   /** Signal that ended the worker process. */
   readonly signal?: string | null | undefined;
+  /** Everything the executor measured (`usage.json`: wall time, what CPU and memory cover, children, GPU); absent when nothing was. */
+  readonly usage?: AttemptUsage | undefined;
 }
 
 /** One step of the run. */

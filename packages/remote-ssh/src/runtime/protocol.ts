@@ -60,6 +60,8 @@ export type FromWorker =
       readonly code: number;
       /** `result.msgpack` bytes, base64 (absent when the step left no result). */
       readonly result?: string;
+      /** What the step used (`usage.json`, also in the job dir): thread CPU plus its subprocesses', heap, their peak RSS. */
+      readonly usage?: Readonly<Record<string, unknown>>;
       /** The logs, base64, when each is small (else the executor reads the files). */
       readonly stdout?: string;
       readonly stderr?: string;
@@ -86,7 +88,15 @@ export type ToThread =
   | { readonly t: 'abort'; readonly message: string };
 
 /** Step thread → worker main. */
-export type FromThread = { readonly t: 'done'; readonly result: Uint8Array; readonly ok: boolean };
+export type FromThread = {
+  readonly t: 'done';
+  readonly result: Uint8Array;
+  readonly ok: boolean;
+  /** CPU time the thread used for the step (ms; Linux), when known. */
+  readonly cpuMs?: number;
+  /** The thread's V8 heap at the end of the step (bytes). */
+  readonly heapBytes?: number;
+};
 
 /** Exit code of the relay when the worker's socket does not answer (it exited, idle, meanwhile): connect again. */
 export const RELAY_NO_WORKER = 75;

@@ -29,7 +29,7 @@ import { isAbsolute, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { CairnError } from '@cairn/core';
 import { WORKER_PROTOCOL, type FromThread, type FromWorker, type OutputListing, type ToThread, type ToWorker } from './protocol.js';
-import { encodeResult, failure } from '@cairn/runner/worker';
+import { encodeResult, failure, startMeter, treeUsageFields, type AttemptUsage, type UsageMeter } from '@cairn/runner/worker';
 
 /** Logs up to this size travel inline with `done`. */
 const INLINE_LOG_BYTES = 64 * 1024;
@@ -63,6 +63,32 @@ interface Running {
   readonly killGraceMs: number;
   /** When the watchdog last judged its heartbeat. */
   watchedAt: number;
+  /** Samples the step's subprocesses (found by their `CAIRN_JOB_DIR` marker) while it runs. */
+  readonly meter: UsageMeter;
+  /** What the step's thread reported of itself (CPU time, heap) with its result. */
+  thread?: { readonly cpuMs?: number | undefined; readonly heapBytes?: number | undefined };
+}
+
+/**
+ * What a worker step used: its thread's CPU time plus its subprocesses' (sampled), the thread's
+ * heap, and the subprocesses' peak RSS and GPU use (the same fields as the runner's `threads`).
+ */
+function stepUsage(job: Running): AttemptUsage {
+  const children = job.meter.peek();
+  void job.meter.stop();
+  const t = job.thread ?? {};
+  const childCpu = children.cpuMs;
+  const tree = treeUsageFields(children);
+  return {
+    executor: 'ssh',
+    wallMs: children.wallMs,
+    ...(t.cpuMs !== undefined || childCpu !== undefined ? { cpuMs: (t.cpuMs ?? 0) + (childCpu ?? 0), cpuScope: childCpu !== undefined ? 'tree' : 'thread' } : {}),
+    ...(t.heapBytes !== undefined ? { peakMemoryBytes: t.heapBytes, memoryKind: 'heap' as const } : {}),
+    ...(childCpu !== undefined ? { childCpuMs: childCpu, childPeakRssBytes: children.peakRssBytes } : {}),
+    ...(tree.gpuPeakMemoryBytes !== undefined ? { gpuPeakMemoryBytes: tree.gpuPeakMemoryBytes } : {}),
+    ...(tree.gpuUtilizationPercent !== undefined ? { gpuUtilizationPercent: tree.gpuUtilizationPercent } : {}),
+    sampleIntervalMs: tree.sampleIntervalMs,
+  };
 }
 
 function writeAtomic(path: string, data: string | Uint8Array): void {
@@ -73,6 +99,45 @@ function writeAtomic(path: string, data: string | Uint8Array): void {
 
 function log(message: string): void {
   process.stderr.write(`${new Date().toISOString()} ssh-worker[${process.pid}] ${message}\n`);
+}
+
+/** Which step (job dir) each direct child of this worker belongs to, read once per child from its environment. */
+const childStep = new Map<number, string | null>();
+
+/**
+ * The processes of the step in `dir`, for its usage: this worker's direct children that carry
+ * its marker, and their descendants (by parent pid, from the sampled process table: no
+ * environment is read twice). A descendant that detached itself from them (double fork) is missed.
+ */
+function stepProcesses(table: ReadonlyMap<number, { readonly pid: number; readonly ppid: number }>, dir: string): number[] {
+  const found = new Set<number>();
+  for (const e of table.values()) {
+    if (e.ppid !== process.pid) continue;
+    let owner = childStep.get(e.pid);
+    if (owner === undefined) {
+      try {
+        const env = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${e.pid}/environ`), Buffer.from([0])]);
+        const key = '\0CAIRN_JOB_DIR=';
+        const at = env.indexOf(key);
+        owner = at < 0 ? null : env.subarray(at + key.length, env.indexOf(0, at + 1)).toString();
+      } catch {
+        owner = null;
+      }
+      childStep.set(e.pid, owner);
+    }
+    if (owner === dir) found.add(e.pid);
+  }
+  for (const pid of childStep.keys()) if (!table.has(pid)) childStep.delete(pid);
+  for (let grew = found.size > 0; grew; ) {
+    grew = false;
+    for (const e of table.values()) {
+      if (!found.has(e.pid) && found.has(e.ppid)) {
+        found.add(e.pid);
+        grew = true;
+      }
+    }
+  }
+  return [...found];
 }
 
 /** Pids of this user's processes whose environment carries `CAIRN_JOB_DIR=<dir>` (the step's subprocesses). */
@@ -179,6 +244,7 @@ export function serve(entryUrl: URL, idleMs: number): void {
     lane.thread.on('message', (m: FromThread) => {
       const job = lane.job;
       if (!job || m.t !== 'done') return;
+      job.thread = { cpuMs: m.cpuMs, heapBytes: m.heapBytes };
       finish(job, job.cancelling ? EXIT_CANCELLED : m.ok ? EXIT_OK : EXIT_FAILED, m.result);
     });
     lane.thread.on('error', (err) => {
@@ -207,8 +273,10 @@ export function serve(entryUrl: URL, idleMs: number): void {
     if (job.cancelling) signalMarked(job.dir, 'SIGKILL');
     if (!lane.dead && !job.cancelling && idle.length < MAX_IDLE_THREADS) idle.push(lane);
     else if (!lane.dead) void lane.thread.terminate();
-    const msg: { t: 'done'; dir: string; code: number; result?: string; stdout?: string; stderr?: string; out?: OutputListing } = { t: 'done', dir: job.dir, code };
+    const usage: AttemptUsage = { ...stepUsage(job), exitCode: code, signal: null };
+    const msg: { t: 'done'; dir: string; code: number; result?: string; usage?: Readonly<Record<string, unknown>>; stdout?: string; stderr?: string; out?: OutputListing } = { t: 'done', dir: job.dir, code, usage: { ...usage } };
     try {
+      writeAtomic(join(job.dir, 'usage.json'), JSON.stringify(usage));
       if (job.crash) writeFileSync(join(job.dir, 'stderr.log'), `${job.crash}\n`, { flag: 'a' });
       if (result) writeAtomic(join(job.dir, 'result.msgpack'), result);
       writeAtomic(join(job.dir, 'exit'), `${code}\n`);
@@ -264,7 +332,7 @@ export function serve(entryUrl: URL, idleMs: number): void {
     lane ??= newLane();
     const name = typeof msg.step === 'string' ? msg.step : dir;
     const grace = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : undefined);
-    const job: Running = { dir, name, lane, cancelling: false, killTimer: undefined, crash: undefined, manifest: msg.manifest === true, orphanGraceMs: grace(msg.orphanGraceMs), killGraceMs: grace(msg.killGraceMs) ?? 5000, watchedAt: Date.now() };
+    const job: Running = { dir, name, lane, cancelling: false, killTimer: undefined, crash: undefined, manifest: msg.manifest === true, orphanGraceMs: grace(msg.orphanGraceMs), killGraceMs: grace(msg.killGraceMs) ?? 5000, watchedAt: Date.now(), meter: startMeter((table) => stepProcesses(table, dir)) };
     lane.job = job;
     running.set(dir, job);
     lastActive = Date.now();

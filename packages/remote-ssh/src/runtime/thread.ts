@@ -5,7 +5,8 @@
  * the step's subprocesses). `console` and `process.stdout/stderr` writes are appended to the
  * step's log files; `process.exit(n)` ends only this thread (the worker records exit code n).
  */
-import { appendFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
+import { getHeapStatistics } from 'node:v8';
 import { parentPort } from 'node:worker_threads';
 import { CairnError, decodeTask } from '@cairn/core';
 import { encodeResult, failure, lineLogger, runTask } from '@cairn/runner/worker';
@@ -31,6 +32,16 @@ function redirect(stream: NodeJS.WriteStream, which: 'stdout' | 'stderr'): void 
   };
 }
 
+/** CPU time this thread has used (ms), where Linux tells; undefined elsewhere. */
+function threadCpuMs(): number | undefined {
+  try {
+    const ns = Number(readFileSync('/proc/thread-self/schedstat', 'latin1').split(' ')[0]);
+    return Number.isFinite(ns) ? ns / 1e6 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Entry of a step thread. */
 export function runThread(): void {
   const port = parentPort;
@@ -48,6 +59,7 @@ export function runThread(): void {
     logs = { stdout: msg.stdout, stderr: msg.stderr };
     process.env.CUDA_VISIBLE_DEVICES = msg.cuda;
     process.env.CAIRN_JOB_DIR = msg.dir;
+    const cpuStart = threadCpuMs();
     void (async () => {
       let outcome: { ok: true; result: unknown } | { ok: false; error: unknown };
       try {
@@ -62,7 +74,9 @@ export function runThread(): void {
       logs = undefined;
       delete process.env.CAIRN_JOB_DIR;
       const { bytes, ok } = encodeResult(outcome.ok ? { ok: true, result: outcome.result } : failure(outcome.error));
-      const reply: FromThread = { t: 'done', result: bytes, ok };
+      const cpuEnd = threadCpuMs();
+      const cpuMs = cpuStart !== undefined && cpuEnd !== undefined ? Math.round(cpuEnd - cpuStart) : undefined;
+      const reply: FromThread = { t: 'done', result: bytes, ok, ...(cpuMs !== undefined ? { cpuMs } : {}), heapBytes: getHeapStatistics().total_heap_size };
       port.postMessage(reply);
     })();
   });

@@ -8,9 +8,12 @@
  */
 import { appendFileSync } from 'node:fs';
 import { COMMAND_MODULE, decodeTask, type TaskPayload } from '@cairn/core';
+import type { ProgramUsage } from './usage-sink.js';
 import type { ThreadTaskMessage } from '../worker/thread-worker.js';
 import { encodeResult, failure, rebuildError, type WorkerErrorData, type WorkerResult } from '../worker/result.js';
 import { lineLogger, runTask } from '../worker/run-task.js';
+import { writeUsage } from '../executors/usage.js';
+import { programUsageFields } from './program-usage.js';
 
 /** True when `task` is a command step's (the reserved `cairn:command` function). */
 export function isCommandTask(task: TaskPayload): boolean {
@@ -31,7 +34,9 @@ export async function runCommandInMainThread(msg: ThreadTaskMessage, terminate: 
   try {
     const task = decodeTask(msg.task);
     const log = lineLogger(task.name, (level, line) => appendFileSync(level === 'info' ? msg.logPaths.stdout : msg.logPaths.stderr, line));
-    outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log, logPaths: msg.logPaths }) };
+    // The program's process tree is sampled (this thread is the runner's: its own numbers are not the step's).
+    const programUsage = (used: ProgramUsage) => writeUsage(msg.attemptDir, programUsageFields('threads', used));
+    outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log, logPaths: msg.logPaths, programUsage }) };
   } catch (err) {
     outcome = failure(err);
   } finally {

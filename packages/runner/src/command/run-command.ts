@@ -19,6 +19,8 @@ import { fileTail, TailRing } from './tail.js';
 import { commandArgs, commandContext, commandEnv, commandLaunch, type CommandLaunch } from './context-file.js';
 import { fetchLocalDeps, localDepPaths, localize } from './local-deps.js';
 import { attemptFiles, removeAttemptFiles, writeContext } from './scratch.js';
+import { programUsageSinkOf } from './usage-sink.js';
+import { startMeter } from '../usage/sampler.js';
 
 /** Grace between SIGTERM and SIGKILL when the step sets none. */
 export const DEFAULT_KILL_GRACE_MS = 1000;
@@ -97,17 +99,22 @@ async function runProgram(step: string, t: CommandTemplate, argv: readonly strin
     (group.child.stderr as Readable).on('data', (chunk: Buffer) => tail.push(chunk));
     forward(group.child.stderr as Readable, process.stderr);
   }
+  // The program and everything it starts, sampled, when the executor asked for it (usage-sink.ts).
+  const sink = programUsageSinkOf(ctx);
+  const meter = sink === undefined ? undefined : startMeter(group.pid);
   const onAbort = () => group.stop(t.killGraceMs ?? DEFAULT_KILL_GRACE_MS);
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   if (ctx.signal.aborted) onAbort();
-  let code: number | null;
-  let signal: NodeJS.Signals | null;
+  let code: number | null = null;
+  let signal: NodeJS.Signals | null = null;
   try {
     ({ code, signal } = await group.exited);
     // Piped output: everything the program wrote has been forwarded (its group is gone, so the pipes close).
     await drained;
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
+    const used = await meter?.stop().catch(() => undefined);
+    if (used !== undefined) sink?.({ ...used, exitCode: code, signal });
   }
   if (code === 0 || ctx.signal.aborted) return {};
   const tail = ring !== undefined ? ring.text() : await fileTail((logs as { stderr: string }).stderr, stderrFrom);

@@ -7,6 +7,11 @@ export { decodeResult, encodeResult, failure, rebuildError } from '../worker/res
 export { lineLogger } from '../worker/run-task.js';
 export { tailLogs } from '../executors/common.js';
 export { workerEntryPath } from '../worker/paths.js';
+// A far-side worker measures its own process tree when its wrapper sets these (worker/self-usage.ts).
+export { USAGE_FILE_ENV, USAGE_SAMPLE_ENV } from '../worker/self-usage.js';
+export { parseUsage, usageFile, USAGE_FILE } from '../executors/usage.js';
+// ...and a shell wrapper measures a program where there is no Node (usage/usage-sh.ts).
+export { SH_SAMPLE_SECONDS, USAGE_SH_FUNCTIONS } from '../usage/usage-sh.js';
 export { checkSources, readTemplate, resolveValue } from '../command/template.js';
 export { parseReportedResult } from '../command/result-file.js';
 export { fileTail, lastLines, TAIL_BYTES, TAIL_LINES } from '../command/tail.js';
@@ -30,6 +35,7 @@ export type {
   TerminalState,
 } from './contract.js';
 export type { StagedAttempt, StepStoreAccess } from '../store/store.js';
+export type { AttemptUsage } from '../executors/usage.js';
 export type { JobRecord } from '../store/records.js';
 export type { WorkerErrorData, WorkerResult } from '../worker/result.js';
 export type { TailLogsOptions } from '../executors/common.js';

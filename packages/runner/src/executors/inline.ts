@@ -11,6 +11,9 @@ import { localInputFor } from '../worker/step-access.js';
 import { type DepArtifacts, depArtifacts } from '../worker/dep-artifacts.js';
 import { runWithOutput, type OutputSink } from './stdio-capture.js';
 import { LOG_PATHS } from '../command/log-paths.js';
+import { PROGRAM_USAGE_SINK, type ProgramUsage } from '../command/usage-sink.js';
+import { programUsageFields } from '../command/program-usage.js';
+import { writeUsage } from './usage.js';
 
 const capabilities: ExecutorCapabilities = Object.freeze({
   remote: false,
@@ -131,6 +134,17 @@ class InlineContext implements StepContext {
     return this.#job.logPaths;
   }
 
+  /** Set once a command step's program usage was written (the step's own best-effort numbers are not, then). */
+  programMeasured = false;
+
+  /** A command step's program is sampled and its usage written as the attempt's (command/usage-sink.ts). */
+  get [PROGRAM_USAGE_SINK](): (used: ProgramUsage) => void {
+    return (used) => {
+      this.programMeasured = true;
+      writeUsage(this.#job.attemptDir, programUsageFields('inline', used));
+    };
+  }
+
   /** The step's secret values (read by the lowered step function when it fills in its inputs; not enumerable). */
   get [SECRET_VALUES](): JobRequest['secrets'] {
     return this.#job.secrets;
@@ -157,6 +171,30 @@ function closed(ctx: InlineContext, status: JobStatus): JobStatus | Promise<JobS
   return closing === undefined ? status : closing.then(() => status);
 }
 
+/** Asynchronous function steps shorter than this get no usage file (writing one would cost more than the step). */
+const INLINE_USAGE_MIN_MS = 1000;
+
+/**
+ * Best effort for an in-process step that ran a second or more: the runner process's CPU time
+ * over the attempt and its lifetime peak RSS, which include every other step that ran meanwhile.
+ */
+function recordRunnerUsage(job: JobRequest, ctx: InlineContext, started: { wall: number; cpu: NodeJS.CpuUsage }): void {
+  const wallMs = Date.now() - started.wall;
+  if (ctx.programMeasured || wallMs < INLINE_USAGE_MIN_MS) return;
+  const cpu = process.cpuUsage(started.cpu);
+  writeUsage(job.attemptDir, {
+    executor: 'inline',
+    wallMs,
+    cpuMs: Math.round((cpu.user + cpu.system) / 1000),
+    cpuScope: 'runner',
+    peakMemoryBytes: process.resourceUsage().maxRSS * 1024,
+    memoryKind: 'rss',
+    memoryScope: 'runner',
+    bestEffort: true,
+    note: 'in-process: the runner process\'s CPU time over the attempt and its lifetime peak RSS, shared with every step it ran meanwhile',
+  });
+}
+
 /** Calls the step: its status, or a promise of it when the function returned one (or a log file is being closed). */
 function call(job: JobRequest, ctx: InlineContext, capture: boolean): JobStatus | Promise<JobStatus> {
   let out: unknown;
@@ -167,10 +205,11 @@ function call(job: JobRequest, ctx: InlineContext, capture: boolean): JobStatus 
     return closed(ctx, { state: 'failed', error });
   }
   if (out !== null && typeof (out as Promise<unknown>)?.then === 'function') {
+    const started = { wall: Date.now(), cpu: process.cpuUsage() };
     return Promise.resolve(out as Promise<unknown>).then(
       (result) => closed(ctx, { state: 'succeeded', result }),
       (error: unknown) => closed(ctx, { state: 'failed', error }),
-    );
+    ).finally(() => recordRunnerUsage(job, ctx, started));
   }
   return closed(ctx, out === undefined ? SUCCEEDED : { state: 'succeeded', result: out });
 }

@@ -19,6 +19,7 @@ import { checkLocalExecutorOptions } from './local-options.js';
 import { PARENT_FD_ENV } from '../worker/parent-watch.js';
 import { decodeResult } from '../worker/result.js';
 import { completeProcessUsage, PROCESS_USAGE_IMPORT, usageFile } from './usage.js';
+import { startMeter } from '../usage/sampler.js';
 import { abortReasonCode, cancelActive, cancelError, cancelledBy, localLogs, statusOf, type LocalJob } from './common.js';
 
 /** Options of {@link createProcessExecutor}. */
@@ -185,10 +186,13 @@ export function createProcessExecutor(options: ProcessExecutorOptions = {}): Exe
       // Our end of the pipe must not keep the runner alive, and must stay open while the worker runs.
       const lifeline = child.stdio[3] as Socket | null;
       lifeline?.unref();
+      // The worker and everything it starts (its process group and descendants), sampled until it exits.
+      const meter = startMeter(pid);
       const entry: ProcJob = { jobId: job.jobKey, step: job.task.name, child, pid, resultPath, logPaths: job.logPaths, exited: Promise.resolve() };
       const onAbort = () => requestCancel(entry, job.signal.reason);
       entry.exited = once(child, 'exit').then(async ([code, signal]) => {
-        completeProcessUsage(job.attemptDir, code as number | null, signal as string | null);
+        const tree = await meter.stop().catch(() => undefined);
+        completeProcessUsage(job.attemptDir, code as number | null, signal as string | null, tree);
         const status = await finish(entry, code as number | null, signal as NodeJS.Signals | null);
         job.signal.removeEventListener('abort', onAbort);
         lifeline?.destroy();

@@ -14,7 +14,9 @@ import type { Executor, ExecutorCapabilities, ExecutorHost, JobStatus } from '..
 import { assertBuilt, threadWorkerPath } from '../worker/paths.js';
 import { decodeResult, errorData } from '../worker/result.js';
 import type { ThreadJobMessage } from './thread-job.js';
-import { newChildMark, signalMarked } from './marked-processes.js';
+import { markedProcesses, newChildMark, signalMarked } from './marked-processes.js';
+import { startMeter } from '../usage/sampler.js';
+import { addChildUsage } from './usage.js';
 import { abortReasonCode, cancelActive, cancelError, cancelledBy, ensureLogDirs, localLogs, statusOf, type LocalJob } from './common.js';
 import { checkLocalExecutorOptions } from './local-options.js';
 import { isCommandTask, runCommandInMainThread } from '../command/main-thread.js';
@@ -125,7 +127,10 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
       const entry: ThreadJob = { jobId: job.jobKey, step: job.task.name, logPaths: job.logPaths, port: port1, terminate: new AbortController(), childMark, spawned, settled: Promise.resolve() };
       const onAbort = () => requestCancel(entry, job.signal.reason);
       // A command step runs its program from this thread (command/main-thread.ts says why).
-      const running = isCommandTask(job.task) ? runCommandInMainThread(message, entry.terminate.signal) : pool.run(message, { transferList: [port2], signal: entry.terminate.signal });
+      // The processes a function step starts (found by their mark), sampled once it has started any.
+      const command = isCommandTask(job.task);
+      const meter = command ? undefined : startMeter(() => markedProcesses(childMark), () => Atomics.load(spawned, 0) > 0);
+      const running = command ? runCommandInMainThread(message, entry.terminate.signal) : pool.run(message, { transferList: [port2], signal: entry.terminate.signal });
       entry.settled = running
         .then(
           (bytes: Uint8Array): JobStatus => statusOf(decodeResult(bytes), entry.step, entry.cancelReason),
@@ -136,6 +141,8 @@ export function createThreadsExecutor(options: ThreadsExecutorOptions = {}): Exe
         )
         .then(async (status) => {
           clearTimeout(entry.timer);
+          const children = await meter?.stop().catch(() => undefined);
+          if (children?.cpuMs !== undefined) addChildUsage(job.attemptDir, children);
           // Whatever the step started and left behind goes with it.
           if (Atomics.load(entry.spawned, 0) > 0) await signalMarked(entry.childMark, 'SIGKILL');
           job.signal.removeEventListener('abort', onAbort);

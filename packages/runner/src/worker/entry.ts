@@ -27,6 +27,7 @@ import { watchParent } from './parent-watch.js';
 import { killAllGroups } from '../command/process-group.js';
 import { lineLogger, runTask } from './run-task.js';
 import { takeSecretEnv } from './secret-env.js';
+import { measureSelfIfAsked } from './self-usage.js';
 
 /** How long a cancelled step may take to stop before the worker reports and exits. */
 const CANCEL_GRACE_MS = 2000;
@@ -82,6 +83,7 @@ async function main(argv: string[]): Promise<void> {
   const resultPath = args.result;
   const task = readTask(args.task);
 
+  measureSelfIfAsked();
   const controller = new AbortController();
   const log = lineLogger(task.name, (level, line) => void (level === 'info' ? process.stdout : process.stderr).write(line));
   const run = runTask(task, { signal: controller.signal, log, secrets: takeSecretEnv() });

@@ -10,6 +10,7 @@ import { localInputFor, workerStoreAccess } from './step-access.js';
 import { depArtifacts } from './dep-artifacts.js';
 import '../command/register.js';
 import { type AttemptLogPaths, LOG_PATHS } from '../command/log-paths.js';
+import { PROGRAM_USAGE_SINK, type ProgramUsageSink } from '../command/usage-sink.js';
 
 /** Options of {@link runTask}. */
 export interface RunTaskOptions {
@@ -26,6 +27,8 @@ export interface RunTaskOptions {
    * its stdout and stderr straight into them. @default its output is piped to this process's stdout and stderr
    */
   readonly logPaths?: AttemptLogPaths;
+  /** Receives a command step's program usage (command/usage-sink.ts). @default none: the program is not sampled on its own */
+  readonly programUsage?: ProgramUsageSink;
   /** The values of the secrets the step declares, by name (filled into its inputs at the call; a missing one is CAIRN_SECRET_UNRESOLVED). @default none */
   readonly secrets?: Readonly<Record<string, string>> | undefined;
 }
@@ -70,6 +73,7 @@ export async function runTask(task: TaskPayload, options: RunTaskOptions): Promi
     resolved: deps.resolved,
   };
   if (options.logPaths !== undefined) Object.defineProperty(ctx, LOG_PATHS, { value: options.logPaths });
+  if (options.programUsage !== undefined) Object.defineProperty(ctx, PROGRAM_USAGE_SINK, { value: options.programUsage });
   Object.defineProperty(ctx, 'store', {
     enumerable: true,
     get: () => {

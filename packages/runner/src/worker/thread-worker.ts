@@ -34,6 +34,7 @@ export default async function runThreadTask(msg: ThreadTaskMessage): Promise<Uin
   // The thread runs one attempt at a time: whatever it writes meanwhile is this step's output.
   setThreadOutput(appendSink(msg.logPaths));
   const cpuStart = threadCpuMs();
+  const wallStart = Date.now();
   try {
     const task = decodeTask(msg.task);
     const log = lineLogger(task.name, (level, line) => appendFileSync(level === 'info' ? msg.logPaths.stdout : msg.logPaths.stderr, line));
@@ -47,7 +48,7 @@ export default async function runThreadTask(msg: ThreadTaskMessage): Promise<Uin
     msg.port.close();
     const cpuEnd = threadCpuMs();
     const cpu = cpuStart !== undefined && cpuEnd !== undefined ? { cpuMs: cpuEnd - cpuStart, cpuScope: 'thread' as const } : {};
-    writeUsage(msg.attemptDir, { executor: 'threads', ...cpu, peakMemoryBytes: getHeapStatistics().total_heap_size, memoryKind: 'heap' });
+    writeUsage(msg.attemptDir, { executor: 'threads', wallMs: Date.now() - wallStart, ...cpu, peakMemoryBytes: getHeapStatistics().total_heap_size, memoryKind: 'heap' });
   }
   return encodeResult(outcome).bytes;
 }
