@@ -13,9 +13,8 @@ const run = promisify(execFile);
 /** The sha256 hex of `s` (what the fixture steps write). */
 export const sha256 = (s: string): string => createHash('sha256').update(s).digest('hex');
 
-/** Every regular file under `roots` (recursively, symlinks not followed) whose bytes contain `value`. */
-export function filesHolding(roots: readonly string[], value: string): string[] {
-  const needle = Buffer.from(value);
+/** Every regular file under `roots` (recursively, symlinks not followed) for which `keep(path)` holds. */
+function filesWhere(roots: readonly string[], keep: (path: string) => boolean): string[] {
   const out: string[] = [];
   const walk = (p: string): void => {
     let st;
@@ -25,27 +24,21 @@ export function filesHolding(roots: readonly string[], value: string): string[] 
       return;
     }
     if (st.isDirectory()) for (const e of readdirSync(p)) walk(join(p, e));
-    else if (st.isFile() && readFileSync(p).includes(needle)) out.push(p);
+    else if (st.isFile() && keep(p)) out.push(p);
   };
   for (const r of roots) walk(r);
   return out;
 }
 
-/** Every file under `roots` named `name`. */
+/** Every regular file under `roots` whose bytes contain `value`. */
+export function filesHolding(roots: readonly string[], value: string): string[] {
+  const needle = Buffer.from(value);
+  return filesWhere(roots, (p) => readFileSync(p).includes(needle));
+}
+
+/** Every regular file under `roots` named `name`. */
 export function filesNamed(roots: readonly string[], name: string): string[] {
-  const out: string[] = [];
-  const walk = (p: string): void => {
-    let st;
-    try {
-      st = lstatSync(p);
-    } catch {
-      return;
-    }
-    if (st.isDirectory()) for (const e of readdirSync(p)) walk(join(p, e));
-    else if (p.endsWith(`/${name}`)) out.push(p);
-  };
-  for (const r of roots) walk(r);
-  return out;
+  return filesWhere(roots, (p) => p.endsWith(`/${name}`));
 }
 
 /** Samples `ps -eo args` until stopped; `stop()` says how many samples were taken and every line that showed `value`. */

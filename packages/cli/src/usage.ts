@@ -1,19 +1,9 @@
 /** How an attempt's measured usage reads (CPU time, peak memory, exit code). */
 import type { AttemptUsage } from '@cairn/runner';
+import { formatBytes } from './bytes.js';
 import { formatDuration } from './table.js';
 
-/** `512 KiB`, `3.2 MiB`, `1.1 GiB`. */
-export function formatBytes(n: number): string {
-  if (!Number.isFinite(n) || n < 0) return '-';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${u === 0 ? v : v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
-}
+export { formatBytes } from './bytes.js';
 
 /** What `cpuMs` covers, as a suffix (`` for a whole process or tree). */
 function cpuScopeLabel(u: AttemptUsage): string {

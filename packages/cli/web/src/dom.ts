@@ -3,6 +3,8 @@
  * attribute set one by one; nothing the store holds is ever parsed as HTML.
  */
 
+import { formatBytes } from '../../src/bytes.js';
+
 type Child = Node | string | number | null | undefined | false;
 
 /** An element with attributes and children (strings become text nodes). */
@@ -30,17 +32,9 @@ export function duration(ms: number | null | undefined): string {
   return `${Math.floor(m / 60)} h ${m % 60} min`;
 }
 
-/** `512 KiB`, `3.2 MiB`. */
+/** `512 KiB`, `3.2 MiB`; `–` when not measured. */
 export function bytes(n: number | null | undefined): string {
-  if (n === null || n === undefined || !Number.isFinite(n) || n < 0) return '–';
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${u === 0 ? v : v < 10 ? v.toFixed(1) : Math.round(v)} ${units[u]}`;
+  return n === null || n === undefined || !Number.isFinite(n) || n < 0 ? '–' : formatBytes(n);
 }
 
 /** Local date and time of an epoch ms. */
