@@ -5,13 +5,13 @@
  * `graph`, `report`, `clean` and `unlock` all read (and change) the bucket. Runs the BUILT CLI.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync, copyFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { S3Primitives, S3Store } from '../src/index.js';
-import { clientOptions, freshPrefix, haveRgw, useGateway } from './helpers.js';
+import { clientOptions, freshPrefix, haveRgw, useGateway, writeS3Project } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const BIN = join(REPO, 'packages/cli/dist/bin.js');
@@ -38,19 +38,7 @@ describe.skipIf(!haveRgw)('the cairn CLI on an s3:// prefix, against a real RADO
     prefix = freshPrefix(rgw, 'cli');
     s3 = new S3Primitives(clientOptions(rgw));
     // A user's project: the packages installed, the pipeline, and a config that names the store plugin.
-    mkdirSync(join(project, 'node_modules', '@cairn'), { recursive: true });
-    for (const p of ['core', 'runner', 'store-s3']) symlinkSync(join(REPO, 'packages', p), join(project, 'node_modules', '@cairn', p));
-    copyFileSync(join(import.meta.dirname, 'fixtures', 'cli-pipeline.mjs'), join(project, 'pipeline.mjs'));
-    writeFileSync(join(project, 'package.json'), '{ "type": "module" }\n');
-    writeFileSync(
-      join(project, 'cairn.config.mjs'),
-      `import { s3StoreFactory } from '@cairn/store-s3';
-export default {
-  prefix: ${JSON.stringify(prefix)},
-  stores: { s3: { use: s3StoreFactory, options: { endpoint: ${JSON.stringify(rgw.endpoint)}, region: 'us-east-1', cacheDir: ${JSON.stringify(join(project, 'cache'))} } } },
-};
-`,
-    );
+    writeS3Project(project, rgw, prefix);
   });
 
   /** `cairn …args` in the project, credentials from the environment only. */

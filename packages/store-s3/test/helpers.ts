@@ -3,6 +3,9 @@
  * file; each test uses its own prefix.
  */
 import { randomBytes } from 'node:crypto';
+import { copyFileSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll } from 'vitest';
 import { rgwOrSkip, startRgw, type RgwInstance } from '../../../tools/testenv/rgw.js';
 import { S3Primitives, type S3PrimitivesOptions } from '../src/index.js';
@@ -51,4 +54,19 @@ export function freshPrefix(rgw: RgwInstance, tag = 't'): string {
 export async function committedKey(s3: S3Primitives, url: string, file: string): Promise<string> {
   const { prefix } = await s3.committedObjects(url);
   return `${s3.locate(url).key}/${prefix ?? ''}${file}`;
+}
+
+/**
+ * A user's project in `dir` for the CLI against the gateway: `@cairn/core`, `runner` and
+ * `store-s3` installed (linked from this repository), the CLI's fixture pipeline, and a
+ * `cairn.config.mjs` naming the S3 store plugin at `prefix`. `options`: more S3 store options.
+ */
+export function writeS3Project(dir: string, rgw: RgwInstance, prefix: string, options: Record<string, unknown> = {}): void {
+  const repo = fileURLToPath(new URL('../../../', import.meta.url));
+  mkdirSync(join(dir, 'node_modules', '@cairn'), { recursive: true });
+  for (const p of ['core', 'runner', 'store-s3']) symlinkSync(join(repo, 'packages', p), join(dir, 'node_modules', '@cairn', p));
+  copyFileSync(join(import.meta.dirname, 'fixtures', 'cli-pipeline.mjs'), join(dir, 'pipeline.mjs'));
+  writeFileSync(join(dir, 'package.json'), '{ "type": "module" }\n');
+  const store = { endpoint: rgw.endpoint, region: 'us-east-1', cacheDir: join(dir, 'cache'), ...options };
+  writeFileSync(join(dir, 'cairn.config.mjs'), `import { s3StoreFactory } from '@cairn/store-s3';\nexport default {\n  prefix: ${JSON.stringify(prefix)},\n  stores: { s3: { use: s3StoreFactory, options: ${JSON.stringify(store)} } },\n};\n`);
 }

@@ -6,7 +6,7 @@
  * Runs the BUILT CLI. Screenshots go to .test-results/ui/.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,7 +14,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath, launchChromium, openPage } from '../../cli/test/helpers/browser.js';
 import { S3Primitives } from '../src/index.js';
-import { clientOptions, freshPrefix, haveRgw, useGateway } from './helpers.js';
+import { clientOptions, freshPrefix, haveRgw, useGateway, writeS3Project } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
 const BIN = join(REPO, 'packages/cli/dist/bin.js');
@@ -34,19 +34,7 @@ describe.skipIf(!haveRgw || noChromium)('cairn ui on an s3:// prefix, against a 
     const rgw = gw.get();
     prefix = freshPrefix(rgw, 'ui');
     s3 = new S3Primitives(clientOptions(rgw));
-    mkdirSync(join(project, 'node_modules', '@cairn'), { recursive: true });
-    for (const p of ['core', 'runner', 'store-s3']) symlinkSync(join(REPO, 'packages', p), join(project, 'node_modules', '@cairn', p));
-    copyFileSync(join(import.meta.dirname, 'fixtures', 'cli-pipeline.mjs'), join(project, 'pipeline.mjs'));
-    writeFileSync(join(project, 'package.json'), '{ "type": "module" }\n');
-    writeFileSync(
-      join(project, 'cairn.config.mjs'),
-      `import { s3StoreFactory } from '@cairn/store-s3';
-export default {
-  prefix: ${JSON.stringify(prefix)},
-  stores: { s3: { use: s3StoreFactory, options: { endpoint: ${JSON.stringify(rgw.endpoint)}, region: 'us-east-1', cacheDir: ${JSON.stringify(join(project, 'cache'))}, retry: { maxAttempts: 2, baseDelayMs: 50 }, connectTimeoutMs: 1000, requestTimeoutMs: 3000 } } },
-};
-`,
-    );
+    writeS3Project(project, rgw, prefix, { retry: { maxAttempts: 2, baseDelayMs: 50 }, connectTimeoutMs: 1000, requestTimeoutMs: 3000 });
     mkdirSync(SHOTS, { recursive: true });
     browser = await launchChromium();
   }, 60_000);
