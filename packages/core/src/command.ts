@@ -27,7 +27,7 @@ const CONTEXT_BRAND = Symbol.for('cairn.command.context');
 export interface InputRef<K extends string = string> {
   /** The input it names. */
   readonly input: K;
-  /** @internal phantom: makes `InputRef<'a'>` unassignable to `InputRef<'b'>`. */
+  /** Type-level brand (never set at run time): makes `InputRef<'a'>` unassignable to `InputRef<'b'>`. */
   readonly __cairnInput?: K;
 }
 

@@ -169,7 +169,7 @@ export class ArtifactStep<T = unknown> {
   readonly artifact: ArtifactKind<unknown> | undefined;
   /** For an artifact registered with `adopt()`: the existing data it stands for (dependents get this path). */
   readonly adoptedSource: string | undefined;
-  /** @internal phantom for the result type. */
+  /** Type-level brand (never set at run time): the step's result type. */
   declare readonly __result?: T;
   /** @internal lowering scratch: epoch of the lowering that last touched this handle. */
   #epoch = 0;

@@ -5,3 +5,7 @@
 export { specInternals } from './spec.js';
 export type { SpecInternals } from './spec.js';
 export { LoweringSession, loweringWork } from './lower.js';
+// The runner's hooks into core: command steps run by the runner, secret values it resolves.
+export { commandRunner, registerCommandRunner } from './command-ref.js';
+export type { CommandRunner } from './command-ref.js';
+export { revealSecrets, SECRET_TAG, SECRET_VALUES, taggedSecretName } from './secret.js';

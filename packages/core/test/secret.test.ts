@@ -4,7 +4,8 @@
  * env only (never its inputs, which reach a context file on disk, nor its arguments).
  */
 import { describe, expect, it } from 'vitest';
-import { apply, canonicalize, command, fingerprintPayload, hasCode, lower, revealSecrets, secret, secretNames } from '../src/index.js';
+import { apply, canonicalize, command, fingerprintPayload, hasCode, lower, secret, secretNames } from '../src/index.js';
+import { revealSecrets } from '../src/internal.js';
 
 const fn = (i: { key: string; list?: string[] }) => i.key.length;
 

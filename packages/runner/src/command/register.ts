@@ -3,7 +3,7 @@
  * the runner (or its worker) is loaded: in-process through `spec.fn`, in threads and processes
  * through `resolveFnRef`.
  */
-import { registerCommandRunner } from '@cairn/core';
+import { registerCommandRunner } from '@cairn/core/internal';
 import { runCommand } from './run-command.js';
 
 registerCommandRunner(runCommand);

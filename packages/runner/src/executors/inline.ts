@@ -5,7 +5,8 @@
  */
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs';
 import { dirname } from 'node:path';
-import { type ArtifactStep, CairnError, SECRET_VALUES, type StepContext, type StepLogger } from '@cairn/core';
+import { type ArtifactStep, CairnError, type StepContext, type StepLogger } from '@cairn/core';
+import { SECRET_VALUES } from '@cairn/core/internal';
 import type { Executor, ExecutorCapabilities, ExecutorHost, JobHandle, JobRequest, JobStatus } from '../executor/contract.js';
 import { localInputFor } from '../worker/step-access.js';
 import { type DepArtifacts, depArtifacts } from '../worker/dep-artifacts.js';

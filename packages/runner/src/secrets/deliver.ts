@@ -9,7 +9,8 @@
  * worker with {@link takeSecretsFile}. Whoever reads it deletes it before the step starts.
  */
 import { readFileSync, rmSync } from 'node:fs';
-import { CairnError, COMMAND_MODULE, taggedSecretName, type TaskPayload } from '@cairn/core';
+import { CairnError, COMMAND_MODULE, type TaskPayload } from '@cairn/core';
+import { taggedSecretName } from '@cairn/core/internal';
 import { SECRET_ENV_PREFIX } from '../worker/secret-env.js';
 
 /** The name of the secrets file in an attempt's (or job's) directory. */

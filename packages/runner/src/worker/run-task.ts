@@ -4,7 +4,8 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
-import { checkRecordable, resolveFnRef, resolveTemplate, revealSecrets, type Resources, type StepContext, type StepLogger, type TaskPayload } from '@cairn/core';
+import { checkRecordable, resolveFnRef, resolveTemplate, type Resources, type StepContext, type StepLogger, type TaskPayload } from '@cairn/core';
+import { revealSecrets } from '@cairn/core/internal';
 import type { StepStoreAccess } from '../store/store.js';
 import { localInputFor, workerStoreAccess } from './step-access.js';
 import { depArtifacts } from './dep-artifacts.js';
