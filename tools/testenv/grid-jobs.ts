@@ -82,12 +82,10 @@ function requestFor(root: string, spec: StepSpec, signal: AbortSignal | undefine
     spec,
     task,
     outputPath,
-    prefix: join(root, 'store'),
     resources: spec.resources ?? {},
     logPaths: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') },
     attemptDir,
     finalPath: outputPath,
-    staged: { path: outputPath, dir: outputPath, attempt: 1, logs: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') }, scratch: attemptDir },
     signal: signal ?? new AbortController().signal,
   };
 }

@@ -57,12 +57,10 @@ function project(program: string, args: (string | typeof OUT)[], script = 'echo 
     spec,
     task,
     outputPath,
-    prefix: join(root, 'store'),
     resources: {},
     logPaths: logs,
     attemptDir,
     finalPath: outputPath,
-    staged: { path: outputPath, dir: outputPath, attempt: 1, logs, scratch: attemptDir },
     signal: new AbortController().signal,
   };
   return { dir, job };
@@ -156,7 +154,7 @@ describe("a command step's job script", () => {
     const attemptDir = join(root, 'attempts', `${spec.nameWithHash}.1`);
     const logs = { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') };
     const task = makeTask(spec, { outputPath, depPaths: { [spec.deps[0]!.nameWithHash]: url }, attempt: 1, resources: {} });
-    const job: JobRequest = { jobKey: `${spec.nameWithHash}.1`, spec, task, outputPath, prefix: 's3://bucket', resources: {}, logPaths: logs, attemptDir, finalPath: outputPath, staged: { path: outputPath, dir: outputPath, attempt: 1, logs, scratch: attemptDir }, signal: new AbortController().signal, storeAccess };
+    const job: JobRequest = { jobKey: `${spec.nameWithHash}.1`, spec, task, outputPath, resources: {}, logPaths: logs, attemptDir, finalPath: outputPath, signal: new AbortController().signal, storeAccess };
     const { status } = await runJob(job, await submitSingle(ctx, job));
     expect(asked).toEqual([url]);
     expect(status).toMatchObject({ state: 'succeeded', result: [fetched, fetched] });

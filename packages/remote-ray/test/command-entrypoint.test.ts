@@ -36,11 +36,9 @@ function probeJob(program = 'sh', checkpointDir?: string): { job: JobRequest; pr
     task: { ...makeTask(spec, { outputPath, depPaths: {}, attempt: 1 }), ...(checkpointDir === undefined ? {} : { checkpointDir }) },
     outputPath,
     finalPath: outputPath,
-    prefix: base,
     resources: {},
     logPaths: logs,
     attemptDir,
-    staged: { path: outputPath, dir: outputPath, attempt: 1, logs, scratch: attemptDir },
     signal: new AbortController().signal,
   };
   return { job, project };

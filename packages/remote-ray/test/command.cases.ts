@@ -36,11 +36,9 @@ function commandJob(root: string, step: ArtifactStep<unknown>): JobRequest {
     task: makeTask(spec, { outputPath, depPaths: {}, attempt: 1, resources: spec.resources ?? {} }),
     outputPath,
     finalPath: outputPath,
-    prefix: join(root, 'store'),
     resources: spec.resources ?? {},
     logPaths: logs,
     attemptDir,
-    staged: { path: outputPath, dir: outputPath, attempt: 1, logs, scratch: attemptDir },
     signal: new AbortController().signal,
   };
 }

@@ -135,12 +135,10 @@ export function jobForSpec(prefix: string, spec: StepSpec, opts: { resources?: R
     spec,
     task,
     outputPath,
-    prefix,
     resources: opts.resources ?? {},
     logPaths: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') },
     attemptDir,
     finalPath: outputPath,
-    staged: { path: outputPath, dir: outputPath, attempt, logs: { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') }, scratch: attemptDir },
     signal: opts.signal ?? new AbortController().signal,
   };
 }

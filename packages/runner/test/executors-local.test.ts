@@ -65,8 +65,6 @@ function jobFor(spec: StepSpec, init: { signal?: AbortSignal; depPaths?: Record<
     task: makeTask(spec, { outputPath, depPaths: init.depPaths ?? {}, depResults: init.depResults ?? {}, attempt: 1 }),
     outputPath,
     finalPath: outputPath,
-    staged: { path: outputPath, dir: outputPath, attempt: 1, logs: logPaths, scratch: attemptDir },
-    prefix: dir,
     resources: {},
     logPaths,
     attemptDir,

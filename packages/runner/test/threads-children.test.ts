@@ -47,8 +47,6 @@ function job(prefix: string, signal: AbortSignal): JobRequest {
     task: makeTask(spec, { outputPath, depPaths: {}, depResults: {}, attempt: 1 }),
     outputPath,
     finalPath: outputPath,
-    staged: { path: outputPath, dir: outputPath, attempt: 1, logs: logPaths, scratch: attemptDir },
-    prefix,
     resources: {},
     logPaths,
     attemptDir,

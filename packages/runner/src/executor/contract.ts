@@ -8,7 +8,7 @@
  * third-party ones do.
  */
 import type { Resources, StepSpec, TaskPayload } from '@cairn/core';
-import type { StagedAttempt, StepStoreAccess } from '../store/store.js';
+import type { StepStoreAccess } from '../store/store.js';
 
 /** How reliably an executor can stop a running job. */
 export type CancelSupport =
@@ -115,12 +115,8 @@ export interface JobRequest {
    * into place by the runner's commit. Write only under it; never record it as the final path.
    */
   readonly outputPath: string;
-  /** The step's final output path (what the record says; the output appears there at the commit). */
+  /** The step's final output path (what the record says; the output appears there at the commit). The store prefix is the host's (`ExecutorHost.prefix`). */
   readonly finalPath: string;
-  /** The staged attempt (`outputPath`, log files, scratch directory): plain data. */
-  readonly staged: StagedAttempt;
-  /** Store prefix. */
-  readonly prefix: string;
   /** Resources declared (after defaults). */
   readonly resources: Resources;
   /** Local files for this attempt's stdout/stderr (inside `outputPath`, so they are published with it). */

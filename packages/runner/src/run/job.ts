@@ -90,10 +90,6 @@ export class Job implements JobRequest {
     return this.#node.path;
   }
 
-  get prefix(): string {
-    return this.#node.stamp.prefix;
-  }
-
   get resources(): Resources {
     return this.#node.spec.resources ?? NO_RESOURCES;
   }
