@@ -16,6 +16,7 @@ export { localLayout } from './store/local/layout.js';
 export { MemoryStore } from './store/memory.js';
 export { parseStatus, STATUS_FILE } from './store/status.js';
 export { RECORD_FILE } from './store/records.js';
+export { attemptFilesIn } from './store/attempt-files.js';
 export { isStale, leaseTiming } from './store/leases.js';
 export { parseStoreMarker, STORE_MARKER_FILE } from './store/marker.js';
 // The runner's own option checks, for tools that take the same settings from elsewhere (the CLI's config file).

@@ -28,7 +28,7 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
 import type { AttemptLogs, CommitRequest, JobRecord, LeaseHolder, LeaseInfo, RecordWant, StagedAttempt, StepAccessRef, StepStoreAccess, Store, StoreCapabilities, StoredState, StoreMarker } from '@cairn/runner/store';
-import { markerText, parseStoreMarker, STORE_MARKER_FILE } from '@cairn/runner/store';
+import { attemptFilesIn, attemptOfLogName, logsDirIn, markerText, parseStoreMarker, STORE_MARKER_FILE } from '@cairn/runner/store';
 import { attemptOf, attemptPrefix, isAttemptKey, objectsOf, withObjects } from './attempts.js';
 import { parseJobRecord } from './formats.js';
 import type { StepObjects } from './listing.js';
@@ -206,16 +206,17 @@ export class S3Store implements Store {
     await mkdir(dir, { recursive: true, mode: 0o700 });
     // A retry starts from an empty prefix: what the failed attempt wrote there with ctx.store goes.
     if (previous !== undefined || attempt > 1) await this.#removeAttempts(path, (p) => p === attemptPrefix(holder.runId));
-    const logs = `${dir}/.cairn/logs`;
+    const logs = logsDirIn(dir);
     if (previous !== undefined) {
       // The earlier attempt's logs stay with the step; its output does not.
-      const from = `${previous.dir}/.cairn/logs`;
+      const from = logsDirIn(previous.dir);
       const names = await readdir(from).catch(() => [] as string[]);
       if (names.length > 0) await mkdir(logs, { recursive: true });
       for (const n of names) await rename(`${from}/${n}`, `${logs}/${n}`);
       await rm(previous.dir, { recursive: true, force: true });
     }
-    return { path, dir, attempt, logs: { stdout: `${logs}/attempt-${attempt}.stdout`, stderr: `${logs}/attempt-${attempt}.stderr` }, scratch: `${dir}/.cairn/attempt-${attempt}` };
+    const f = attemptFilesIn(dir, attempt);
+    return { path, dir, attempt, logs: { stdout: f.stdout, stderr: f.stderr }, scratch: f.scratch };
   }
 
   async commit(path: string, holder: LeaseHolder, request: CommitRequest): Promise<void> {
@@ -444,20 +445,23 @@ export class S3Store implements Store {
     do {
       const page = await this.s3.objects.list(d.bucket, { prefix: logs, continuationToken: token });
       for (const o of page.objects) {
-        const m = /^attempt-(\d+)\.(?:stdout|stderr)$/.exec(o.key.slice(logs.length));
-        if (m !== null) committed.add(Number(m[1]));
+        const a = attemptOfLogName(o.key.slice(logs.length));
+        if (a !== undefined) committed.add(a);
       }
       token = page.truncated ? page.next : undefined;
     } while (token !== undefined);
-    const url = (n: number, which: string) => `${path}/.cairn/logs/attempt-${n}.${which}`;
-    for (const n of committed) out.push({ attempt: n, stdout: url(n, 'stdout'), stderr: url(n, 'stderr'), running: false });
+    for (const n of committed) {
+      const f = attemptFilesIn(path, n);
+      out.push({ attempt: n, stdout: f.stdout, stderr: f.stderr, running: false });
+    }
     const local = this.#localDir(path, 'x', 1);
     const parent = local.slice(0, local.lastIndexOf('/'));
     for (const n of (await readdir(parent).catch(() => [] as string[])).sort()) {
       const m = /^\.cairn-attempt-.+-(\d+)$/.exec(n);
       if (m === null) continue;
       const attempt = Number(m[1]);
-      out.push({ attempt, stdout: `${parent}/${n}/.cairn/logs/attempt-${attempt}.stdout`, stderr: `${parent}/${n}/.cairn/logs/attempt-${attempt}.stderr`, running: true });
+      const f = attemptFilesIn(`${parent}/${n}`, attempt);
+      out.push({ attempt, stdout: f.stdout, stderr: f.stderr, running: true });
     }
     return out.sort((a, b) => a.attempt - b.attempt || Number(a.running) - Number(b.running));
   }

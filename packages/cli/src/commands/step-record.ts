@@ -3,7 +3,7 @@
  * attempt (executor, host, job, exit code, CPU time, peak memory, error), the final error with
  * its stack, config, dependencies, result, and where its logs are.
  */
-import { isStale, type AttemptUsage } from '@cairn/runner';
+import { attemptFilesIn, isStale, type AttemptUsage } from '@cairn/runner';
 import { out, type CliContext } from '../context.js';
 import { ATTEMPT_STATES, paint, STORED_STATES, type StoredStateName } from '../states.js';
 import type { StoredStep } from '../store-scan.js';
@@ -28,7 +28,7 @@ export async function attemptUsages(view: StoreView, step: StoredStep): Promise<
   const usages = new Map<number, AttemptUsage>();
   for (const a of step.record?.attempts ?? []) {
     // The executor's files of an attempt are committed inside the output directory.
-    const u = await view.readUsage(`${step.path}/.cairn/attempt-${a.attempt}`);
+    const u = await view.readUsage(attemptFilesIn(step.path, a.attempt).scratch);
     if (u !== null) usages.set(a.attempt, u);
   }
   return usages;

@@ -4,7 +4,7 @@
  * memory, exit code).
  */
 import { hostname } from 'node:os';
-import type { ArtifactRecord } from '@cairn/runner';
+import { attemptFilesIn, type ArtifactRecord } from '@cairn/runner';
 import { cliError } from '../errors.js';
 import type { StoredStep } from '../store-scan.js';
 import type { StoreView } from '../store-view.js';
@@ -15,7 +15,10 @@ import type { ReportAttempt, ReportData, ReportOutcome, ReportStep } from './mod
 const LOG_TAIL_LINES = 40;
 
 /** Attempt `n`'s files inside a committed output directory (logs, and the executor's own files such as usage.json). */
-const attemptFiles = (path: string, n: number) => ({ stdout: `${path}/.cairn/logs/attempt-${n}.stdout`, stderr: `${path}/.cairn/logs/attempt-${n}.stderr`, dir: `${path}/.cairn/attempt-${n}` });
+const attemptFiles = (path: string, n: number) => {
+  const f = attemptFilesIn(path, n);
+  return { stdout: f.stdout, stderr: f.stderr, dir: f.scratch };
+};
 
 async function logTail(view: StoreView, path: string, attempt: number): Promise<string[]> {
   const files = attemptFiles(path, attempt);

@@ -3,7 +3,7 @@
  * its attempts (the record's, with executor, host and job id; the journal's for an attempt still
  * running) with what each attempt's executor measured, and the log tail of its newest attempt.
  */
-import { isStale, type ArtifactRecord } from '@cairn/runner';
+import { attemptFilesIn, isStale, RECORD_FILE, type ArtifactRecord } from '@cairn/runner';
 import type { StoreView } from '../store-view.js';
 import type { UiAttempt, UiLog, UiStepDetail } from './model.js';
 import type { RunFold } from './run-fold.js';
@@ -12,8 +12,8 @@ import type { RunFold } from './run-fold.js';
 export const LOG_TAIL_LINES = 200;
 
 /** Attempt `n`'s directory and committed logs inside an output directory (the store's layout). */
-const attemptDir = (path: string, n: number) => `${path}/.cairn/attempt-${n}`;
-const committedLogs = (path: string, n: number) => ({ stdout: `${path}/.cairn/logs/attempt-${n}.stdout`, stderr: `${path}/.cairn/logs/attempt-${n}.stderr` });
+const attemptDir = (path: string, n: number) => attemptFilesIn(path, n).scratch;
+const committedLogs = (path: string, n: number): { stdout: string; stderr: string } => attemptFilesIn(path, n);
 
 /** The detail of step `index` of `run`. */
 export async function stepDetail(view: StoreView, run: RunFold, index: number): Promise<UiStepDetail | undefined> {
@@ -25,7 +25,7 @@ export async function stepDetail(view: StoreView, run: RunFold, index: number): 
   let problem = stored?.problem;
   if (record === null && stored?.status == null) {
     // A failed first attempt may leave a record without a status; a corrupt one is shown as such.
-    const text = await view.readText(`${s.path}/.artifact.json`);
+    const text = await view.readText(`${s.path}/${RECORD_FILE}`);
     if (text !== null) {
       try {
         record = JSON.parse(text) as ArtifactRecord;

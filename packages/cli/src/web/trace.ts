@@ -2,6 +2,7 @@
  * The trace: every step of a run with its duration, CPU time, peak memory and state, as a
  * CSV or TSV file (what Nextflow's trace and Snakemake's benchmark files give HPC users).
  */
+import { attemptFilesIn } from '@cairn/runner';
 import type { StoreView } from '../store-view.js';
 import type { RunFold } from './run-fold.js';
 import { inside } from './step-detail.js';
@@ -19,7 +20,7 @@ export async function traceRows(view: StoreView, run: RunFold): Promise<TraceRow
   const BATCH = 32;
   for (let i = 0; i < run.steps.length; i += BATCH) {
     const batch = run.steps.slice(i, i + BATCH);
-    const usages = await Promise.all(batch.map((s) => (s.attempts > 0 && inside(view, s.path) ? view.readUsage(`${s.path}/.cairn/attempt-${s.attempts}`).catch(() => null) : null)));
+    const usages = await Promise.all(batch.map((s) => (s.attempts > 0 && inside(view, s.path) ? view.readUsage(attemptFilesIn(s.path, s.attempts).scratch).catch(() => null) : null)));
     batch.forEach((s, k) => {
       const u = usages[k] ?? null;
       rows.push({

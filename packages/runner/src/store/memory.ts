@@ -13,6 +13,7 @@ import type { AttemptLogs, CommitRequest, Maybe, RecordWant, StagedAttempt, Stor
 import { recordWantAt } from './record-want.js';
 import { STORE_FORMAT_VERSION, type StoreMarker } from './marker.js';
 import { MemoryBrowser } from './memory-browse.js';
+import { attemptFilesIn } from './attempt-files.js';
 
 /** What the store holds for one step (every field undefined until written). */
 export interface MemoryEntry {
@@ -185,12 +186,12 @@ class MemoryStaged implements StagedAttempt {
   }
 
   get logs(): { stdout: string; stderr: string } {
-    const base = localBase(this.path);
-    return { stdout: `${base}/.cairn/logs/attempt-${this.attempt}.stdout`, stderr: `${base}/.cairn/logs/attempt-${this.attempt}.stderr` };
+    const f = attemptFilesIn(localBase(this.path), this.attempt);
+    return { stdout: f.stdout, stderr: f.stderr };
   }
 
   get scratch(): string {
-    return `${localBase(this.path)}/.cairn/attempt-${this.attempt}`;
+    return attemptFilesIn(localBase(this.path), this.attempt).scratch;
   }
 
   toJSON(): StagedAttempt {

@@ -15,6 +15,7 @@ import type { LeaseHolder } from '../leases.js';
 import type { AttemptLogs, CommitRequest, StagedAttempt } from '../store.js';
 import { storeError } from './errors.js';
 import { isMissing, type Io, type Stat } from './io.js';
+import { attemptFilesIn, attemptOfLogName } from '../attempt-files.js';
 import { attemptDir, attemptPrefix, logsDir, oldDir, parentOf, recordFile, SIBLING_MARK, stagedAt, statusFile, tmpName } from './layout.js';
 import { leaseLost, leaseToken, unlinkLease } from './lease-ops.js';
 import { unsafe } from './safe-dirs.js';
@@ -178,10 +179,13 @@ function* logsIn(io: Io, dir: string, running: boolean): Op<AttemptLogs[]> {
   const names = (yield io.readdir(logsDir(dir))) as string[];
   const attempts = new Set<number>();
   for (const n of names) {
-    const m = /^attempt-(\d+)\.(stdout|stderr)$/.exec(n);
-    if (m) attempts.add(Number(m[1]));
+    const a = attemptOfLogName(n);
+    if (a !== undefined) attempts.add(a);
   }
-  return [...attempts].sort((a, b) => a - b).map((attempt) => ({ attempt, stdout: `${logsDir(dir)}/attempt-${attempt}.stdout`, stderr: `${logsDir(dir)}/attempt-${attempt}.stderr`, running }));
+  return [...attempts].sort((a, b) => a - b).map((attempt) => {
+    const f = attemptFilesIn(dir, attempt);
+    return { attempt, stdout: f.stdout, stderr: f.stderr, running };
+  });
 }
 
 export function* attemptLogs(io: Io, path: string): Op<readonly AttemptLogs[]> {

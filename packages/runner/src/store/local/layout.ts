@@ -27,6 +27,7 @@ import { CairnError } from '@cairn/core';
 import { RECORD_FILE } from '../records.js';
 import { STATUS_FILE } from '../status.js';
 import type { StagedAttempt } from '../store.js';
+import { attemptFilesIn, logsDirIn } from '../attempt-files.js';
 
 /** The marker in the names of everything the store keeps beside an output directory. */
 export const SIBLING_MARK = '.cairn-';
@@ -98,14 +99,12 @@ export function recordFile(dir: string): string {
 }
 
 /** The logs directory of an output (or staged) directory. */
-export function logsDir(dir: string): string {
-  return `${dir}/.cairn/logs`;
-}
+export const logsDir = logsDirIn;
 
 /** Attempt `attempt`'s staging of the step at `path`, in `dir`. */
 export function stagedAt(path: string, dir: string, attempt: number): StagedAttempt {
-  const logs = logsDir(dir);
-  return { path, dir, attempt, logs: { stdout: `${logs}/attempt-${attempt}.stdout`, stderr: `${logs}/attempt-${attempt}.stderr` }, scratch: `${dir}/.cairn/attempt-${attempt}` };
+  const f = attemptFilesIn(dir, attempt);
+  return { path, dir, attempt, logs: { stdout: f.stdout, stderr: f.stderr }, scratch: f.scratch };
 }
 
 let tmpCounter = 0;
