@@ -102,6 +102,15 @@ async function aliveNodes(address: string): Promise<number> {
   return (body.data?.result?.result ?? []).filter((n) => n.state === 'ALIVE').length;
 }
 
+/** The last `n` lines of a log (the end of a Python traceback names the cause; the start is noise). */
+function tailLines(file: string, n: number): string {
+  try {
+    return readFileSync(file, 'utf8').trimEnd().split('\n').slice(-n).join('\n');
+  } catch (err) {
+    return `(no log at ${file}: ${String(err)})`;
+  }
+}
+
 /** Ports a node binds, all on free loopback ports so two clusters (or two test files) never meet. */
 async function nodePorts(): Promise<string[]> {
   return [
@@ -122,38 +131,49 @@ export async function startRay(options: StartRayOptions = {}): Promise<RayCluste
   // Short: Ray's unix sockets live under it (a socket path is limited to 107 bytes).
   const tempDir = mkdtempSync('/tmp/cray-');
   const cpus = String(options.numCpus ?? 2);
-  const gcsPort = await freePort();
-  const dashPort = await freePort();
   const common = ['--node-ip-address=127.0.0.1', `--num-cpus=${cpus}`, '--object-store-memory=100000000'];
   const nodes: Node[] = [];
-  const address = `http://127.0.0.1:${dashPort}`;
-  const gcs = `127.0.0.1:${gcsPort}`;
+  let address = '';
+  let gcs = '';
   const stop = async () => {
     await Promise.all([...nodes].reverse().map(stopNode));
     rmSync(tempDir, { recursive: true, force: true });
   };
   try {
-    nodes.push(
-      startNode(
+    const deadline = Date.now() + 120_000;
+    // A head that exits while starting (a port taken between freePort and its bind, on a busy
+    // machine; seen once in CI) is started again with fresh ports, like a worker below.
+    for (let attempt = 1; ; attempt++) {
+      const gcsPort = await freePort();
+      const dashPort = await freePort();
+      address = `http://127.0.0.1:${dashPort}`;
+      gcs = `127.0.0.1:${gcsPort}`;
+      const log = `${tempDir}/head-${attempt}.log`;
+      const head = startNode(
         ray,
         ['--head', `--port=${gcsPort}`, '--include-dashboard=true', '--dashboard-host=127.0.0.1', `--dashboard-port=${dashPort}`, `--ray-client-server-port=${await freePort()}`, `--temp-dir=${tempDir}`, ...common, ...(await nodePorts())],
-        `${tempDir}/head.log`,
-      ),
-    );
-    const workers = options.workers ?? 1;
-    const deadline = Date.now() + 120_000;
-    let last: unknown;
-    for (;;) {
-      if (nodes[0]?.child.exitCode !== null) throw new Error(`ray head exited: ${readFileSync(`${tempDir}/head.log`, 'utf8').slice(-3000)}`);
-      try {
-        await fetchJson(`${address}/api/version`);
-        break;
-      } catch (err) {
-        last = err;
+        log,
+      );
+      nodes[0] = head;
+      let last: unknown;
+      let up = false;
+      while (head.child.exitCode === null) {
+        try {
+          await fetchJson(`${address}/api/version`);
+          up = true;
+          break;
+        } catch (err) {
+          last = err;
+        }
+        if (Date.now() > deadline) throw new Error(`the Ray dashboard at ${address} never answered: ${String(last)}`);
+        await sleep(250);
       }
-      if (Date.now() > deadline) throw new Error(`the Ray dashboard at ${address} never answered: ${String(last)}`);
-      await sleep(250);
+      if (up) break;
+      killGroup(head.child.pid, 'SIGKILL');
+      if (attempt >= 3) throw new Error(`the ray head exited 3 times while starting; the end of its last log:\n${tailLines(log, 40)}`);
+      console.warn(`the ray head exited while starting; starting it again with fresh ports. The end of its log:\n${tailLines(log, 40)}`);
     }
+    const workers = options.workers ?? 1;
     const startWorker = async (i: number, attempt: number) => {
       const gpus = options.workerGpus ? [`--num-gpus=${options.workerGpus}`] : [];
       return startNode(ray, [`--address=${gcs}`, ...common, ...gpus, ...(await nodePorts())], `${tempDir}/worker-${i}-${attempt}.log`);
@@ -163,7 +183,7 @@ export async function startRay(options: StartRayOptions = {}): Promise<RayCluste
     for (;;) {
       const alive = await aliveNodes(address).catch(() => 0);
       if (alive >= 1 + workers) break;
-      if (nodes[0]?.child.exitCode !== null) throw new Error(`the ray head exited: ${readFileSync(nodes[0]!.log, 'utf8').slice(-3000)}`);
+      if (nodes[0]?.child.exitCode !== null) throw new Error(`the ray head exited: ${tailLines(nodes[0]!.log, 40)}`);
       for (let i = 0; i < workers; i++) {
         const node = nodes[i + 1] as Node;
         if (node.child.exitCode === null) continue;
