@@ -18,7 +18,7 @@ import { entrypointResources, unplaceable } from './resources.js';
 import { runtimeEnvOf } from './runtime-env.js';
 import { classify } from './states.js';
 import { statusOf, type JobFacts } from './status.js';
-import { collectFromLogs } from './ray-log-result.js';
+import { collectFromLogs, withoutResultLine } from './ray-log-result.js';
 import { zipStored, type ZipEntry } from './zip.js';
 import { createPoller } from './poller.js';
 import { generation, generationsOf, submissionId } from './submission-id.js';
@@ -313,7 +313,8 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       if (!t) throw new CairnError('CAIRN_EXECUTOR', `Job ${handle.jobId} is not a ${name} job handle (no submissionId in its info).`);
       const isRunning = () => active.has(handle.jobId);
       if (o.sharedFs && t.logPaths) return tailLogs(t.logPaths, { follow: opts.follow, signal: opts.signal, isRunning });
-      return rayLogs(client, t.id, opts.follow, isRunning, opts.signal, o.pollIntervalMs);
+      const lines = rayLogs(client, t.id, opts.follow, isRunning, opts.signal, o.pollIntervalMs);
+      return t.resultFromLogs ? withoutResultLine(lines) : lines;
     },
 
     async adopt(handle) {

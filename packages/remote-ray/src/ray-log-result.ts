@@ -28,3 +28,8 @@ export async function collectFromLogs(client: JobsClient, id: string, stdoutLog:
   if (result === undefined) await rm(resultPath, { force: true });
   else await writeFile(resultPath, result);
 }
+
+/** Followed log lines (`cairn logs -f`) without the result line. */
+export async function* withoutResultLine(lines: AsyncIterable<string>): AsyncIterable<string> {
+  for await (const line of lines) if (!line.startsWith(RESULT_MARK)) yield line;
+}

@@ -11,13 +11,14 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { command, input, OUT } from '@cairn/core';
+import { apply, command, input, OUT } from '@cairn/core';
 import { StepRunner, type ArtifactRecord } from '@cairn/runner';
 import { S3Store, s3StoreFactory } from '@cairn/store-s3';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { missingRay, startRay, type RayCluster } from '../../../tools/testenv/ray.js';
 import { rgwOrSkip, startRgw, type RgwInstance } from '../../../tools/testenv/rgw.js';
 import { createRayExecutor, type RayExecutor } from '../src/index.js';
+import { gpuEnv } from './fixtures/steps.mjs';
 
 const missing = missingRay();
 if (missing && process.env.CI) throw new Error(`Ray is required in CI: ${missing}`);
@@ -104,6 +105,9 @@ describe.skipIf(missing !== undefined || !haveRgw)('command steps on a Ray clust
     expect(value.here).toEqual(['count.py']);
     expect(first.stats.submissions).toBe(2);
     expect(first.stats.packageUploads).toBe(2);
+    // HTTP requests per step besides the shared status queries (and the one version check at start):
+    // the package's GET (which pins it) and PUT (new content only), the submission, the log read at the end.
+    expect(first.client.requests - first.stats.statusQueries - 1).toBe(2 * 4);
 
     // The output is the attempt's objects, named by the record.
     const store = r1.store as S3Store;
@@ -145,4 +149,22 @@ describe.skipIf(missing !== undefined || !haveRgw)('command steps on a Ray clust
     expect(err?.message).toMatch(/exited with code 3/);
     expect(err?.message).toContain('disk on fire');
   }, 120_000);
+
+  test("by default the nodes' own credentials are used: a cluster without any fails the step saying what to give", async () => {
+    const prefix = `s3://${rgw.bucket}/ray-nocreds-${Date.now()}`;
+    const step = command({ name: 'nocreds', version: 'v1', program: 'sh', args: ['-c', 'echo hi > "$CAIRN_OUTPUT/x"'], executor: 'ray', retries: 0 });
+    const executor = createRayExecutor({ address: cluster.address, pollIntervalMs: 300, sharedFs: false });
+    await expect(runner(prefix, executor).run([step])).rejects.toThrow(/exited with code 125[\s\S]*AWS_ACCESS_KEY_ID is not set on this Ray node[\s\S]*storeCredentials: 'runtime-env'/);
+  }, 120_000);
+
+  test('refused before anything is submitted: a step run by Node (no way yet to bring its code), a runtimeEnv.workingDir', async () => {
+    const prefix = `s3://${rgw.bucket}/ray-refused-${Date.now()}`;
+    const executor = ray();
+    const node = apply({ name: 'node', fn: gpuEnv, version: 'v1', executor: 'ray', retries: 0, inputs: {} });
+    await expect(runner(prefix, executor).run([node])).rejects.toThrow(/runs apply steps through Cairn's worker[\s\S]*sharedFs: false \(without it, only command steps run on Ray/);
+    const wd = createRayExecutor({ address: cluster.address, sharedFs: false, storeCredentials: 'runtime-env', runtimeEnv: { workingDir: 's3://b/src.zip' } });
+    const step = command({ name: 'wd', version: 'v1', program: 'true', executor: 'ray', retries: 0 });
+    await expect(runner(prefix, wd).run([step])).rejects.toThrow(/runtimeEnv\.workingDir \(s3:\/\/b\/src\.zip\) cannot be used without a shared filesystem/);
+    expect(executor.stats.submissions + wd.stats.submissions).toBe(0);
+  }, 60_000);
 });
