@@ -15,7 +15,7 @@ import { rayLogs } from './logs.js';
 import { trackedFrom, type Tracked } from './tracked.js';
 import { checkHints, resolveOptions, type RayExecutorOptions } from './options.js';
 import { entrypointResources, unplaceable } from './resources.js';
-import { runtimeEnvOf } from './runtime-env.js';
+import { runtimeEnvOf, withDelivered } from './runtime-env.js';
 import { classify } from './states.js';
 import { statusOf, type JobFacts } from './status.js';
 import { collectFromLogs, withoutResultLine } from './ray-log-result.js';
@@ -241,13 +241,12 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
         const refused = unplaceable(resources, await clusterNodes(), step, o.address);
         if (refused) throw refused;
       }
-      const entry = await buildEntrypoint(job, { nodePath: o.nodePath, workerEntry: o.workerEntry, sharedFs: o.sharedFs, storeCredentials: o.storeCredentials, nodeTempDir: o.nodeTempDir, deliver });
       const given = runtimeEnvOf(o.runtimeEnv, hints.runtimeEnv);
-      if (entry.workingDir !== undefined && given?.working_dir !== undefined) {
+      if (!o.sharedFs && given?.working_dir !== undefined) {
         throw new CairnError('CAIRN_CONFIG', `Step "${step}": runtimeEnv.workingDir (${String(given.working_dir)}) cannot be used without a shared filesystem: the job's working_dir is the package Cairn delivers its sources in. Declare the files the program needs as its sources instead.`, { step });
       }
-      const extraEnv = entry.envVars === undefined ? undefined : { ...(given?.env_vars as Record<string, string> | undefined), ...entry.envVars };
-      const runtimeEnv = entry.workingDir === undefined && extraEnv === undefined ? given : { ...given, ...(entry.workingDir === undefined ? {} : { working_dir: entry.workingDir }), ...(extraEnv === undefined ? {} : { env_vars: extraEnv }) };
+      const entry = await buildEntrypoint(job, { nodePath: o.nodePath, workerEntry: o.workerEntry, sharedFs: o.sharedFs, storeCredentials: o.storeCredentials, nodeTempDir: o.nodeTempDir, deliver });
+      const runtimeEnv = withDelivered(given, entry.workingDir, entry.envVars);
       const base = submissionId(o.submissionPrefix, job.jobKey);
       const metadata = { 'cairn.step': step, 'cairn.job': job.jobKey, 'cairn.path': job.finalPath, 'cairn.output': job.outputPath, 'cairn.runner': hostname() };
       const body = { entrypoint: entry.command, ...resources, metadata };
