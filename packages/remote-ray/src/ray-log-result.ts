@@ -6,7 +6,8 @@
  * tail); the last marked line, decoded, becomes the result file the runner judges
  * (command-status.ts), exactly as a shared-filesystem job's.
  */
-import { rm, writeFile } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import type { JobsClient } from './client.js';
 import { RESULT_MARK } from './far/s3-transfer-py.js';
 
@@ -24,6 +25,8 @@ export function splitResult(log: string): { log: string; result: Buffer | undefi
 /** Reads the log of job `id` into `stdoutLog` and its result into `resultPath` (removed when it reported none). */
 export async function collectFromLogs(client: JobsClient, id: string, stdoutLog: string, resultPath: string): Promise<void> {
   const { log, result } = splitResult(await client.logs(id));
+  // A runner that adopted the job may have swept the staging directory the handle names.
+  await Promise.all([mkdir(dirname(stdoutLog), { recursive: true }), mkdir(dirname(resultPath), { recursive: true })]);
   await writeFile(stdoutLog, log);
   if (result === undefined) await rm(resultPath, { force: true });
   else await writeFile(resultPath, result);
