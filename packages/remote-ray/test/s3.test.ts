@@ -9,6 +9,7 @@
  * code and log tail are reported. One cluster, one gateway, for the whole file.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { apply, command, input, OUT } from '@cairn/core';
@@ -167,4 +168,21 @@ describe.skipIf(missing !== undefined || !haveRgw)('command steps on a Ray clust
     await expect(runner(prefix, wd).run([step])).rejects.toThrow(/runtimeEnv\.workingDir \(s3:\/\/b\/src\.zip\) cannot be used without a shared filesystem/);
     expect(executor.stats.submissions + wd.stats.submissions).toBe(0);
   }, 60_000);
+
+  test("a job stopped on the node (the step's timeout) removes its work directory there and uploads nothing", async () => {
+    const prefix = `s3://${rgw.bucket}/ray-stop-${Date.now()}`;
+    const step = command({ name: 'stopme', version: 'v1', program: 'sh', args: ['-c', 'echo started > "$CAIRN_OUTPUT/partial"; sleep 60'], executor: 'ray', retries: 0, timeoutMs: 6000 });
+    const executor = ray();
+    const r = runner(prefix, executor);
+    await expect(r.run([step])).rejects.toThrow(/timed out|TIMEOUT|timeout/i);
+    expect(executor.stats.stops).toBe(1);
+    const store = r.store as S3Store;
+    const { bucket, key } = store.s3.locate(step.lower().outputPath(prefix));
+    const page = await store.s3.objects.list(bucket, { prefix: `${key}/` });
+    expect(page.objects.map((o) => o.key).filter((k) => k.endsWith('/partial'))).toEqual([]);
+    // The node's /tmp is this host's (only the test's directory is hidden from it): nothing of the job is left.
+    const left = async () => (await readdir('/tmp')).filter((n) => n.startsWith(`cairn-${step.lower().nameWithHash}.`));
+    for (let i = 0; i < 50 && (await left()).length > 0; i++) await new Promise((r) => setTimeout(r, 200));
+    expect(await left()).toEqual([]);
+  }, 120_000);
 });
