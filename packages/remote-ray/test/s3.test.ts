@@ -6,7 +6,8 @@
  * anything there, and each program checks it. Its sources come in the job's working_dir package,
  * its dependency from the bucket, its output goes to the attempt's own prefix, its result back
  * through Ray's job log; the runner commits by record; a rerun is cached; a failing program's exit
- * code and log tail are reported. One cluster, one gateway, for the whole file.
+ * code and log tail are reported. One cluster, one gateway, for the whole file; the cases after
+ * the first run at once (4 CPUs for the head: one per job).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
@@ -83,7 +84,7 @@ describe.skipIf(missing !== undefined || !haveRgw)('command steps on a Ray clust
     mkdirSync(localRoot, { recursive: true, mode: 0o700 });
     writeFileSync(join(project, 'make.py'), MAKE);
     writeFileSync(join(project, 'count.py'), COUNT);
-    [rgw, cluster] = await Promise.all([startRgw(), startRay({ workers: 0, hide: [root] })]);
+    [rgw, cluster] = await Promise.all([startRgw(), startRay({ workers: 0, numCpus: 4, hide: [root] })]);
   }, 180_000);
   afterAll(async () => {
     await Promise.all([cluster?.stop(), rgw?.stop()]);
@@ -138,7 +139,7 @@ describe.skipIf(missing !== undefined || !haveRgw)('command steps on a Ray clust
     expect(second.stats.submissions).toBe(0);
   }, 180_000);
 
-  test("a failing program's exit code and the tail of its log are reported", async () => {
+  test.concurrent("a failing program's exit code and the tail of its log are reported", async () => {
     const prefix = `s3://${rgw.bucket}/ray-fail-${Date.now()}`;
     const step = command({ name: 'fails', version: 'v1', program: 'sh', args: ['-c', 'echo working; echo disk on fire >&2; exit 3'], executor: 'ray', retries: 0 });
     const err = await runner(prefix, ray())
@@ -151,14 +152,14 @@ describe.skipIf(missing !== undefined || !haveRgw)('command steps on a Ray clust
     expect(err?.message).toContain('disk on fire');
   }, 120_000);
 
-  test("by default the nodes' own credentials are used: a cluster without any fails the step saying what to give", async () => {
+  test.concurrent("by default the nodes' own credentials are used: a cluster without any fails the step saying what to give", async () => {
     const prefix = `s3://${rgw.bucket}/ray-nocreds-${Date.now()}`;
     const step = command({ name: 'nocreds', version: 'v1', program: 'sh', args: ['-c', 'echo hi > "$CAIRN_OUTPUT/x"'], executor: 'ray', retries: 0 });
     const executor = createRayExecutor({ address: cluster.address, pollIntervalMs: 300, sharedFs: false });
     await expect(runner(prefix, executor).run([step])).rejects.toThrow(/exited with code 125[\s\S]*AWS_ACCESS_KEY_ID is not set on this Ray node[\s\S]*storeCredentials: 'runtime-env'/);
   }, 120_000);
 
-  test('refused before anything is submitted: a step run by Node (no way yet to bring its code), a runtimeEnv.workingDir', async () => {
+  test.concurrent('refused before anything is submitted: a step run by Node (no way yet to bring its code), a runtimeEnv.workingDir', async () => {
     const prefix = `s3://${rgw.bucket}/ray-refused-${Date.now()}`;
     const executor = ray();
     const node = apply({ name: 'node', fn: gpuEnv, version: 'v1', executor: 'ray', retries: 0, inputs: {} });
@@ -169,9 +170,12 @@ describe.skipIf(missing !== undefined || !haveRgw)('command steps on a Ray clust
     expect(executor.stats.submissions + wd.stats.submissions).toBe(0);
   }, 60_000);
 
-  test("a job stopped on the node (the step's timeout) removes its work directory there and uploads nothing", async () => {
+  test.concurrent("a job stopped on the node (the step's timeout) removes its work directory there and uploads nothing", async () => {
     const prefix = `s3://${rgw.bucket}/ray-stop-${Date.now()}`;
     const step = command({ name: 'stopme', version: 'v1', program: 'sh', args: ['-c', 'echo started > "$CAIRN_OUTPUT/partial"; sleep 60'], executor: 'ray', retries: 0, timeoutMs: 6000 });
+    // Work directories of this job: `/tmp/cairn-<job>-<nonce>` made after the run started.
+    const before = new Set(await readdir('/tmp'));
+    const left = async () => (await readdir('/tmp')).filter((n) => n.startsWith(`cairn-${step.lower().nameWithHash}.`) && !before.has(n));
     const executor = ray();
     const r = runner(prefix, executor);
     await expect(r.run([step])).rejects.toThrow(/timed out|TIMEOUT|timeout/i);
@@ -181,7 +185,6 @@ describe.skipIf(missing !== undefined || !haveRgw)('command steps on a Ray clust
     const page = await store.s3.objects.list(bucket, { prefix: `${key}/` });
     expect(page.objects.map((o) => o.key).filter((k) => k.endsWith('/partial'))).toEqual([]);
     // The node's /tmp is this host's (only the test's directory is hidden from it): nothing of the job is left.
-    const left = async () => (await readdir('/tmp')).filter((n) => n.startsWith(`cairn-${step.lower().nameWithHash}.`));
     for (let i = 0; i < 50 && (await left()).length > 0; i++) await new Promise((r) => setTimeout(r, 200));
     expect(await left()).toEqual([]);
   }, 120_000);
