@@ -33,6 +33,8 @@ export const STAGE_FAILED_EXIT = 125;
 export const NOT_FOUND_EXIT = 127;
 /** The start of the line the script writes when the program cannot be found. */
 export const NOT_FOUND_MARK = 'cairn: cannot start';
+/** The start of the line the script writes when the node could not read a dependency from, or upload the output to, the object store (without a shared filesystem). */
+export const TRANSFER_FAILED_MARK = 'cairn: store transfer failed:';
 /** The start of the line the script writes when a declared source changed in the project. */
 export const SOURCE_CHANGED_MARK = 'cairn: declared source';
 

@@ -24,7 +24,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, rm } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import { CairnError } from '@cairn/core';
-import { checkEnvNames, gpuContextLine, gpuCount, NOT_FOUND_EXIT, NOT_FOUND_MARK, readSources, STAGE_FAILED_EXIT, templateOf } from './command-entrypoint.js';
+import { checkEnvNames, gpuContextLine, gpuCount, NOT_FOUND_EXIT, NOT_FOUND_MARK, readSources, STAGE_FAILED_EXIT, templateOf, TRANSFER_FAILED_MARK } from './command-entrypoint.js';
 import type { EntrypointBuilder } from './entrypoint.js';
 import { S3_TRANSFER_FILE, S3_TRANSFER_PY } from './far/s3-transfer-py.js';
 import { farStoreOf, parseS3Url } from './object-store.js';
@@ -55,7 +55,7 @@ export const stagedCommandStep: EntrypointBuilder = async (job, ctx) => {
     if (at === undefined) throw new CairnError('CAIRN_EXECUTOR', `Step "${step}": its dependency ${key} is at ${url}, which a Ray node without the runner's filesystem cannot read; only s3:// outputs can be read there.`, { step });
     const local = posix.join(work, 'deps', String(n++));
     farDeps[key] = local;
-    fetches.push(`"$py" "$pkg/${S3_TRANSFER_FILE}" fetch ${q(at.bucket)} ${q(at.dir)} ${q(local)} || { echo ${q(`cairn: cannot read the dependency ${url} of step "${step}" from the bucket`)} >&2; exit ${STAGE_FAILED_EXIT}; }`);
+    fetches.push(`"$py" "$pkg/${S3_TRANSFER_FILE}" fetch ${q(at.bucket)} ${q(at.dir)} ${q(local)} || { echo ${q(`${TRANSFER_FAILED_MARK} cannot read the dependency ${url} of step "${step}" from the bucket`)} >&2; exit ${STAGE_FAILED_EXIT}; }`);
   }
   const out = posix.join(work, 'out');
   const t = templateOf(job, farDeps, out);
@@ -96,7 +96,7 @@ export const stagedCommandStep: EntrypointBuilder = async (job, ctx) => {
   lines.push(`command -v ${q(first)} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(first)}: not found`)} "on PATH ($PATH) in $(pwd) on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`);
   // Not exec: the output is uploaded after the program exits. Ray's stop signals the whole process tree.
   lines.push(`${launch.argv.map(q).join(' ')}`, 'code=$?');
-  lines.push(`if [ "$code" -eq 0 ]; then "$py" "$pkg/${S3_TRANSFER_FILE}" put ${q(out)} ${q(store.bucket)} ${q(store.attemptPrefix)} || { echo ${q(`cairn: cannot upload the output of step "${step}" to s3://${store.bucket}/${store.attemptPrefix}`)} >&2; ${stageFail}; }; "$py" "$pkg/${S3_TRANSFER_FILE}" report ${q(farResult)}; fi`);
+  lines.push(`if [ "$code" -eq 0 ]; then "$py" "$pkg/${S3_TRANSFER_FILE}" put ${q(out)} ${q(store.bucket)} ${q(store.attemptPrefix)} || { echo ${q(`${TRANSFER_FAILED_MARK} cannot upload the output of step "${step}" to s3://${store.bucket}/${store.attemptPrefix}`)} >&2; ${stageFail}; }; "$py" "$pkg/${S3_TRANSFER_FILE}" report ${q(farResult)}; fi`);
   lines.push('exit "$code"');
   return { command: `${lines.join('\n')}\n`, resultPath, program: t.program, workingDir, envVars: store.credentials, resultFromLogs: true };
 };

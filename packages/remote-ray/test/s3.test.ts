@@ -156,7 +156,7 @@ describe.skipIf(missing !== undefined || !haveRgw)('command steps on a Ray clust
     const prefix = `s3://${rgw.bucket}/ray-nocreds-${Date.now()}`;
     const step = command({ name: 'nocreds', version: 'v1', program: 'sh', args: ['-c', 'echo hi > "$CAIRN_OUTPUT/x"'], executor: 'ray', retries: 0 });
     const executor = createRayExecutor({ address: cluster.address, pollIntervalMs: 300, sharedFs: false });
-    await expect(runner(prefix, executor).run([step])).rejects.toThrow(/exited with code 125[\s\S]*AWS_ACCESS_KEY_ID is not set on this Ray node[\s\S]*storeCredentials: 'runtime-env'/);
+    await expect(runner(prefix, executor).run([step])).rejects.toThrow(/the Ray node cannot upload the output of step "nocreds" to s3:\/\/[\s\S]*AWS_ACCESS_KEY_ID is not set on this Ray node[\s\S]*storeCredentials: 'runtime-env'/);
   }, 120_000);
 
   test.concurrent('refused before anything is submitted: a step run by Node (no way yet to bring its code), a runtimeEnv.workingDir', async () => {
