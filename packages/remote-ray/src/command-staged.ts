@@ -77,8 +77,10 @@ export const stagedCommandStep: EntrypointBuilder = async (job, ctx) => {
   const lines = [
     'pkg=$(pwd)',
     `py=$(command -v python3 || command -v python) || { echo "cairn: no python3 on Ray node $(hostname): a job without the runner's filesystem moves its files with it" >&2; exit ${NOT_FOUND_EXIT}; }`,
-    'umask 077',
+    // The work directory is the job's alone (0700); the program keeps the node's umask.
+    'mask=$(umask); umask 077',
     `mkdir -p ${q(out)} ${q(posix.join(work, 'work'))} || ${stageFail}`,
+    'umask "$mask"',
     `trap 'cd /; rm -rf ${q(work).replace(/'/g, `'\\''`)}' EXIT`,
     // A stopped job (Ray's SIGTERM) still removes its directory.
     "trap 'exit 143' TERM INT",
