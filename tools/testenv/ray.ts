@@ -33,6 +33,12 @@ export interface StartRayOptions {
   readonly workerGpus?: number;
   /** Worker nodes besides the head. @default 1 */
   readonly workers?: number;
+  /**
+   * Directories no node of the cluster (nor any job on it) can see: each node runs in its own
+   * mount namespace (`unshare --mount`, with `--map-root-user` when not root) with an empty tmpfs
+   * over each. A cluster that provably does not share the runner's filesystem. @default []
+   */
+  readonly hide?: readonly string[];
 }
 
 /** A running one-host Ray cluster. */
@@ -57,9 +63,14 @@ interface Node {
   readonly log: string;
 }
 
-function startNode(ray: string, args: string[], log: string): Node {
+/** Mounts an empty tmpfs over each of `$2…$(1+$1)`, then runs the rest. */
+const HIDE_SCRIPT = 'n=$1; shift; while [ "$n" -gt 0 ]; do mount -t tmpfs -o size=1m,mode=000 cairn-hidden "$1" || exit 111; shift; n=$((n-1)); done; exec "$@"';
+
+function startNode(ray: string, args: string[], log: string, hide: readonly string[] = []): Node {
   const fd = openSync(log, 'a');
-  const child = spawn(ray, ['start', '--block', '--disable-usage-stats', ...args], {
+  const argv = [ray, 'start', '--block', '--disable-usage-stats', ...args];
+  const [file, ...rest] = hide.length === 0 ? argv : ['unshare', '--mount', ...(process.getuid?.() === 0 ? [] : ['--map-root-user']), '--', 'sh', '-c', HIDE_SCRIPT, 'sh', String(hide.length), ...hide, ...argv];
+  const child = spawn(file as string, rest, {
     detached: true,
     stdio: ['ignore', fd, fd],
     env: { ...process.env, RAY_USAGE_STATS_ENABLED: '0', RAY_DISABLE_DOCKER_CPU_WARNING: '1' },
@@ -153,6 +164,7 @@ export async function startRay(options: StartRayOptions = {}): Promise<RayCluste
         ray,
         ['--head', `--port=${gcsPort}`, '--include-dashboard=true', '--dashboard-host=127.0.0.1', `--dashboard-port=${dashPort}`, `--ray-client-server-port=${await freePort()}`, `--temp-dir=${tempDir}`, ...common, ...(await nodePorts())],
         log,
+        options.hide,
       );
       nodes[0] = head;
       let last: unknown;
@@ -176,7 +188,7 @@ export async function startRay(options: StartRayOptions = {}): Promise<RayCluste
     const workers = options.workers ?? 1;
     const startWorker = async (i: number, attempt: number) => {
       const gpus = options.workerGpus ? [`--num-gpus=${options.workerGpus}`] : [];
-      return startNode(ray, [`--address=${gcs}`, ...common, ...gpus, ...(await nodePorts())], `${tempDir}/worker-${i}-${attempt}.log`);
+      return startNode(ray, [`--address=${gcs}`, ...common, ...gpus, ...(await nodePorts())], `${tempDir}/worker-${i}-${attempt}.log`, options.hide);
     };
     for (let i = 0; i < workers; i++) nodes.push(await startWorker(i, 1));
     const restarts = new Map<number, number>();

@@ -95,16 +95,24 @@ export interface JobsClient {
   logs(id: string): Promise<string>;
   /** `GET /api/v0/nodes`: the alive nodes and their resources. */
   nodes(): Promise<RayNodeInfo[]>;
+  /**
+   * `GET /api/packages/gcs/{name}`: whether the cluster holds the working_dir package `name`
+   * (`_ray_pkg_<hash>.zip`). Ray pins it for a while (10 min by default) so it is not collected
+   * before a job that names it is submitted: the `ray job submit` CLI's own order.
+   */
+  hasPackage(name: string): Promise<boolean>;
+  /** `PUT /api/packages/gcs/{name}`: uploads a working_dir package (a zip) to the cluster's GCS. */
+  putPackage(name: string, zip: Buffer): Promise<void>;
 }
 
 /** Creates a client; makes no request. */
 export function createJobsClient(options: JobsClientOptions): JobsClient {
   const base = options.address.replace(/\/+$/, '');
   let requests = 0;
-  const call = async (method: 'GET' | 'POST', path: string, body?: unknown): Promise<HttpResponse> => {
+  const call = async (method: 'GET' | 'POST' | 'PUT', path: string, body?: unknown): Promise<HttpResponse> => {
     requests++;
     try {
-      return await send(method, `${base}${path}`, options.headers, body === undefined ? undefined : JSON.stringify(body), options.timeoutMs);
+      return await send(method, `${base}${path}`, options.headers, body === undefined ? undefined : Buffer.isBuffer(body) ? body : JSON.stringify(body), options.timeoutMs);
     } catch (cause) {
       const why = (cause as NodeJS.ErrnoException).code ?? (cause as Error).message;
       throw new CairnError('CAIRN_REMOTE', `The Ray dashboard at ${base} did not answer ${method} ${path} (${why}). Check the address (option "address" or RAY_API_SERVER_ADDRESS: the dashboard's HTTP port, 8265 by default) and that the cluster's head node is up.`, { cause, retryable: true });
@@ -150,6 +158,16 @@ export function createJobsClient(options: JobsClientOptions): JobsClient {
     async logs(id) {
       const body = await json<{ logs?: string }>(await call('GET', `/api/jobs/${encodeURIComponent(id)}/logs`), `return the logs of job ${id}`);
       return body.logs ?? '';
+    },
+    async hasPackage(name) {
+      const res = await call('GET', `/api/packages/gcs/${encodeURIComponent(name)}`);
+      if (res.status === 404) return false;
+      if (!ok(res)) fail(res, `tell whether it holds the package ${name}`);
+      return true;
+    },
+    async putPackage(name, zip) {
+      const res = await call('PUT', `/api/packages/gcs/${encodeURIComponent(name)}`, zip);
+      if (!ok(res)) fail(res, `store the package ${name}`);
     },
     async nodes() {
       const body = await json<{ data?: { result?: { result?: RayNodeInfo[] } } }>(await call('GET', '/api/v0/nodes?limit=10000'), 'list its nodes');

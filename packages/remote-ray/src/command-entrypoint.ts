@@ -33,20 +33,51 @@ export const STAGE_FAILED_EXIT = 125;
 export const NOT_FOUND_EXIT = 127;
 /** The start of the line the script writes when the program cannot be found. */
 export const NOT_FOUND_MARK = 'cairn: cannot start';
+/** The start of the line the script writes when the node could not read a dependency from, or upload the output to, the object store (without a shared filesystem). */
+export const TRANSFER_FAILED_MARK = 'cairn: store transfer failed:';
 /** The start of the line the script writes when a declared source changed in the project. */
 export const SOURCE_CHANGED_MARK = 'cairn: declared source';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** The step's template, resolved with its dependencies' (`depPaths`) and its own output paths. */
-function templateOf(job: JobRequest, depPaths: Readonly<Record<string, string>>): CommandTemplate {
-  const { task } = job;
-  // Secrets in its env come from the secrets file (secrets.ts), never from the entrypoint.
-  return readTemplate(task.name, stripSecretEnv(resolveTemplate(task.inputs, task.depKeys, task.outputPath, depPaths, task.name)));
+/** Refuses an environment variable name the POSIX shell cannot set (`CAIRN_INVALID_SPEC`). */
+export function checkEnvNames(step: string, t: CommandTemplate): void {
+  for (const k of Object.keys(t.env)) {
+    if (!ENV_NAME.test(k)) throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": environment variable name ${JSON.stringify(k)} cannot be set by the POSIX shell that starts the program on a Ray node; use letters, digits and _ (not first a digit).`, { step });
+  }
 }
 
-/** Reads each declared source once, checks it against the step's identity and writes its snapshot under `dir`. */
-async function snapshotSources(step: string, t: CommandTemplate, dir: string): Promise<void> {
+/** The line that adds the GPU slots Ray gave the job (`CUDA_VISIBLE_DEVICES`) to the context file as `gpuIndices`; `fail` ends the script. */
+export function gpuContextLine(contextPath: string, fail: string): string {
+  const q = shQuote;
+  return `case "\${CUDA_VISIBLE_DEVICES-}" in ''|*[!0-9,]*) ;; *) { printf '{"gpuIndices":[%s],' "$CUDA_VISIBLE_DEVICES" && tail -c +2 ${q(contextPath)}; } >${q(`${contextPath}.gpu`)} && mv -f ${q(`${contextPath}.gpu`)} ${q(contextPath)} || ${fail};; esac`;
+}
+
+/** The number of GPUs `job` asks for. */
+export function gpuCount(job: JobRequest): number {
+  return typeof job.resources.gpus === 'number' ? job.resources.gpus : (job.resources.gpus?.count ?? 0);
+}
+
+/** The step's template, resolved with its dependencies' (`depPaths`) and its own output (`outputPath`) paths. */
+export function templateOf(job: JobRequest, depPaths: Readonly<Record<string, string>>, outputPath = job.task.outputPath): CommandTemplate {
+  const { task } = job;
+  // Secrets in its env come from the secrets file (secrets.ts), never from the entrypoint.
+  return readTemplate(task.name, stripSecretEnv(resolveTemplate(task.inputs, task.depKeys, outputPath, depPaths, task.name)));
+}
+
+/** One declared source, read once and checked against the step's identity. */
+export interface SourceSnapshot {
+  /** Its path relative to the step's project directory. */
+  readonly rel: string;
+  /** Its content. */
+  readonly bytes: Buffer;
+  /** Its permission bits (at least owner-readable). */
+  readonly mode: number;
+}
+
+/** Reads each declared source once and checks it against the hash the step's identity was made from. */
+export async function readSources(step: string, t: CommandTemplate): Promise<SourceSnapshot[]> {
+  const out: SourceSnapshot[] = [];
   for (const [rel, want] of Object.entries(t.sources)) {
     const from = join(t.cwd, rel);
     let bytes: Buffer;
@@ -60,25 +91,28 @@ async function snapshotSources(step: string, t: CommandTemplate, dir: string): P
     if (got !== want) {
       throw new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": ${rel} changed after the pipeline was declared (content hash ${got}, declared with ${want}); run the pipeline again so its identity covers the new content.`, { step });
     }
+    out.push({ rel, bytes, mode: mode | 0o400 });
+  }
+  return out;
+}
+
+/** Writes the snapshot of each declared source under `dir`. */
+async function snapshotSources(step: string, t: CommandTemplate, dir: string): Promise<void> {
+  for (const { rel, bytes, mode } of await readSources(step, t)) {
     const copy = join(dir, rel);
     await mkdir(dirname(copy), { recursive: true });
     await writeFile(copy, bytes);
-    await chmod(copy, mode | 0o400);
+    await chmod(copy, mode);
   }
 }
 
 /** The entrypoint of a command step (see the module comment). */
-export const commandStep: EntrypointBuilder = async (job, ctx) => {
+export const commandStep: EntrypointBuilder = async (job) => {
   const step = job.spec.name;
-  if (!ctx.sharedFs) {
-    throw new CairnError('CAIRN_EXECUTOR', `Step "${step}": the Ray executor runs command steps with their context, result and log files in the attempt directory, on a filesystem the Ray nodes share with the runner; this executor has sharedFs: false. Share the store's directory with the nodes and set sharedFs: true (outputs through an object store without a shared filesystem are not supported on Ray yet).`, { step });
-  }
   // Dependencies on an object store are fetched on the runner's host into the store's local directory, which the nodes share.
   const depPaths = await fetchJobDeps(job.task.depPaths, job.storeAccess);
   const t = templateOf(job, depPaths);
-  for (const k of Object.keys(t.env)) {
-    if (!ENV_NAME.test(k)) throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": environment variable name ${JSON.stringify(k)} cannot be set by the POSIX shell that starts the program on a Ray node; use letters, digits and _ (not first a digit).`, { step });
-  }
+  checkEnvNames(step, t);
   const dir = job.attemptDir;
   const snapshots = join(dir, 'sources');
   const work = join(dir, 'work');
@@ -96,7 +130,7 @@ export const commandStep: EntrypointBuilder = async (job, ctx) => {
   await writeFile(contextPath, JSON.stringify(commandContext(t, attempt)));
 
   const q = shQuote;
-  const gpus = typeof job.resources.gpus === 'number' ? job.resources.gpus : (job.resources.gpus?.count ?? 0);
+  const gpus = gpuCount(job);
   const stageFail = `exit ${STAGE_FAILED_EXIT}`;
   const lines = [
     `[ -d ${q(dir)} ] || { echo "cairn: Ray node $(hostname) does not see the attempt directory "${q(dir)}": the Ray nodes must share the store's filesystem with the runner" >&2; exit ${NOT_FOUND_EXIT}; }`,
@@ -105,7 +139,7 @@ export const commandStep: EntrypointBuilder = async (job, ctx) => {
   const secrets = await prepareSecrets(job);
   if (secrets !== '') lines.push(secrets);
   if (gpus > 0) {
-    lines.push(`case "\${CUDA_VISIBLE_DEVICES-}" in ''|*[!0-9,]*) ;; *) { printf '{"gpuIndices":[%s],' "$CUDA_VISIBLE_DEVICES" && tail -c +2 ${q(contextPath)}; } >${q(`${contextPath}.gpu`)} && mv -f ${q(`${contextPath}.gpu`)} ${q(contextPath)} || ${stageFail};; esac`);
+    lines.push(gpuContextLine(contextPath, stageFail));
   }
   const rels = Object.keys(t.sources);
   const inProject = [`[ -d ${q(t.cwd)} ]`, ...rels.map((rel) => `[ -f ${q(join(t.cwd, rel))} ]`)].join(' && ');

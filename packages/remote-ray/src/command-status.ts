@@ -3,12 +3,13 @@
  * file its program may have written and the tail of its stderr log — the same outcomes, codes and
  * messages as a command step run by the local runner: `succeeded` with the reported result (exit
  * 0), else `CAIRN_COMMAND_NOT_FOUND`, `CAIRN_COMMAND_SOURCE` or `CAIRN_COMMAND_FAILED` naming the
- * exit code or signal and the last lines of stderr.
+ * exit code or signal and the last lines of stderr; without a shared filesystem, `CAIRN_STORE` when
+ * the node could not read a dependency from the bucket or upload the output (not the program's failure).
  */
 import { appendFile, readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { CairnError } from '@cairn/core';
-import { NOT_FOUND_EXIT, NOT_FOUND_MARK, SOURCE_CHANGED_MARK, STAGE_FAILED_EXIT } from './command-entrypoint.js';
+import { NOT_FOUND_EXIT, NOT_FOUND_MARK, SOURCE_CHANGED_MARK, STAGE_FAILED_EXIT, TRANSFER_FAILED_MARK } from './command-entrypoint.js';
 import { fileTail, lastLines, lineLogger, parseReportedResult, type JobStatus } from './runner-api.js';
 
 /** What is known of a command job that ended. */
@@ -58,6 +59,10 @@ export async function commandOutcome(code: number | null, job: CommandJobFacts):
     error = new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": cannot start ${line} (Ray job ${job.id}); install it on the Ray nodes, fix the name, or give its path.`, { step });
   } else if (code === STAGE_FAILED_EXIT && tail.includes(SOURCE_CHANGED_MARK)) {
     error = new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": ${tail.slice(tail.lastIndexOf(SOURCE_CHANGED_MARK) + 'cairn: '.length).trim()} (Ray job ${job.id}).`, { step });
+  } else if (code === STAGE_FAILED_EXIT && tail.includes(TRANSFER_FAILED_MARK)) {
+    // Not the program's failure: the node's transfer to or from the bucket (its reason is on the lines before).
+    const line = tail.slice(tail.lastIndexOf(TRANSFER_FAILED_MARK) + TRANSFER_FAILED_MARK.length).split('\n')[0]?.trim();
+    error = new CairnError('CAIRN_STORE', `Step "${step}": the Ray node ${line} (Ray job ${job.id}).\nlog (last lines):\n${tail}`, { step });
   } else {
     error = new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": ${program} ${describeExit(code)} (Ray job ${job.id}).${tail ? `\nstderr (last lines):\n${tail}` : ' It wrote nothing to stderr.'}`, { step });
   }

@@ -15,6 +15,9 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CairnError, COMMAND_MODULE, encodeTask, type StepKind } from '@cairn/core';
 import { commandStep } from './command-entrypoint.js';
+import { stagedCommandStep } from './command-staged.js';
+import type { RayStoreCredentials } from './object-store.js';
+import type { ZipEntry } from './zip.js';
 import { shQuote } from './quote.js';
 import { prepareSecrets } from './secrets.js';
 import { workerEntryPath, type JobRequest } from './runner-api.js';
@@ -32,6 +35,15 @@ export interface JobEntrypoint {
    * (`$CAIRN_RESULT`), and a non-zero exit is `CAIRN_COMMAND_FAILED` (see command-status.ts).
    */
   readonly program?: string | undefined;
+  /** The job's `runtime_env.working_dir` (a package URI, `gcs://_ray_pkg_….zip`), when the builder delivered files with it. */
+  readonly workingDir?: string | undefined;
+  /** Variables for the job's `runtime_env.env_vars` (the store's credentials, `storeCredentials: 'runtime-env'` only). */
+  readonly envVars?: Readonly<Record<string, string>> | undefined;
+  /**
+   * The job writes nothing on the runner's disk: when it ends, the runner reads Ray's job log into
+   * the attempt's stdout log and the result from its marked line into `resultPath` (ray-log-result.ts).
+   */
+  readonly resultFromLogs?: boolean | undefined;
 }
 
 /** What a builder may use. */
@@ -42,6 +54,12 @@ export interface EntrypointContext {
   readonly workerEntry: string | undefined;
   /** The Ray nodes see the runner's files at the same paths. */
   readonly sharedFs: boolean;
+  /** How the nodes get the store's credentials, without `sharedFs`. */
+  readonly storeCredentials: RayStoreCredentials;
+  /** A directory on every Ray node for a job's own files, without `sharedFs`. */
+  readonly nodeTempDir: string;
+  /** Uploads a working_dir package (unless the cluster has it) and resolves with its URI; without `sharedFs`. */
+  readonly deliver?: ((name: string, files: readonly ZipEntry[]) => Promise<string>) | undefined;
 }
 
 /** Builds (and prepares the files of) one step kind's entrypoint. */
@@ -50,7 +68,7 @@ export type EntrypointBuilder = (job: JobRequest, ctx: EntrypointContext) => Pro
 /** A step run by Cairn's worker entry (`path` and `apply` steps). */
 const workerStep: EntrypointBuilder = async (job, ctx) => {
   if (!ctx.sharedFs) {
-    throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}": the Ray executor runs ${job.task.kind} steps through Cairn's worker, which reads its task and writes its output on a filesystem the Ray nodes share with the runner; this executor has sharedFs: false. Share the store's directory (or the S3 store's localRoot) with the nodes and set sharedFs: true.`, { step: job.spec.name });
+    throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}": the Ray executor runs ${job.task.kind} steps through Cairn's worker, which reads its task and writes its output on a filesystem the Ray nodes share with the runner; this executor has sharedFs: false (without it, only command steps run on Ray, their files moved through an S3 store). Share the store's directory (or the S3 store's localRoot) with the nodes and set sharedFs: true.`, { step: job.spec.name });
   }
   const entry = ctx.workerEntry ?? workerEntryPath();
   const node = ctx.nodePath;
@@ -81,10 +99,15 @@ export const ENTRYPOINTS: Partial<Record<StepKind | 'command', EntrypointBuilder
   command: commandStep,
 };
 
+/** Without `sharedFs`: the kinds whose files move with the job and through the store. */
+export const STAGED_ENTRYPOINTS: Partial<Record<StepKind | 'command', EntrypointBuilder>> = {
+  command: stagedCommandStep,
+};
+
 /** The entrypoint of `job`'s step. */
 export function buildEntrypoint(job: JobRequest, ctx: EntrypointContext): Promise<JobEntrypoint> {
   const kind = job.task.ref.module === COMMAND_MODULE ? 'command' : job.task.kind;
-  const build = ENTRYPOINTS[kind];
+  const build = (ctx.sharedFs ? undefined : STAGED_ENTRYPOINTS[kind]) ?? ENTRYPOINTS[kind];
   if (!build) throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}": the Ray executor cannot run steps of kind "${kind}" yet (it runs ${Object.keys(ENTRYPOINTS).join(', ')}).`, { step: job.spec.name });
   return build(job, ctx);
 }

@@ -15,9 +15,11 @@ import { rayLogs } from './logs.js';
 import { trackedFrom, type Tracked } from './tracked.js';
 import { checkHints, resolveOptions, type RayExecutorOptions } from './options.js';
 import { entrypointResources, unplaceable } from './resources.js';
-import { runtimeEnvOf } from './runtime-env.js';
+import { runtimeEnvOf, withDelivered } from './runtime-env.js';
 import { classify } from './states.js';
 import { statusOf, type JobFacts } from './status.js';
+import { collectFromLogs, withoutResultLine } from './ray-log-result.js';
+import { zipStored, type ZipEntry } from './zip.js';
 import { createPoller } from './poller.js';
 import { generation, generationsOf, submissionId } from './submission-id.js';
 import { SECRETS_FILE, tailLogs, type Executor, type ExecutorCapabilities, type ExecutorFactory, type ExecutorHost, type JobHandle, type JobRequest, type JobState, type JobStatus } from './runner-api.js';
@@ -32,6 +34,8 @@ export interface RayStats {
   readonly statusQueries: number;
   /** Stop requests. */
   readonly stops: number;
+  /** working_dir packages uploaded (a job without the shared filesystem; once per content). */
+  readonly packageUploads: number;
 }
 
 /** The Ray executor, with its counters and Jobs API client. */
@@ -53,15 +57,21 @@ const MISSING_LIMIT = 3;
 
 /** What status.ts needs of a watched job and Ray's answer about it. */
 function factsOf(t: Tracked, info: RayJobInfo): JobFacts {
-  return { step: t.step, id: t.id, resultPath: t.resultPath, stderr: t.logPaths?.stderr, logPaths: t.logPaths, program: t.program, message: info.message };
+  // Ray's one log (stdout and stderr interleaved) is the stdout log of a job off the shared filesystem.
+  const logPaths = t.resultFromLogs && t.logPaths ? { stdout: t.logPaths.stdout, stderr: t.logPaths.stdout } : t.logPaths;
+  return { step: t.step, id: t.id, resultPath: t.resultPath, stderr: logPaths?.stderr, logPaths, program: t.program, message: info.message };
 }
+/** How long a package the cluster was seen to hold is trusted without asking again (Ray pins it for 10 minutes). */
+const PACKAGE_TTL_MS = 5 * 60_000;
 
 /** Creates a Ray executor; it contacts the cluster at `start` (an unreachable dashboard fails there, before any submission). */
 export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor {
   const o = resolveOptions(options);
   const name = o.name;
   const client = createJobsClient({ address: o.address, headers: o.headers, timeoutMs: o.requestTimeoutMs });
-  const stats = { submissions: 0, statusQueries: 0, stops: 0 };
+  const stats = { submissions: 0, statusQueries: 0, stops: 0, packageUploads: 0 };
+  /** working_dir packages the cluster holds, by name: when this executor last saw (or put) each. */
+  const packages = new Map<string, number>();
   const capabilities: ExecutorCapabilities = {
     remote: true,
     sharedFs: o.sharedFs,
@@ -109,7 +119,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
         status = { state: 'lost', reason: `Ray no longer lists job ${job.id}`, infrastructure: true };
       } else {
         job.missing = 0;
-        status = await statusOf(classify(info, job.cancelRequested), factsOf(job, info));
+        status = await judge(job, info);
       }
       if (status.state === job.lastState || !active.has(job.handle.jobId)) continue;
       job.lastState = status.state;
@@ -120,6 +130,26 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       }
       host?.report(job.handle.jobId, status);
     }
+  }
+
+  /** The status of `t` from Ray's answer; a job off the shared filesystem that ended has its log and result read first. */
+  async function judge(t: Tracked, info: RayJobInfo): Promise<JobStatus> {
+    const verdict = classify(info, t.cancelRequested);
+    if (verdict.kind === 'ended' && t.resultFromLogs && t.logPaths && t.resultPath) await collectFromLogs(client, t.id, t.logPaths.stdout, t.resultPath);
+    return statusOf(verdict, factsOf(t, info));
+  }
+
+  /** Makes sure the cluster holds the package `name` (one GET, which also pins it; a PUT when missing); its URI. */
+  async function deliver(name: string, files: readonly ZipEntry[]): Promise<string> {
+    const seen = packages.get(name);
+    if (seen === undefined || Date.now() - seen > PACKAGE_TTL_MS) {
+      if (!(await client.hasPackage(name))) {
+        stats.packageUploads++;
+        await client.putPackage(name, zipStored(files));
+      }
+      packages.set(name, Date.now());
+    }
+    return `gcs://${name}`;
   }
 
   const poller = createPoller(
@@ -189,6 +219,9 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       get stops() {
         return stats.stops;
       },
+      get packageUploads() {
+        return stats.packageUploads;
+      },
     },
     client,
 
@@ -208,8 +241,12 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
         const refused = unplaceable(resources, await clusterNodes(), step, o.address);
         if (refused) throw refused;
       }
-      const entry = await buildEntrypoint(job, { nodePath: o.nodePath, workerEntry: o.workerEntry, sharedFs: o.sharedFs });
-      const runtimeEnv = runtimeEnvOf(o.runtimeEnv, hints.runtimeEnv);
+      const given = runtimeEnvOf(o.runtimeEnv, hints.runtimeEnv);
+      if (!o.sharedFs && given?.working_dir !== undefined) {
+        throw new CairnError('CAIRN_CONFIG', `Step "${step}": runtimeEnv.workingDir (${String(given.working_dir)}) cannot be used without a shared filesystem: the job's working_dir is the package Cairn delivers its sources in. Declare the files the program needs as its sources instead.`, { step });
+      }
+      const entry = await buildEntrypoint(job, { nodePath: o.nodePath, workerEntry: o.workerEntry, sharedFs: o.sharedFs, storeCredentials: o.storeCredentials, nodeTempDir: o.nodeTempDir, deliver });
+      const runtimeEnv = withDelivered(given, entry.workingDir, entry.envVars);
       const base = submissionId(o.submissionPrefix, job.jobKey);
       const metadata = { 'cairn.step': step, 'cairn.job': job.jobKey, 'cairn.path': job.finalPath, 'cairn.output': job.outputPath, 'cairn.runner': hostname() };
       const body = { entrypoint: entry.command, ...resources, metadata };
@@ -231,7 +268,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       const handle: JobHandle = {
         jobId: job.jobKey,
         executor: name,
-        info: { submissionId: id, address: o.address, step, resultPath: entry.resultPath, logPaths: job.logPaths, attemptDir: job.attemptDir, ...(entry.program !== undefined ? { program: entry.program } : {}) },
+        info: { submissionId: id, address: o.address, step, resultPath: entry.resultPath, logPaths: job.logPaths, attemptDir: job.attemptDir, ...(entry.program !== undefined ? { program: entry.program } : {}), ...(entry.resultFromLogs === true ? { resultFromLogs: true } : {}) },
       };
       const tracked = trackedFrom(handle, name) as Tracked;
       watch(tracked);
@@ -251,7 +288,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
           out.set(h.jobId, { state: 'lost', reason: t ? `Ray does not know job ${t.id}` : `not a ${name} job handle`, infrastructure: true });
           continue;
         }
-        out.set(h.jobId, await statusOf(classify(info, t.cancelRequested), factsOf(t, info)));
+        out.set(h.jobId, await judge(t, info));
       }
       return out;
     },
@@ -275,7 +312,8 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       if (!t) throw new CairnError('CAIRN_EXECUTOR', `Job ${handle.jobId} is not a ${name} job handle (no submissionId in its info).`);
       const isRunning = () => active.has(handle.jobId);
       if (o.sharedFs && t.logPaths) return tailLogs(t.logPaths, { follow: opts.follow, signal: opts.signal, isRunning });
-      return rayLogs(client, t.id, opts.follow, isRunning, opts.signal, o.pollIntervalMs);
+      const lines = rayLogs(client, t.id, opts.follow, isRunning, opts.signal, o.pollIntervalMs);
+      return t.resultFromLogs ? withoutResultLine(lines) : lines;
     },
 
     async adopt(handle) {

@@ -16,12 +16,12 @@ export interface HttpResponse {
 }
 
 /** Sends one request; rejects on a network failure or after `timeoutMs`. */
-export function send(method: 'GET' | 'POST', url: string, headers: Readonly<Record<string, string>>, body: string | undefined, timeoutMs: number): Promise<HttpResponse> {
+export function send(method: 'GET' | 'POST' | 'PUT', url: string, headers: Readonly<Record<string, string>>, body: string | Buffer | undefined, timeoutMs: number): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
     const u = new URL(url);
     const req = (u.protocol === 'https:' ? httpsRequest : httpRequest)(
       u,
-      { method, headers: { accept: 'application/json', ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }) }, timeout: timeoutMs },
+      { method, headers: { accept: 'application/json', ...headers, ...(body === undefined ? {} : { 'content-type': typeof body === 'string' ? 'application/json' : 'application/zip', 'content-length': Buffer.byteLength(body) }) }, timeout: timeoutMs },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));

@@ -3,6 +3,7 @@
  * Unknown keys are refused naming the nearest known one (`CAIRN_UNKNOWN_OPTION`).
  */
 import { CairnError, checkKnownKeys } from '@cairn/core';
+import type { RayStoreCredentials } from './object-store.js';
 
 /** A Ray runtime environment, as data (Ray's own names are given beside each field). */
 export interface RayRuntimeEnv {
@@ -61,6 +62,17 @@ export interface RayExecutorOptions {
    * @default 'refuse'
    */
   readonly secrets?: RaySecrets;
+  /**
+   * Without `sharedFs`, with an S3 store: how a job's transfer script gets credentials for the
+   * bucket. `node`: the Ray nodes' own `AWS_ACCESS_KEY_ID` / `AWS_SECRET_ACCESS_KEY` (the
+   * environment `ray start` ran in). `runtime-env`: the runner's, in the job's
+   * `runtime_env.env_vars`, which the dashboard and the Jobs API show to whoever can reach them:
+   * choose it only where everyone who can reach the dashboard may use the bucket (as `secrets: 'shared-file'`).
+   * @default 'node'
+   */
+  readonly storeCredentials?: RayStoreCredentials;
+  /** Without `sharedFs`: a directory on every Ray node where a job keeps its files while it runs (removed when it ends). @default '/tmp' */
+  readonly nodeTempDir?: string;
 }
 
 /** How the Ray executor delivers secrets (see {@link RayExecutorOptions.secrets}). */
@@ -84,6 +96,8 @@ export interface ResolvedRayOptions {
   readonly maxConcurrency: number | undefined;
   readonly sharedFs: boolean;
   readonly secrets: RaySecrets;
+  readonly storeCredentials: RayStoreCredentials;
+  readonly nodeTempDir: string;
 }
 
 /** Every option key, as data (typed against the interface, so none is forgotten). */
@@ -101,6 +115,8 @@ const KEYS: { readonly [K in keyof Required<RayExecutorOptions>]: true } = {
   maxConcurrency: true,
   sharedFs: true,
   secrets: true,
+  storeCredentials: true,
+  nodeTempDir: true,
 };
 const RUNTIME_ENV_KEYS: { readonly [K in keyof Required<RayRuntimeEnv>]: true } = { workingDir: true, envVars: true, pip: true };
 /** Ray's built-in resources, with the Cairn resource that asks for each. */
@@ -141,6 +157,18 @@ function secretsOption(v: unknown, sharedFs: boolean): RaySecrets {
   return v;
 }
 
+function storeCredentialsOption(v: unknown): RayStoreCredentials {
+  if (v === undefined) return 'node';
+  if (v !== 'node' && v !== 'runtime-env') throw new CairnError('CAIRN_CONFIG', `createRayExecutor(): "storeCredentials" must be 'node' or 'runtime-env', not ${JSON.stringify(v)}.`);
+  return v;
+}
+
+function nodeTempDirOption(v: unknown): string {
+  if (v === undefined) return '/tmp';
+  if (typeof v !== 'string' || !v.startsWith('/')) throw new CairnError('CAIRN_CONFIG', `createRayExecutor(): "nodeTempDir" must be an absolute path on the Ray nodes, not ${JSON.stringify(v)}.`);
+  return v.replace(/\/+$/, '') || '/';
+}
+
 /** Applies defaults and the environment; throws `CAIRN_UNKNOWN_OPTION` / `CAIRN_CONFIG` naming the fix. */
 export function resolveOptions(options: RayExecutorOptions, env: NodeJS.ProcessEnv = process.env): ResolvedRayOptions {
   checkKnownKeys(options, Object.keys(KEYS), 'createRayExecutor()');
@@ -163,5 +191,7 @@ export function resolveOptions(options: RayExecutorOptions, env: NodeJS.ProcessE
     maxConcurrency: options.maxConcurrency,
     sharedFs: options.sharedFs ?? true,
     secrets: secretsOption(options.secrets, options.sharedFs ?? true),
+    storeCredentials: storeCredentialsOption(options.storeCredentials),
+    nodeTempDir: nodeTempDirOption(options.nodeTempDir),
   };
 }

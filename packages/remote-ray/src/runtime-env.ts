@@ -13,3 +13,13 @@ export function runtimeEnvOf(base: RayRuntimeEnv, step: RayRuntimeEnv | undefine
   };
   return Object.keys(out).length > 0 ? out : undefined;
 }
+
+/** `env` with the package a builder delivered as its `working_dir` and the builder's variables merged into its `env_vars`. */
+export function withDelivered(env: Record<string, unknown> | undefined, workingDir: string | undefined, envVars: Readonly<Record<string, string>> | undefined): Record<string, unknown> | undefined {
+  if (workingDir === undefined && envVars === undefined) return env;
+  return {
+    ...env,
+    ...(workingDir === undefined ? {} : { working_dir: workingDir }),
+    ...(envVars === undefined ? {} : { env_vars: { ...(env?.env_vars as Record<string, string> | undefined), ...envVars } }),
+  };
+}

@@ -15,6 +15,8 @@ export interface Tracked {
   readonly program: string | undefined;
   /** The attempt's log files. */
   readonly logPaths: { readonly stdout: string; readonly stderr: string } | undefined;
+  /** The job writes nothing on the runner's disk: its log and result come from Ray's job log when it ends (ray-log-result.ts). */
+  readonly resultFromLogs: boolean;
   /** Cairn asked Ray to stop it. */
   cancelRequested: boolean;
   /** The state last reported. */
@@ -25,7 +27,7 @@ export interface Tracked {
 
 /** The tracked job of `handle`, or `undefined` when it is not a handle of the executor `name`. */
 export function trackedFrom(handle: JobHandle, name: string): Tracked | undefined {
-  const info = handle.info as { submissionId?: unknown; resultPath?: unknown; logPaths?: unknown; step?: unknown; program?: unknown };
+  const info = handle.info as { submissionId?: unknown; resultPath?: unknown; logPaths?: unknown; step?: unknown; program?: unknown; resultFromLogs?: unknown };
   if (handle.executor !== name || typeof info.submissionId !== 'string') return undefined;
   return {
     handle,
@@ -34,6 +36,7 @@ export function trackedFrom(handle: JobHandle, name: string): Tracked | undefine
     resultPath: typeof info.resultPath === 'string' ? info.resultPath : undefined,
     program: typeof info.program === 'string' ? info.program : undefined,
     logPaths: info.logPaths as Tracked['logPaths'],
+    resultFromLogs: info.resultFromLogs === true,
     cancelRequested: false,
     lastState: undefined,
     missing: 0,

@@ -46,7 +46,7 @@ function probeJob(program = 'sh', checkpointDir?: string): { job: JobRequest; pr
 
 /** Builds the entrypoint and runs it with `sh -c`; returns the exit code and the outcome Cairn reads from it. */
 async function run(job: JobRequest, beforeRun: () => void = () => undefined) {
-  const entry = await buildEntrypoint(job, { nodePath: '/nonexistent/node', workerEntry: undefined, sharedFs: true });
+  const entry = await buildEntrypoint(job, { nodePath: '/nonexistent/node', workerEntry: undefined, sharedFs: true, storeCredentials: 'node', nodeTempDir: '/tmp' });
   beforeRun();
   const r = spawnSync('/bin/sh', ['-c', entry.command], { encoding: 'utf8' });
   const code = r.status as number;
@@ -73,7 +73,7 @@ describe("a command step's Ray entrypoint under /bin/sh", () => {
     expect(code).toBe(0);
     expect(outcome).toMatchObject({ state: 'succeeded', result: { ctx: { checkpointDir: checkpoints } } });
     expect(job.task.checkpointDir).toBe(checkpoints);
-    expect((await buildEntrypoint(job, { nodePath: '/nonexistent/node', workerEntry: undefined, sharedFs: true })).command).toContain(`CAIRN_CHECKPOINT_DIR=`);
+    expect((await buildEntrypoint(job, { nodePath: '/nonexistent/node', workerEntry: undefined, sharedFs: true, storeCredentials: 'node', nodeTempDir: '/tmp' })).command).toContain(`CAIRN_CHECKPOINT_DIR=`);
   });
 
   test('stages the declared sources under their relative paths when the project directory is not there', async () => {
@@ -103,7 +103,7 @@ describe("a command step's Ray entrypoint under /bin/sh", () => {
   test('a declared source edited before submission is refused at submission, naming the step and the fix', async () => {
     const { job, project } = probeJob();
     writeFileSync(join(project, 'lib', 'probe.sh'), 'echo edited\n');
-    await expect(buildEntrypoint(job, { nodePath: 'node', workerEntry: undefined, sharedFs: true })).rejects.toMatchObject({ code: 'CAIRN_COMMAND_SOURCE', message: expect.stringMatching(/Step "probe": lib\/probe\.sh changed after the pipeline was declared.*run the pipeline again/) });
+    await expect(buildEntrypoint(job, { nodePath: 'node', workerEntry: undefined, sharedFs: true, storeCredentials: 'node', nodeTempDir: '/tmp' })).rejects.toMatchObject({ code: 'CAIRN_COMMAND_SOURCE', message: expect.stringMatching(/Step "probe": lib\/probe\.sh changed after the pipeline was declared.*run the pipeline again/) });
   });
 
   test('a program killed by a signal is named so (Ray reports -N; a shell 128+N)', () => {
@@ -112,8 +112,8 @@ describe("a command step's Ray entrypoint under /bin/sh", () => {
     expect(describeExit(3)).toBe('exited with code 3');
   });
 
-  test('refused on an executor without a shared filesystem, saying what to do', async () => {
+  test('on a filesystem store, refused by an executor without a shared filesystem, saying what to do', async () => {
     const { job } = probeJob();
-    await expect(buildEntrypoint(job, { nodePath: 'node', workerEntry: undefined, sharedFs: false })).rejects.toThrow(/sharedFs: false\. Share the store's directory with the nodes and set sharedFs: true/);
+    await expect(buildEntrypoint(job, { nodePath: 'node', workerEntry: undefined, sharedFs: false, storeCredentials: 'node', nodeTempDir: '/tmp' })).rejects.toThrow(/sharedFs: false, so its jobs read and write the store over the network, which it does for an S3 store[\s\S]*this step's store is on a filesystem\. Use an s3:\/\/ prefix, or share the store's directory with the Ray nodes and set sharedFs: true/);
   });
 });

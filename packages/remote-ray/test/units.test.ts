@@ -103,6 +103,6 @@ describe('entrypoints', () => {
     const { jobFor, tempRoot } = await import('../../../tools/testenv/grid-jobs.js');
     const { buildEntrypoint } = await import('../src/entrypoint.js');
     const job = jobFor(tempRoot('cairn-ray-unit-'), 'ok');
-    await expect(buildEntrypoint(job, { nodePath: 'node', workerEntry: undefined, sharedFs: false })).rejects.toThrow(/sharedFs: false.*set sharedFs: true/);
+    await expect(buildEntrypoint(job, { nodePath: 'node', workerEntry: undefined, sharedFs: false, storeCredentials: 'node', nodeTempDir: '/tmp' })).rejects.toThrow(/sharedFs: false.*set sharedFs: true/);
   });
 });
