@@ -6,8 +6,8 @@
  * (`cairn logs`, `cairn ui`) reads it to know what to mask (live-mask.ts): no file means the step
  * declares no secret. It is published with the output, as the logs are.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { readFile, writeFile } from 'node:fs/promises';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 
 /** What the file holds. */
@@ -27,7 +27,9 @@ export function secretNamesFileOf(stdoutLog: string): string {
 export function writeSecretNames(logs: { readonly stdout: string }, names: readonly string[]): void {
   const file = secretNamesFileOf(logs.stdout);
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, JSON.stringify({ names, masked: false } satisfies AttemptSecretNames));
+  // Written beside and renamed: a reader never sees it half written.
+  writeFileSync(`${file}.tmp`, JSON.stringify({ names, masked: false } satisfies AttemptSecretNames));
+  renameSync(`${file}.tmp`, file);
 }
 
 /** Marks the names file `masked` (the attempt's logs were masked); nothing when the step declared none. */
@@ -35,7 +37,8 @@ export async function markSecretNamesMasked(logs: { readonly stdout: string }): 
   const file = secretNamesFileOf(logs.stdout);
   const names = await readSecretNames(logs);
   if (names === undefined || names === 'unreadable' || names.masked) return;
-  await writeFile(file, JSON.stringify({ names: names.names, masked: true } satisfies AttemptSecretNames));
+  await writeFile(`${file}.tmp`, JSON.stringify({ names: names.names, masked: true } satisfies AttemptSecretNames));
+  await rename(`${file}.tmp`, file);
 }
 
 /** Reads a file: its text, or null when it does not exist (other failures throw). */
