@@ -56,8 +56,19 @@ describe('live logs', () => {
       const withProvider = new LiveLogMasks([{ type: 'file', path: file }]);
       const without = new LiveLogMasks([{ type: 'env', prefix: 'CAIRN_TEST_NOWHERE_' }]);
       while (!done) {
-        for (const log of stdoutLogs(prefix)) {
-          const text = readFileSync(log, 'utf8');
+        let found: string[];
+        try {
+          found = stdoutLogs(prefix);
+        } catch {
+          continue; // the staged directory was renamed into place meanwhile
+        }
+        for (const log of found) {
+          let text: string;
+          try {
+            text = readFileSync(log, 'utf8');
+          } catch {
+            continue;
+          }
           seen.push(text);
           if (!text.includes('done')) continue;
           const logs = { stdout: log, stderr: log.replace(/stdout$/, 'stderr') };
