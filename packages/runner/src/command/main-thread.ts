@@ -42,7 +42,7 @@ export async function runCommandInMainThread(msg: ThreadTaskMessage, terminate: 
     });
     // The program's process tree is sampled (this thread is the runner's: its own numbers are not the step's).
     const programUsage = (used: ProgramUsage) => writeUsage(msg.attemptDir, programUsageFields('threads', used));
-    outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log, logPaths: msg.logPaths, programUsage }) };
+    outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log, logPaths: msg.logPaths, programUsage, secrets: msg.secrets }) };
   } catch (err) {
     outcome = failure(err);
   } finally {
