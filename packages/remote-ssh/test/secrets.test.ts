@@ -116,9 +116,9 @@ describe.runIf(run)('secrets on the SSH executor', () => {
       done = true;
       await sampling;
     }
+    expect(seen.filter((t) => t.includes(token))).toEqual([]);
     // Streamed while it ran (before "finished"), masked as it came.
     expect(seen.some((t) => t.includes('got ***') && !t.includes('finished'))).toBe(true);
-    expect(seen.filter((t) => t.includes(token))).toEqual([]);
     expect(filesHolding([prefix], token)).toEqual([]);
   }, 60_000);
 });
