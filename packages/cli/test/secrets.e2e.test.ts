@@ -2,7 +2,9 @@
  * Secrets through the BUILT `cairn` binary on a REAL Slurm: `cairn.config.mjs` names a file
  * provider and a Slurm executor; `run` delivers HF_TOKEN to an `apply` step and a command step
  * (their outputs hold its hash), and neither the bytes `run`, `plan`, `status`, `logs`, `explain`
- * and `graph` print nor any file under the store holds the value (the steps' echoes are `***`).
+ * and `graph` print nor any file under the store holds the value (the steps' echoes are `***`);
+ * nor does anything a real `cairn ui` server answers for that run (runs list, run DAG data, each
+ * step's page data and log, the trace as JSON, CSV and TSV, the live stream, the page itself).
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -10,7 +12,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { filesHolding } from '../../../tools/testenv/secret-leaks.js';
 import { missingSlurmBinaries, startSlurm } from '../../../tools/testenv/slurm.js';
-import { assertBuilt, cairn, makeProject } from './helpers/cli.js';
+import { assertBuilt, cairn, cairnAsync, makeProject, waitFor } from './helpers/cli.js';
 
 const skip = missingSlurmBinaries().length > 0 && !process.env.CI;
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -65,4 +67,53 @@ describe.skipIf(skip)('secrets through the cairn CLI on Slurm', () => {
     expect(filesHolding([store, join(project.dir, 'report.html'), join(project.dir, 'graph.html')], token)).toEqual([]);
     expect(readFileSync(join(project.dir, 'report.html'), 'utf8')).toContain('fetch');
   }, 240_000);
+
+  it('no cairn ui endpoint a user can open for the run holds it', async () => {
+    const ui = cairnAsync(project.dir, ['ui', '--port', '0']);
+    try {
+      await waitFor(ui.output, (o) => /Open http\S+/.test(o), 30_000);
+      const base = /Open (http\S+)/.exec(ui.output())![1]!.replace(/\/$/, '');
+      const bodies: string[] = [];
+      const get = async (path: string) => {
+        const res = await fetch(`${base}${path}`);
+        const text = await res.text();
+        expect(res.status, `${path}: ${text}`).toBe(200);
+        bodies.push(text);
+        return text;
+      };
+      const runs = JSON.parse(await get('/api/runs')) as { runs: { runId: string }[] };
+      const runId = runs.runs.find(() => true)?.runId as string;
+      expect(runId).toBeDefined();
+      await get('/api/info');
+      await get('/');
+      const run = JSON.parse(await get(`/api/runs/${runId}`)) as { stepList: { name: string }[] };
+      expect(run.stepList.map((st) => st.name).sort()).toEqual(['cmd', 'fetch']);
+      for (let i = 0; i < run.stepList.length; i++) {
+        await get(`/api/runs/${runId}/steps/${i}`);
+        await get(`/api/runs/${runId}/steps/${i}/log`);
+        await get(`/api/runs/${runId}/steps/${i}/log?attempt=1`);
+      }
+      for (const t of ['trace', 'trace.csv', 'trace.tsv']) await get(`/api/runs/${runId}/${t}`);
+      // The live stream: its first events (the runs list, the run's changes), read for a while.
+      const stop = new AbortController();
+      const res = await fetch(`${base}/api/stream?run=${runId}`, { signal: stop.signal });
+      const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+      let stream = '';
+      const until = Date.now() + 2500;
+      while (Date.now() < until && !stream.includes('event: changes')) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        stream += Buffer.from(value).toString('utf8');
+      }
+      stop.abort();
+      bodies.push(stream);
+      expect(stream).toContain('event: runs');
+      const all = bodies.join('\n');
+      expect(all).toContain('fetch got ***');
+      expect(all).not.toContain(token);
+    } finally {
+      ui.child.kill('SIGINT');
+      await ui.done;
+    }
+  }, 60_000);
 });

@@ -7,7 +7,7 @@
 import { appendFile, readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { CairnError, type CairnErrorCode } from '@cairn/core';
-import { fileTail, parseReportedResult, type JobStatus } from './runner-api.js';
+import { fileTail, maskText, parseReportedResult, type JobStatus } from './runner-api.js';
 import type { CommandJob, Tracked } from './tracked.js';
 
 /** The last lines of the attempt's stderr log (the attempt's own file: from its start). */
@@ -54,6 +54,6 @@ export async function commandStatus(job: Tracked, command: CommandJob, code: num
     return { state: 'failed', exitCode: 0, reason: 'CAIRN_COMMAND_FAILED', error };
   }
   // As a local worker's ctx.log.info would: the metadata goes to the attempt's log.
-  if (reported.metadata !== undefined) await appendFile(job.logs.stdout, `[${step}] INFO metadata ${JSON.stringify(reported.metadata)}\n`).catch(() => undefined);
+  if (reported.metadata !== undefined) await appendFile(job.logs.stdout, maskText(`[${step}] INFO metadata ${JSON.stringify(reported.metadata)}\n`, Object.values(job.secrets ?? {}))).catch(() => undefined);
   return { state: 'succeeded', result: reported.result, exitCode: 0 };
 }

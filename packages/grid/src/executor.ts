@@ -123,7 +123,7 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
   };
 
   const follow = (job: JobRequest, handle: JobHandle): JobHandle => {
-    watch(handle);
+    watch(handle).secrets = job.secrets;
     const cancel = () => void executor.cancel([handle]).catch((e: Error) => host?.logger.warn(`${name}: ${e.message}`));
     if (job.signal.aborted) cancel();
     else job.signal.addEventListener('abort', cancel, { once: true });

@@ -3,7 +3,7 @@ export { decodeResult, encodeResult, failure, lineLogger, rebuildError, tailLogs
 // Command steps: the template check, what the program is handed, its result file and stderr tail, written once in the runner.
 export { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup, fetchJobDeps, fileTail, lastLines, parseReportedResult, readTemplate, TAIL_BYTES } from '@cairn/runner/executor';
 // Secrets: the variables that carry them, and the 0600 file the wrapper or pack worker reads, then deletes.
-export { SECRETS_FILE, secretsFileText, secretVars, stripSecretEnv, takeSecretsFile } from '@cairn/runner/executor';
+export { maskText, SECRETS_FILE, secretsFileText, secretVars, stripSecretEnv, takeSecretsFile } from '@cairn/runner/executor';
 export { runTask } from '@cairn/runner/worker';
 // Usage: what a job measures of itself on its node (pack-usage.ts, wrapper.ts).
 export { startMeter, treeUsageFields } from '@cairn/runner/worker';

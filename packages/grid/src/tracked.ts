@@ -69,6 +69,8 @@ export interface Tracked {
   readonly pack?: { readonly place: PackPlace; readonly files: PackFiles } | undefined;
   /** Set for a command step run by its job script (see {@link GridJobRecord.command}). */
   readonly command?: CommandJob | undefined;
+  /** The step's secret values, for a job this executor submitted (masked in the lines it appends to the logs); absent for an adopted one. */
+  secrets?: Readonly<Record<string, string>> | undefined;
   /** The last state reported. */
   lastState: JobState | undefined;
   /** This executor asked to cancel it. */

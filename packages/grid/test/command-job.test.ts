@@ -3,7 +3,8 @@
  * as a compute node would (no scheduler involved), and the status the executor makes of the
  * files it leaves. The refusals a job script makes before the program starts (a declared source
  * edited while the job waited, a missing program, a project directory the node does not see)
- * come back as typed errors naming the step and the fix.
+ * come back as typed errors naming the step and the fix. The metadata line the executor appends
+ * to the log masks the step's secret values.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -82,6 +83,19 @@ describe("a command step's job script", () => {
     expect(readFileSync(join(job.outputPath, 'ran'), 'utf8')).toBe(`${dir}\n`);
     expect(status).toMatchObject({ state: 'succeeded', result: { attempt: '1', step: job.spec.name } });
     expect(JSON.parse(readFileSync(join(job.attemptDir, 'context.json'), 'utf8'))).toMatchObject({ cairn: 1, step: job.spec.name, attempt: 1, outputPath: job.outputPath });
+  });
+
+  test("the metadata line the executor appends to the log has the step's secret values masked", async () => {
+    const token = 'tok-0123456789abcdef';
+    const { job } = project('sh', ['tool.sh', OUT], `printf '{"result": 1, "metadata": {"said": "${token}"}}' > "$CAIRN_RESULT"\n`);
+    const handle = await submitSingle(ctx, job);
+    spawnSync('bash', [jobFiles(job.attemptDir).script], { stdio: 'ignore' });
+    const tracked = trackedFrom(handle, scheduler.idKey)!;
+    tracked.secrets = { HF_TOKEN: token };
+    expect(await commandStatus(tracked, tracked.command!, 0, scheduler.label)).toMatchObject({ state: 'succeeded', result: 1 });
+    const log = readFileSync(job.logPaths.stdout, 'utf8');
+    expect(log).toContain('INFO metadata {"said":"***"}');
+    expect(log).not.toContain(token);
   });
 
   test('refuses a declared source edited after the job was submitted (CAIRN_COMMAND_SOURCE); the program never starts', async () => {

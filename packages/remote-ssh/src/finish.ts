@@ -9,7 +9,7 @@ import { existsSync } from 'node:fs';
 import { appendFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { CairnError } from '@cairn/core';
-import { decodeResult, parseUsage, rebuildError, usageFile, USAGE_FILE } from '@cairn/runner/executor';
+import { decodeResult, maskedLogWriter, parseUsage, rebuildError, usageFile, USAGE_FILE, type MaskedLogWriter } from '@cairn/runner/executor';
 import { commandOutcome } from './command.js';
 import type { Fleet } from './fleet.js';
 import { removeLater } from './hosts.js';
@@ -43,7 +43,7 @@ export async function finish(f: Fleet, j: Job, h: HostState, code: number, inlin
     const { stdout: outAt, stderr: errAt } = j.logs;
     // Logs, result and outputs in parallel: one round trip's latency, not three.
     const [, bytes, staged] = await Promise.all([
-      inline?.stdout && inline.stderr ? appendLogs(j, inline.stdout.subarray(outAt), inline.stderr.subarray(errAt)) : copyLogs(j, h, outAt, errAt),
+      inline?.stdout && inline.stderr ? appendLogs(j, inline.stdout.subarray(outAt), inline.stderr.subarray(errAt), true) : copyLogs(j, h, outAt, errAt),
       inline ? inline.result : readResult(),
       staging ? downloadDir(h.conn, j.info.remoteOutputPath as string, j.info.outputPath, inline?.out).then(() => true) : Promise.resolve(false),
       copyUsage(),
@@ -97,14 +97,32 @@ async function copyLogs(j: Job, h: HostState, outAt: number, errAt: number): Pro
   const sftp = promisify(await h.conn.sftp());
   const read = (k: 'stdout' | 'stderr') => sftp.readFile(`${j.info.jobDir}/${k}.log`).catch(() => Buffer.alloc(0));
   const [stdout, stderr] = await Promise.all([read('stdout'), read('stderr')]);
-  await appendLogs(j, stdout.subarray(outAt), stderr.subarray(errAt));
+  await appendLogs(j, stdout.subarray(outAt), stderr.subarray(errAt), true);
 }
 
-/** Appends a job's log contents to its local log files (creating them when empty). */
-export async function appendLogs(j: Job, stdout: Buffer, stderr: Buffer): Promise<void> {
+/** Each job's local log bytes in waiting: its streamed chunks, masked on write. */
+const pending = new WeakMap<Job, { writer: MaskedLogWriter; out: { stdout: Buffer[]; stderr: Buffer[] } }>();
+
+/**
+ * Appends a job's log contents to its local log files (creating them when empty), with the
+ * step's secret values masked on write (a value split across two status checks included);
+ * `last` (the job ended) appends what the masker still held.
+ */
+export async function appendLogs(j: Job, stdout: Buffer, stderr: Buffer, last = false): Promise<void> {
+  let p = pending.get(j);
+  if (p === undefined) {
+    const out: { stdout: Buffer[]; stderr: Buffer[] } = { stdout: [], stderr: [] };
+    p = { writer: maskedLogWriter(j.request?.secrets, (k, bytes) => void out[k].push(Buffer.from(bytes))), out };
+    pending.set(j, p);
+  }
+  p.writer.write('stdout', stdout);
+  p.writer.write('stderr', stderr);
+  if (last) p.writer.end();
+  const masked = { stdout: Buffer.concat(p.out.stdout.splice(0)), stderr: Buffer.concat(p.out.stderr.splice(0)) };
   await Promise.all(
-    ([['stdout', stdout], ['stderr', stderr]] as const).map(async ([k, data]) => {
+    (['stdout', 'stderr'] as const).map(async (k) => {
       const local = j.info.logPaths[k];
+      const data = masked[k];
       await mkdir(dirname(local), { recursive: true });
       if (data.length > 0) await appendFile(local, data);
       else if (!existsSync(local)) await writeFile(local, '');

@@ -4,12 +4,14 @@
  * (they write its hash) while no file under the store, the host's work dir (job dirs, scripts,
  * tasks, logs, the worker's log) or sshd's directory holds it, `ps` never shows it, and no
  * secrets file is left behind. A secret no provider resolves fails before anything is launched.
+ * A step that echoes its secret (split across two writes a second apart): the bytes the status
+ * checks stream into the local log are masked on write, so that log never holds the value.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { apply, hasCode, lower, secret, type StepSpec } from '@cairn/core';
+import { apply, command, hasCode, lower, secret, type StepSpec } from '@cairn/core';
 import { StepRunner } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashCommand } from '../../../tools/testenv/grid-secrets.js';
@@ -78,5 +80,45 @@ describe.runIf(run)('secrets on the SSH executor', () => {
     expect(hasCode(err, 'CAIRN_SECRET_UNRESOLVED')).toBe(true);
     expect((err as Error).message).toContain('Step "needs-missing" needs secret CAIRN_TEST_NO_SUCH_TOKEN');
     expect(filesHolding([s.dir], 'needs-missing')).toEqual([]);
+  }, 60_000);
+
+  it('bytes streamed from the host are masked on write: the local log never holds the value while the step runs', async () => {
+    const token = `hf_${randomBytes(16).toString('hex')}`;
+    const file = join(vault, 'echo.env');
+    writeFileSync(file, `HF_TOKEN=${token}\n`, { mode: 0o600 });
+    const e = ssh('echo', 'never');
+    const step = command({
+      name: 'echo',
+      version: 'v1',
+      executor: e.name,
+      program: 'sh',
+      args: ['-c', 'printf "got %s" "$(printf %s "$HF_TOKEN" | cut -c1-12)"; sleep 1; printf "%s\\n" "$(printf %s "$HF_TOKEN" | cut -c13-)"; sleep 1.5; echo finished'],
+      env: { HF_TOKEN: secret('HF_TOKEN') },
+    });
+    const prefix = scratch();
+    const logs = (dir: string): string[] =>
+      readdirSync(dir, { withFileTypes: true }).flatMap((d) => (d.isDirectory() ? logs(join(dir, d.name)) : d.name === 'attempt-1.stdout' ? [join(dir, d.name)] : []));
+    const seen: string[] = [];
+    let done = false;
+    const sampling = (async () => {
+      while (!done) {
+        try {
+          for (const l of logs(prefix)) seen.push(readFileSync(l, 'utf8'));
+        } catch {
+          // The staged directory was renamed into place meanwhile: the next pass reads it there.
+        }
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    })();
+    try {
+      expect((await new StepRunner({ prefix, executors: [e], secrets: { providers: [{ type: 'file', path: file }] } }).run([step])).counts).toEqual({ succeeded: 1 });
+    } finally {
+      done = true;
+      await sampling;
+    }
+    expect(seen.filter((t) => t.includes(token))).toEqual([]);
+    // Streamed while it ran (before "finished"), masked as it came.
+    expect(seen.some((t) => t.includes('got ***') && !t.includes('finished'))).toBe(true);
+    expect(filesHolding([prefix], token)).toEqual([]);
   }, 60_000);
 });

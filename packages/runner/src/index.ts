@@ -22,7 +22,7 @@ export { parseStoreMarker, STORE_MARKER_FILE } from './store/marker.js';
 // The runner's own option checks, for tools that take the same settings from elsewhere (the CLI's config file).
 export { checkStepRunnerOptions } from './options.js';
 export { checkNotifyOptions, checkWebhookUrl, slackMessage } from './notify/index.js';
-export { checkSecretsOptions } from './secrets/index.js';
+export { checkSecretsOptions, LiveLogMasks, maskSoFar, maskText } from './secrets/index.js';
 export { STEP_STATES, STATUSES, FINAL_STATES, ATTEMPT_ENDS, isFinalState, isOkState } from './states.js';
 export { builtinExecutors } from './registry.js';
 export { builtinStores, schemeOf } from './store-registry.js';
@@ -37,7 +37,7 @@ export { uncaptured } from './executors/stdio-capture.js';
 export { describeLoadError, isTypeScriptModule, registerEsmSyntaxHook, registerModuleLoaders } from './worker/user-modules.js';
 
 export type { StepRunnerOptions, RunOptions, Steps } from './runner.js';
-export type { CommandProvider, EnvProvider, FileProvider, SecretProvider, SecretsOptions } from './secrets/index.js';
+export type { CommandProvider, EnvProvider, FileProvider, LiveLogView, SecretProvider, SecretsOptions } from './secrets/index.js';
 export type { CommandSink, NotifyCounts, NotifyError, NotifyEvent, NotifyEventType, NotifyOptions, NotifySink, RunEndNotice, StepFailedNotice, StepSlowNotice, WebhookSink } from './notify/index.js';
 export type { RunFunctionOptions } from './run.js';
 export type { RunnerLogger } from './run/run.js';

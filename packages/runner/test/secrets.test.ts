@@ -72,16 +72,20 @@ describe('secrets', () => {
       });
       const threads = apply({ name: 'threads', version: 'v1', fn: echoToken, inputs, executor: 'threads' });
       const proc = apply({ name: 'proc', version: 'v1', fn: echoToken, inputs, executor: 'process' });
-      const cmd = command({
-        name: 'cmd',
+      const cmdOn = (name: string, executor?: string) => command({
+        name,
+        ...(executor !== undefined ? { executor } : {}),
         version: 'v1',
         program: 'sh',
         args: ['-c', 'printf "half %s" "${HF_TOKEN%????????????????}"; printf "%s\\n" "${HF_TOKEN#????????}"; echo "full $HF_TOKEN"; printf %s "$HF_TOKEN" | sha256sum | cut -c1-64 > "$CAIRN_OUTPUT/hash"; env | grep -c "^CAIRN_SECRET_" > "$CAIRN_OUTPUT/secret-vars"; true'],
         env: { HF_TOKEN: secret('HF_TOKEN') },
       });
+      const cmd = cmdOn('cmd');
+      // On threads a command step's program is started from the runner's main thread (command/main-thread.ts).
+      const cmdThreads = cmdOn('cmd-threads', 'threads');
       const runner = new StepRunner({ prefix, secrets: { providers: [{ type: 'file', path: file }, { type: 'env' }] }, onEvent: (e) => events.push(e) });
-      const summary = await runner.run([inline, threads, proc, cmd]);
-      expect(summary.counts).toEqual({ succeeded: 4 });
+      const summary = await runner.run([inline, threads, proc, cmd, cmdThreads]);
+      expect(summary.counts).toEqual({ succeeded: 5 });
 
       // Delivered: each step saw the value (its hash came back), and the nested one from the environment provider.
       for (const h of [inline, threads, proc]) {
@@ -91,9 +95,11 @@ describe('secrets', () => {
       }
       // process: through the environment of the child only, taken out before the step ran.
       expect((summary.outcome(lowerPath(runner, proc))?.result as { envHasIt: boolean }).envHasIt).toBe(false);
-      const cmdOut = lowerPath(runner, cmd);
-      expect(readFileSync(join(cmdOut, 'hash'), 'utf8').trim()).toBe(sha(token));
-      expect(readFileSync(join(cmdOut, 'secret-vars'), 'utf8').trim()).toBe('0');
+      for (const c of [cmd, cmdThreads]) {
+        const cmdOut = lowerPath(runner, c);
+        expect(readFileSync(join(cmdOut, 'hash'), 'utf8').trim()).toBe(sha(token));
+        expect(readFileSync(join(cmdOut, 'secret-vars'), 'utf8').trim()).toBe('0');
+      }
 
       // Masked in each step's log: whole echoes and echoes split across two writes.
       const logs = filesUnder(prefix).filter((f) => /std(out|err)/.test(f.path));
@@ -104,6 +110,7 @@ describe('secrets', () => {
         expect(logOf(step)).toContain('stderr sees ***');
       }
       expect(logOf('cmd')).toContain('full ***');
+      expect(logOf('cmd-threads')).toContain('full ***');
 
       // Written nowhere: no file under the prefix, no event, holds either value.
       for (const f of filesUnder(prefix)) {

@@ -1,9 +1,12 @@
 /**
  * `cairn logs <step> [-f]`: a step's attempt logs from the store, optionally following a running
- * step; a failed attempt's logs end with its error and stack (also when it wrote no logs).
+ * step; a failed attempt's logs end with its error and stack (also when it wrote no logs). A
+ * running attempt of a step with secrets is shown with their values masked, or withheld when
+ * this user's providers cannot resolve them (docs/secrets.md, "Reading a running log").
  */
 import { existsSync } from 'node:fs';
-import { tailLogs, type AttemptLogs } from '@cairn/runner';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { LiveLogMasks, tailLogs, type AttemptLogs, type LiveLogView } from '@cairn/runner';
 import { loadConfig, type EffectiveConfig } from '../config.js';
 import type { CliContext } from '../context.js';
 import { cliError } from '../errors.js';
@@ -11,6 +14,9 @@ import { loadPipeline } from '../pipeline.js';
 import { otherBuildsLine, pickStoredStep } from '../step-pick.js';
 import { matchStored, type StoredStep } from '../store-scan.js';
 import { openStore, type StoreView } from '../store-view.js';
+
+/** How often a withheld running attempt is checked for its end. */
+const FOLLOW_POLL_MS = 500;
 
 /** Options of `cairn logs`. */
 export interface LogsCommandOptions {
@@ -70,6 +76,9 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
   const view = await openStore(config);
   const store = view.store;
   const step = await resolveStoredStep(ctx, view, selector, 'cairn logs', config, options.pipeline);
+  const masks = new LiveLogMasks(config.secrets?.providers);
+  /** How to show an attempt's files: a running one's masked or withheld when its step has secrets. */
+  const liveView = (files: AttemptLogs): Promise<LiveLogView> => (files.running && files.stdout !== '' ? masks.viewOf(files, files.attempt) : Promise.resolve({ show: 'as-is' }));
   const onDisk = [...new Set((await store.attemptLogs(step.path)).map((a) => a.attempt))];
   let attempt = options.attempt ?? (await logsOf(view, step, undefined))?.attempt ?? step.record?.attempts.at(-1)?.attempt;
   const print = async (lines: AsyncIterable<string>) => {
@@ -100,8 +109,10 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
       }
       throw cliError('CAIRN_NO_LOGS', `Step ${step.rel} has no logs for attempt ${attempt}.`, `Attempts with logs: ${onDisk.join(', ') || 'none'}; recorded attempts: ${step.record?.attempts.map((a) => a.attempt).join(', ') || 'none'}.`);
     }
+    const live = hasLogs && remote === undefined ? await liveView(files as AttemptLogs) : undefined;
     if (remote !== undefined && hasLogs) for (const line of remote) ctx.stdout.write(`${line}\n`);
-    else if (hasLogs) await print(tailLogs(files as AttemptLogs, { follow: false, isRunning: () => false }));
+    else if (live?.show === 'withheld') ctx.stdout.write(`${live.notice}\n`);
+    else if (hasLogs) await print(tailLogs(files as AttemptLogs, { follow: false, isRunning: () => false, mask: live?.show === 'masked' ? live.values : undefined }));
     else ctx.stdout.write(`(attempt ${attempt} wrote no logs)\n`);
     printFailure(attempt);
     return 0;
@@ -134,7 +145,13 @@ export async function logsCommand(ctx: CliContext, selector: string, options: Lo
         moved = files.running && !existsSync(files.stdout) && !existsSync(files.stderr) && all.some((a) => a.attempt === current && !a.running);
         return newer === undefined && !moved && (await store.readLease(step.path)) !== null;
       };
-      await print(tailLogs(files, { follow: true, signal: stop.signal, isRunning, position: seen }));
+      const live = await liveView(files);
+      if (live.show === 'withheld') {
+        // Nothing of it until the attempt ends and the runner has masked its logs.
+        ctx.stdout.write(`${live.notice}\n`);
+        while (!stop.signal.aborted && (await isRunning())) await sleep(FOLLOW_POLL_MS, undefined, { signal: stop.signal }).catch(() => undefined);
+        if (!stop.signal.aborted && !moved && (await liveView(files)).show === 'as-is') await print(tailLogs(files, { follow: false, isRunning: () => false, position: seen }));
+      } else await print(tailLogs(files, { follow: true, signal: stop.signal, isRunning, position: seen, mask: live.show === 'masked' ? live.values : undefined }));
       if (stop.signal.aborted) break;
       if (moved) continue;
       if (newer === undefined) break;

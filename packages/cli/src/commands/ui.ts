@@ -45,7 +45,7 @@ export async function uiCommand(ctx: CliContext, options: UiCommandOptions): Pro
   const host = options.host ?? '127.0.0.1';
   const token = options.token ?? (isLoopback(host) ? undefined : newToken());
   const port = options.port ?? UI_PORT;
-  const server = await startUiServer({ view, host, port, token, allowActions: options.allowActions === true, assets: assetsDir() }).catch((e: unknown) => {
+  const server = await startUiServer({ view, host, port, token, allowActions: options.allowActions === true, assets: assetsDir(), secretProviders: config.secrets?.providers }).catch((e: unknown) => {
     const code = (e as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw usageError(`Port ${port} on ${host} is already in use.`, `Stop what uses it, or pick another port with --port (0 picks a free one).`, e);
     if (code === 'EADDRNOTAVAIL') throw usageError(`${host} is not an address of this machine.`, 'Pass --host with one of its addresses (or 0.0.0.0 for all).', e);

@@ -5,7 +5,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { isStale } from '@cairn/runner';
+import { isStale, LiveLogMasks, type SecretProvider } from '@cairn/runner';
 import { cancelFile } from '../report/cancel-request.js';
 import type { StoreView } from '../store-view.js';
 import { presentedToken, TOKEN_COOKIE, tokenMatches } from './auth.js';
@@ -31,6 +31,12 @@ export interface UiServerOptions {
   readonly allowActions?: boolean;
   /** Directory of the built page; undefined: the API only (the page answers with how to build it). */
   readonly assets?: string | undefined;
+  /**
+   * Where the server looks up the secrets a running step declares, to mask them in its log
+   * (`cairn.config.ts`'s `secrets.providers`); a running log it cannot mask is withheld.
+   * @default the environment
+   */
+  readonly secretProviders?: readonly SecretProvider[] | undefined;
 }
 
 /** A running server. */
@@ -63,6 +69,7 @@ const message = (e: unknown) => ((e instanceof Error ? e.message : String(e)).sp
 export async function startUiServer(options: UiServerOptions): Promise<UiServer> {
   const { view, token, allowActions = false, assets } = options;
   const runs = new RunIndex(view);
+  const masks = new LiveLogMasks(options.secretProviders);
   const streams = new Set<ServerResponse>();
 
   async function api(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
@@ -106,7 +113,7 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
     if (sub === 'steps' && idx !== undefined && /^\d+$/.test(idx)) {
       if (leaf === 'log') {
         const a = url.searchParams.get('attempt');
-        const log = await stepLog(view, run, Number(idx), a === null ? undefined : Number(a));
+        const log = await stepLog(view, run, masks, Number(idx), a === null ? undefined : Number(a));
         return log === undefined ? send(res, 404, { error: 'No such step.' }) : send(res, 200, log);
       }
       const detail = await stepDetail(view, run, Number(idx));

@@ -3,7 +3,7 @@
  * its attempts (the record's, with executor, host and job id; the journal's for an attempt still
  * running) with what each attempt's executor measured, and the log tail of its newest attempt.
  */
-import { attemptFilesIn, isStale, RECORD_FILE, type ArtifactRecord } from '@cairn/runner';
+import { attemptFilesIn, isStale, maskSoFar, RECORD_FILE, type ArtifactRecord, type LiveLogMasks } from '@cairn/runner';
 import type { StoreView } from '../store-view.js';
 import type { UiAttempt, UiLog, UiStepDetail } from './model.js';
 import type { RunFold } from './run-fold.js';
@@ -72,8 +72,12 @@ export async function stepDetail(view: StoreView, run: RunFold, index: number): 
   };
 }
 
-/** The last lines of an attempt's logs (the newest attempt when `attempt` is undefined): staged while it runs, committed after. */
-export async function stepLog(view: StoreView, run: RunFold, index: number, attempt?: number): Promise<UiLog | undefined> {
+/**
+ * The last lines of an attempt's logs (the newest attempt when `attempt` is undefined): staged
+ * while it runs, committed after. A running attempt of a step with secrets is masked with the
+ * values `masks` resolves, or withheld (one notice line) when it cannot resolve them.
+ */
+export async function stepLog(view: StoreView, run: RunFold, masks: LiveLogMasks, index: number, attempt?: number): Promise<UiLog | undefined> {
   const s = run.steps[index];
   if (s === undefined) return undefined;
   const n = attempt ?? Math.max(1, s.attempts);
@@ -83,10 +87,18 @@ export async function stepLog(view: StoreView, run: RunFold, index: number, atte
   // A running attempt writes where its `running` event said; paths outside the prefix are never read.
   if (live && s.logs !== undefined && inside(view, s.logs.stdout) && inside(view, s.logs.stderr)) candidates.unshift(s.logs);
   for (const files of candidates) {
+    // Asked before the logs are read: the names file is written before the attempt's first log byte.
+    const shown = live ? await masks.viewOf(files, n, (p) => view.readText(p)) : undefined;
     const texts = await Promise.all([view.readText(files.stdout), view.readText(files.stderr)]);
     if (texts.every((t) => t === null)) continue;
+    if (shown?.show === 'withheld') return { attempt: n, lines: [shown.notice], live };
     const lines: string[] = [];
-    for (const t of texts) if (t !== null) lines.push(...t.split('\n').filter((l, i, all) => l !== '' || i < all.length - 1));
+    for (const raw of texts) {
+      if (raw === null) continue;
+      // A running log may end in the middle of a value: `maskSoFar` leaves such a tail out.
+      const t = shown?.show === 'masked' ? maskSoFar(raw, shown.values) : raw;
+      lines.push(...t.split('\n').filter((l, i, all) => l !== '' || i < all.length - 1));
+    }
     return { attempt: n, lines: lines.slice(-LOG_TAIL_LINES), live };
   }
   return { attempt: n, lines: [], live };

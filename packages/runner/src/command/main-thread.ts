@@ -14,6 +14,7 @@ import { encodeResult, failure, rebuildError, type WorkerErrorData, type WorkerR
 import { lineLogger, runTask } from '../worker/run-task.js';
 import { writeUsage } from '../executors/usage.js';
 import { programUsageFields } from './program-usage.js';
+import { maskText } from '../secrets/mask.js';
 
 /** True when `task` is a command step's (the reserved `cairn:command` function). */
 export function isCommandTask(task: TaskPayload): boolean {
@@ -33,10 +34,12 @@ export async function runCommandInMainThread(msg: ThreadTaskMessage, terminate: 
   let outcome: WorkerResult;
   try {
     const task = decodeTask(msg.task);
-    const log = lineLogger(task.name, (level, line) => appendFileSync(level === 'info' ? msg.logPaths.stdout : msg.logPaths.stderr, line));
+    // The runner's own lines about the program, each whole and masked on write (the program writes its own fds).
+    const values = Object.values(msg.secrets ?? {});
+    const log = lineLogger(task.name, (level, line) => appendFileSync(level === 'info' ? msg.logPaths.stdout : msg.logPaths.stderr, maskText(line, values)));
     // The program's process tree is sampled (this thread is the runner's: its own numbers are not the step's).
     const programUsage = (used: ProgramUsage) => writeUsage(msg.attemptDir, programUsageFields('threads', used));
-    outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log, logPaths: msg.logPaths, programUsage }) };
+    outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log, logPaths: msg.logPaths, programUsage, secrets: msg.secrets }) };
   } catch (err) {
     outcome = failure(err);
   } finally {

@@ -20,6 +20,8 @@ export { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSet
 export type { CommandLaunch } from '../command/context-file.js';
 export { fetchJobDeps } from '../command/local-deps.js';
 // Secrets on another host: the variables that carry them and the file that carries those (read, then deleted, by the far side).
+export { maskedLogWriter, type MaskedLogWriter } from '../secrets/masked-writer.js';
+export { maskText } from '../secrets/mask.js';
 export { commandSecretEnv, parseSecretsFile, SECRETS_FILE, secretsFileText, secretVars, stripSecretEnv, takeSecretsFile } from '../secrets/deliver.js';
 
 export type {

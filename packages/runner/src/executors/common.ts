@@ -7,6 +7,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { CairnError, isCairnError } from '@cairn/core';
 import type { JobHandle, JobRequest, JobStatus } from '../executor/contract.js';
 import { isCancelledResult, rebuildError, type WorkerResult } from '../worker/result.js';
+import { Masker } from '../secrets/mask.js';
 
 /** How often a followed log is re-read. */
 const FOLLOW_INTERVAL_MS = 200;
@@ -49,6 +50,12 @@ export interface TailLogsOptions {
    * @default from the start
    */
   readonly position?: { stdout: number; stderr: number } | undefined;
+  /**
+   * Secret values to mask (`***`) in what is yielded, for a log read while its attempt runs
+   * (secrets/live-mask.ts): a value split across two reads is masked whole, and a possible start
+   * of a value at the very end is never yielded. @default none
+   */
+  readonly mask?: readonly string[] | undefined;
 }
 
 /**
@@ -59,7 +66,8 @@ export interface TailLogsOptions {
  */
 export async function* tailLogs(paths: { readonly stdout: string; readonly stderr: string }, options: TailLogsOptions): AsyncIterable<string> {
   const pos = options.position;
-  const files = (['stdout', 'stderr'] as const).map((which) => ({ which, path: paths[which], offset: pos?.[which] ?? 0, partial: '', decoder: new StringDecoder('utf8') }));
+  const mask = options.mask !== undefined && options.mask.length > 0 ? options.mask : undefined;
+  const files = (['stdout', 'stderr'] as const).map((which) => ({ which, path: paths[which], offset: pos?.[which] ?? 0, partial: '', decoder: new StringDecoder('utf8'), masker: mask === undefined ? undefined : new Masker(mask) }));
   for (;;) {
     const running = options.follow && !options.signal?.aborted && (await options.isRunning());
     let read = false;
@@ -73,9 +81,10 @@ export async function* tailLogs(paths: { readonly stdout: string; readonly stder
           if (bytesRead === 0) break;
           read = true;
           f.offset += bytesRead;
-          const lines = (f.partial + f.decoder.write(buf.subarray(0, bytesRead))).split('\n');
+          const chunk = buf.subarray(0, bytesRead);
+          const lines = (f.partial + f.decoder.write(f.masker === undefined ? chunk : f.masker.push(chunk))).split('\n');
           f.partial = lines.pop() ?? '';
-          if (pos !== undefined) pos[f.which] = f.offset - Buffer.byteLength(f.partial);
+          if (pos !== undefined) pos[f.which] = f.offset - Buffer.byteLength(f.partial) - (f.masker?.held ?? 0);
           yield* lines;
         }
       } finally {
@@ -93,7 +102,8 @@ export async function* tailLogs(paths: { readonly stdout: string; readonly stder
   }
   for (const f of files) {
     const rest = f.partial + f.decoder.end();
-    if (pos !== undefined) pos[f.which] = f.offset;
+    // A masked log's held bytes (a possible start of a value) are not shown.
+    if (pos !== undefined) pos[f.which] = f.offset - (f.masker?.held ?? 0);
     if (rest) yield rest;
   }
 }

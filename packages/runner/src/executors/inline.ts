@@ -15,6 +15,7 @@ import { LOG_PATHS } from '../command/log-paths.js';
 import { PROGRAM_USAGE_SINK, type ProgramUsage } from '../command/usage-sink.js';
 import { programUsageFields } from '../command/program-usage.js';
 import { writeUsage } from './usage.js';
+import { maskedLogWriter } from '../secrets/masked-writer.js';
 
 const capabilities: ExecutorCapabilities = Object.freeze({
   remote: false,
@@ -30,7 +31,10 @@ const capabilities: ExecutorCapabilities = Object.freeze({
 /** The status of a step that returned nothing (shared: most steps return nothing). */
 const SUCCEEDED: JobStatus = Object.freeze({ state: 'succeeded' });
 
-/** A logger that opens the attempt's log files on first use (most steps never log). */
+/**
+ * A logger that opens the attempt's log files on first use (most steps never log). What it
+ * writes is masked on write (secrets/masked-writer.ts): the files never hold a declared value.
+ */
 function attemptLogger(job: JobRequest): { log: StepLogger; sink: OutputSink; close(): Promise<void> | undefined } {
   const streams: { out?: WriteStream; err?: WriteStream } = {};
   const open = (which: 'out' | 'err'): WriteStream | undefined => {
@@ -45,13 +49,15 @@ function attemptLogger(job: JobRequest): { log: StepLogger; sink: OutputSink; cl
     }
     return streams[which];
   };
-  const line = (which: 'out' | 'err', level: string) => (message: string) => {
-    open(which)?.write(`${new Date().toISOString()} ${level} ${message}\n`);
+  const out = maskedLogWriter(job.secrets, (stream, bytes) => void open(stream === 'stdout' ? 'out' : 'err')?.write(bytes));
+  const line = (which: 'stdout' | 'stderr', level: string) => (message: string) => {
+    out.write(which, `${new Date().toISOString()} ${level} ${message}\n`);
   };
   return {
-    log: { info: line('out', 'INFO'), warn: line('err', 'WARN'), error: line('err', 'ERROR') },
-    sink: { write: (stream, chunk) => void open(stream === 'stdout' ? 'out' : 'err')?.write(chunk) },
+    log: { info: line('stdout', 'INFO'), warn: line('stderr', 'WARN'), error: line('stderr', 'ERROR') },
+    sink: { write: (stream, chunk) => out.write(stream, chunk) },
     close: () => {
+      out.end();
       const open = Object.values(streams) as WriteStream[];
       if (open.length === 0) return undefined;
       return Promise.all(open.map((s) => new Promise<void>((resolve) => s.end(() => resolve())))).then(() => undefined);

@@ -14,7 +14,6 @@
  * to the original stream unchanged.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { appendFileSync } from 'node:fs';
 
 /** The two streams. */
 export type StdioStream = 'stdout' | 'stderr';
@@ -84,7 +83,3 @@ export function uncaptured<T>(fn: () => T): T {
   }
 }
 
-/** A sink that appends to an attempt's log files (synchronously: a worker thread may be terminated at any moment). */
-export function appendSink(paths: { readonly stdout: string; readonly stderr: string }): OutputSink {
-  return { write: (stream, chunk) => appendFileSync(stream === 'stdout' ? paths.stdout : paths.stderr, chunk) };
-}

@@ -29,6 +29,7 @@ import { LegacyNote } from './legacy-note.js';
 import { startLifecycle } from './lifecycle.js';
 import { ACTIVE, BUILT, type Node, type RunStamp, SETTLED } from './node.js';
 import type { RunSecrets } from '../secrets/resolver.js';
+import { writeSecretNames } from '../secrets/attempt-names.js';
 import type { Selection } from './selection.js';
 import { countsOf, type RunSummary, summaryOf } from './summary.js';
 
@@ -329,6 +330,9 @@ export class Run {
 
   /** attempts: reports `running` (with where its logs go, when anyone listens). */
   running(node: Node, attempt: number, staged: StagedAttempt): void {
+    // Before the executor writes a log byte: which secrets a reader of the running log must mask.
+    const secretNames = this.config.secrets.namesOf(node.spec);
+    if (secretNames.length > 0) writeSecretNames(staged.logs, secretNames);
     if (this.#emit !== undefined) this.event(node, 'running', { attempt, logs: staged.logs });
   }
 

@@ -1,9 +1,11 @@
 /**
  * After an attempt of a run that resolved secrets: their values are masked (`***`) in the
- * attempt's error and its log files before anything records, reports or publishes them.
+ * attempt's error and its log files before anything records, reports or publishes them; then
+ * the attempt's names file says so, and readers show its logs as they are (live-mask.ts).
  */
 import type { Maybe } from '../maybe.js';
 import type { StagedAttempt } from '../store/store.js';
+import { markSecretNamesMasked } from './attempt-names.js';
 import { maskError, maskFile } from './mask.js';
 import type { RunSecrets } from './resolver.js';
 
@@ -12,5 +14,5 @@ export function maskAttempt(secrets: RunSecrets, error: unknown, staged: StagedA
   if (!secrets.any) return undefined;
   const values = secrets.values();
   if (error !== undefined) maskError(error, values);
-  return Promise.all([maskFile(staged.logs.stdout, values), maskFile(staged.logs.stderr, values)]).then(() => undefined);
+  return Promise.all([maskFile(staged.logs.stdout, values), maskFile(staged.logs.stderr, values)]).then(() => markSecretNamesMasked(staged.logs));
 }

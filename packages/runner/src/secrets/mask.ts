@@ -11,10 +11,15 @@ import { Transform } from 'node:stream';
 
 const STARS = Buffer.from('***');
 
-/** Replaces each of `values` by `***` in a byte stream fed in chunks. */
+/**
+ * Replaces each of `values` by `***` in a byte stream fed in chunks. The one masking rule: the
+ * earliest value wins, the longest where several start at the same byte; a value is masked
+ * whole or not yet emitted. Each chunk's masked bytes are given back at once except a tail that
+ * could be the start of a value (at most the longest value's length - 1 bytes), held until the
+ * next chunk or `end` shows whether the value continues there.
+ */
 export class Masker {
   readonly #values: readonly Buffer[];
-  readonly #hold: number;
   #carry: Buffer = Buffer.alloc(0);
   /** How many values were masked so far. */
   masked = 0;
@@ -22,48 +27,63 @@ export class Masker {
   constructor(values: readonly string[]) {
     // Longest first, so a value that contains another is masked whole.
     this.#values = [...new Set(values)].filter((v) => v !== '').map((v) => Buffer.from(v, 'utf8')).sort((a, b) => b.length - a.length);
-    this.#hold = this.#values.length === 0 ? 0 : (this.#values[0] as Buffer).length - 1;
   }
 
-  /** The masked bytes that are certain now; the rest is held for the next chunk (or `end`). */
-  push(chunk: Buffer): Buffer {
-    return this.#scan(this.#carry.length === 0 ? chunk : Buffer.concat([this.#carry, chunk]), false);
+  /** The masked bytes that are certain now; a possible start of a value is held for the next chunk (or `end`). */
+  push(chunk: Buffer | Uint8Array): Buffer {
+    const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    return this.#scan(this.#carry.length === 0 ? buf : Buffer.concat([this.#carry, buf]), false);
   }
 
-  /** The held bytes, masked. */
+  /** The held bytes, masked (the stream ended). */
   end(): Buffer {
     return this.#scan(this.#carry, true);
   }
 
+  /** How many bytes are held back (a possible start of a value). */
+  get held(): number {
+    return this.#carry.length;
+  }
+
   #scan(buf: Buffer, last: boolean): Buffer {
-    // A value starting before `safe` lies wholly in `buf` if it is there at all.
-    const safe = last ? buf.length : Math.max(0, buf.length - this.#hold);
     const out: Buffer[] = [];
     let i = 0;
     for (;;) {
+      // Bytes from `hold` on may begin a value the next chunk completes: nothing there is final yet.
+      const hold = last ? buf.length : this.#heldFrom(buf, i);
       let start = -1;
       let len = 0;
       for (const v of this.#values) {
         const at = buf.indexOf(v, i);
         if (at !== -1 && (start === -1 || at < start)) [start, len] = [at, v.length];
       }
-      if (start === -1 || start >= safe) break;
+      if (start === -1 || start >= hold) {
+        out.push(buf.subarray(i, hold));
+        this.#carry = Buffer.from(buf.subarray(hold));
+        return out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out);
+      }
       out.push(buf.subarray(i, start), STARS);
       this.masked++;
       i = start + len;
     }
-    const emit = Math.max(i, safe);
-    out.push(buf.subarray(i, emit));
-    this.#carry = Buffer.from(buf.subarray(emit));
-    return Buffer.concat(out);
+  }
+
+  /** The first offset at or after `from` whose bytes to the end are a proper prefix of some value (the buffer's length when none). */
+  #heldFrom(buf: Buffer, from: number): number {
+    const longest = this.#values[0]?.length ?? 0;
+    for (let k = Math.max(from, buf.length - longest + 1); k < buf.length; k++) {
+      const n = buf.length - k;
+      for (const v of this.#values) if (v.length > n && v.compare(buf, k, buf.length, 0, n) === 0) return k;
+    }
+    return buf.length;
   }
 }
 
 /** `text` with each of `values` replaced by `***`. */
 export function maskText(text: string, values: readonly string[]): string {
-  let out = text;
-  for (const v of [...values].sort((a, b) => b.length - a.length)) if (v !== '') out = out.split(v).join('***');
-  return out;
+  if (values.length === 0 || !values.some((v) => v !== '' && text.includes(v))) return text;
+  const m = new Masker(values);
+  return Buffer.concat([m.push(Buffer.from(text, 'utf8')), m.end()]).toString('utf8');
 }
 
 /** Masks `values` in `err`'s message and stack, and in its causes' (in place); returns `err`. */
@@ -101,4 +121,9 @@ export async function maskFile(path: string, values: readonly string[]): Promise
   } finally {
     await rm(tmp, { force: true });
   }
+}
+
+/** `text` (a log still being written) with `values` masked, less a tail that may be the start of a value. */
+export function maskSoFar(text: string, values: readonly string[]): string {
+  return new Masker(values).push(Buffer.from(text, 'utf8')).toString('utf8');
 }

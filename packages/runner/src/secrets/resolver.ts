@@ -13,6 +13,8 @@ export class RunSecrets {
   readonly #providers: readonly SecretProvider[];
   readonly #values = new Map<string, string>();
   readonly #files = new Map<string, ReadonlyMap<string, string>>();
+  /** Each spec's names, found once (the run asks before its first step and again as each attempt starts). */
+  readonly #names = new WeakMap<StepSpec, string[]>();
 
   constructor(providers: readonly SecretProvider[] | undefined) {
     this.#providers = providers ?? ENV_ONLY;
@@ -20,7 +22,10 @@ export class RunSecrets {
 
   /** The names of the secrets `spec` needs (none for a step that is not an `apply`). */
   namesOf(spec: StepSpec): string[] {
-    return spec.kind === 'apply' ? secretNames(spec.inputs) : [];
+    if (spec.kind !== 'apply') return [];
+    let names = this.#names.get(spec);
+    if (names === undefined) this.#names.set(spec, (names = secretNames(spec.inputs)));
+    return names;
   }
 
   /**
@@ -43,6 +48,18 @@ export class RunSecrets {
   /** Every value resolved in this run (to mask). */
   values(): string[] {
     return [...this.#values.values()];
+  }
+
+  /**
+   * The value of secret `name`, or undefined when no provider resolves it or one refuses (a file
+   * readable by others): for readers that mask what they show and withhold it otherwise.
+   */
+  tryValue(name: string): string | undefined {
+    try {
+      return this.#value(name, '');
+    } catch {
+      return undefined;
+    }
   }
 
   #value(name: string, step: string): string {

@@ -6,7 +6,8 @@ import { appendFileSync } from 'node:fs';
 import { getHeapStatistics } from 'node:v8';
 import type { MessagePort } from 'node:worker_threads';
 import { decodeTask } from '@cairn/core';
-import { appendSink, setThreadOutput } from '../executors/stdio-capture.js';
+import { setThreadOutput } from '../executors/stdio-capture.js';
+import { maskedLogWriter } from '../secrets/masked-writer.js';
 import { threadCpuMs, writeUsage } from '../executors/usage.js';
 import { encodeResult, failure, rebuildError, type WorkerErrorData, type WorkerResult } from './result.js';
 import { lineLogger, runTask } from './run-task.js';
@@ -31,19 +32,26 @@ export default async function runThreadTask(msg: ThreadTaskMessage): Promise<Uin
   const controller = new AbortController();
   msg.port.once('message', (reason: WorkerErrorData) => controller.abort(rebuildError(reason)));
   let outcome: WorkerResult;
-  // The thread runs one attempt at a time: whatever it writes meanwhile is this step's output.
-  setThreadOutput(appendSink(msg.logPaths));
+  // The thread runs one attempt at a time: whatever it writes meanwhile is this step's output,
+  // masked on write (synchronous appends: the thread may be terminated at any moment).
+  const out = maskedLogWriter(msg.secrets, (stream, bytes) => appendFileSync(msg.logPaths[stream], bytes));
+  setThreadOutput(out);
   const cpuStart = threadCpuMs();
   const wallStart = Date.now();
   try {
     const task = decodeTask(msg.task);
-    const log = lineLogger(task.name, (level, line) => appendFileSync(level === 'info' ? msg.logPaths.stdout : msg.logPaths.stderr, line));
+    const log = lineLogger(task.name, (level, line) => out.write(level === 'info' ? 'stdout' : 'stderr', line));
     // A TypeScript step module needs tsx in this thread too (module hooks are per thread).
     if (isTypeScriptModule(task.ref.module)) await registerModuleLoaders([task.ref.module]);
     outcome = { ok: true, result: await runTask(task, { signal: controller.signal, log, logPaths: msg.logPaths, secrets: msg.secrets }) };
   } catch (err) {
     outcome = failure(err);
   } finally {
+    try {
+      out.end();
+    } catch {
+      // A log that cannot be written must not fail the step.
+    }
     setThreadOutput(undefined);
     msg.port.close();
     const cpuEnd = threadCpuMs();
