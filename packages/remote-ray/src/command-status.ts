@@ -10,7 +10,7 @@ import { appendFile, readFile } from 'node:fs/promises';
 import { constants } from 'node:os';
 import { CairnError } from '@cairn/core';
 import { NOT_FOUND_EXIT, NOT_FOUND_MARK, SOURCE_CHANGED_MARK, STAGE_FAILED_EXIT, TRANSFER_FAILED_MARK } from './command-entrypoint.js';
-import { fileTail, lastLines, lineLogger, parseReportedResult, type JobStatus } from './runner-api.js';
+import { fileTail, lastLines, lineLogger, maskText, parseReportedResult, type JobStatus } from './runner-api.js';
 
 /** What is known of a command job that ended. */
 export interface CommandJobFacts {
@@ -26,6 +26,8 @@ export interface CommandJobFacts {
   readonly logPaths: { readonly stdout: string; readonly stderr: string } | undefined;
   /** Ray's message about the job (its own log tail, when the script could not reach the log files). */
   readonly message?: string | null | undefined;
+  /** The step's secret values: masked in the metadata line written to the log (as the grid's). */
+  readonly secrets?: Readonly<Record<string, string>> | undefined;
 }
 
 /** The step's outcome for exit code `code` (`null`: Ray did not say). */
@@ -45,7 +47,7 @@ export async function commandOutcome(code: number | null, job: CommandJobFacts):
         const stdout = job.logPaths.stdout;
         let line = '';
         lineLogger(step, (_level, l) => (line = l)).info(`metadata ${JSON.stringify(reported.metadata)}`);
-        await appendFile(stdout, line).catch(() => undefined);
+        await appendFile(stdout, maskText(line, Object.values(job.secrets ?? {}))).catch(() => undefined);
       }
       return { state: 'succeeded', result: reported.result, exitCode: 0 };
     } catch (error) {

@@ -59,7 +59,7 @@ const MISSING_LIMIT = 3;
 function factsOf(t: Tracked, info: RayJobInfo): JobFacts {
   // Ray's one log (stdout and stderr interleaved) is the stdout log of a job off the shared filesystem.
   const logPaths = t.resultFromLogs && t.logPaths ? { stdout: t.logPaths.stdout, stderr: t.logPaths.stdout } : t.logPaths;
-  return { step: t.step, id: t.id, resultPath: t.resultPath, stderr: logPaths?.stderr, logPaths, program: t.program, message: info.message };
+  return { step: t.step, id: t.id, resultPath: t.resultPath, stderr: logPaths?.stderr, logPaths, program: t.program, message: info.message, secrets: t.secrets };
 }
 /** How long a package the cluster was seen to hold is trusted without asking again (Ray pins it for 10 minutes). */
 const PACKAGE_TTL_MS = 5 * 60_000;
@@ -271,6 +271,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
         info: { submissionId: id, address: o.address, step, resultPath: entry.resultPath, logPaths: job.logPaths, attemptDir: job.attemptDir, ...(entry.program !== undefined ? { program: entry.program } : {}), ...(entry.resultFromLogs === true ? { resultFromLogs: true } : {}) },
       };
       const tracked = trackedFrom(handle, name) as Tracked;
+      tracked.secrets = job.secrets;
       watch(tracked);
       const cancel = () => void executor.cancel([handle]).catch((e: Error) => host?.logger.warn(`${name}: ${e.message}`));
       if (job.signal.aborted) cancel();

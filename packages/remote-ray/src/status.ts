@@ -29,6 +29,8 @@ export interface JobFacts {
   readonly logPaths?: { readonly stdout: string; readonly stderr: string } | undefined;
   /** Ray's message about the job. */
   readonly message?: string | null | undefined;
+  /** The step's secret values, masked in what the executor writes to the log. */
+  readonly secrets?: Readonly<Record<string, string>> | undefined;
 }
 
 /** The last `bytes` of a file, trimmed; '' when it cannot be read. */
@@ -65,7 +67,7 @@ export async function statusOf(verdict: RayVerdict, job: JobFacts): Promise<JobS
   }
   const exitCode = verdict.exitCode;
   if (job.program !== undefined && job.resultPath) {
-    return commandOutcome(exitCode, { step: job.step, id: job.id, program: job.program, resultPath: job.resultPath, logPaths: job.logPaths, message: job.message });
+    return commandOutcome(exitCode, { step: job.step, id: job.id, program: job.program, resultPath: job.resultPath, logPaths: job.logPaths, message: job.message, secrets: job.secrets });
   }
   if (job.resultPath) {
     const bytes = await readFile(job.resultPath).catch(() => undefined);

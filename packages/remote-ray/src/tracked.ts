@@ -23,6 +23,8 @@ export interface Tracked {
   lastState: JobState | undefined;
   /** Status checks in a row that did not list it. */
   missing: number;
+  /** The step's secret values (in memory only; not after adoption): masked in lines the executor writes to the attempt's log. */
+  secrets?: Readonly<Record<string, string>> | undefined;
 }
 
 /** The tracked job of `handle`, or `undefined` when it is not a handle of the executor `name`. */

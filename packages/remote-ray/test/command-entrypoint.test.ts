@@ -76,6 +76,19 @@ describe("a command step's Ray entrypoint under /bin/sh", () => {
     expect((await buildEntrypoint(job, { nodePath: '/nonexistent/node', workerEntry: undefined, sharedFs: true, storeCredentials: 'node', nodeTempDir: '/tmp' })).command).toContain(`CAIRN_CHECKPOINT_DIR=`);
   });
 
+  test("the metadata line the executor appends to the log has the step's secret values masked", async () => {
+    const token = 'tok-0123456789abcdef';
+    const { job } = probeJob();
+    mkdirSync(job.attemptDir, { recursive: true });
+    const resultPath = join(job.attemptDir, 'result.json');
+    writeFileSync(resultPath, JSON.stringify({ result: 1, metadata: { said: token } }));
+    const outcome = await commandOutcome(0, { step: 'probe', id: 'ray-job-1', program: 'sh', resultPath, logPaths: job.logPaths, secrets: { HF_TOKEN: token } });
+    expect(outcome).toMatchObject({ state: 'succeeded', result: 1 });
+    const log = readFileSync(job.logPaths.stdout, 'utf8');
+    expect(log).toContain('metadata {"said":"***"}');
+    expect(log).not.toContain(token);
+  });
+
   test('stages the declared sources under their relative paths when the project directory is not there', async () => {
     const { job, project } = probeJob();
     const { code, outcome } = await run(job, () => renameSync(project, `${project}.moved`));
