@@ -40,6 +40,8 @@ const JOBS = {
   'stream-4k-array': ['runner', 'stream', { shape: 'layered', n: 4 * K, from: 'array', runs: 3 }],
   'stream-100k-generator': ['runner', 'stream', { shape: 'layered', n: 100 * K, from: 'generator', runs: 3 }],
   'stream-100k-array': ['runner', 'stream', { shape: 'layered', n: 100 * K, from: 'array', runs: 3 }],
+  // Issue 32's realistic pipeline: lowering included, each step reads its dependencies' files and writes its own (use --tmp /dev/shm).
+  'files-10k': ['runner', 'files', { shape: 'layered', n: 10 * K, runs: 3 }],
   // The peer of the scheduler rows (the same code on both sides: a check of the machine's drift).
   'pgraph-100k': ['runner', 'p-graph', { shape: 'layered', n: 100 * K, runs: 3 }],
   'pgraph-chain-10k': ['runner', 'p-graph', { shape: 'chain', n: 10 * K, runs: 5 }],
