@@ -10,7 +10,10 @@
 // (`npx nx run-many -t build`).
 // The SSH executor keeps its default poll interval (1000 ms; POLL_MS=… to change it): a short
 // step ends within its launch exec, whatever the interval.
-//   node tools/bench/command.bench.mjs [steps=200] [--local-only | --ssh-only] [--rounds N]
+// --cpu times this process's CPU time (user + system) instead of wall time: what the runner
+// itself spends per step, beside what a bare spawn costs its parent (the programs' own CPU is in
+// neither); on a shared machine the wall clock counts the other processes' turns.
+//   node tools/bench/command.bench.mjs [steps=200] [--local-only | --ssh-only] [--rounds N] [--cpu]
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -24,6 +27,14 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const args = process.argv.slice(2);
 const STEPS = Number(args.find((a) => /^\d+$/.test(a)) ?? 200);
 const ROUNDS = Number(args[args.indexOf('--rounds') + 1] ?? 0) || 3;
+const CPU = args.includes('--cpu');
+/** The clock of every row: wall ms, or this process's CPU ms with --cpu. */
+const now = CPU
+  ? () => {
+      const u = process.cpuUsage();
+      return (u.user + u.system) / 1000;
+    }
+  : () => performance.now();
 const load = () => `load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const tmp = mkdtempSync(join(tmpdir(), 'cairn-command-bench-'));
@@ -39,11 +50,11 @@ const trueSteps = (n) => {
 /** Runs `n` jobs through `one`, `width` at a time; returns ms per job. */
 async function paced(n, width, one) {
   let next = 0;
-  const t0 = performance.now();
+  const t0 = now();
   await Promise.all(Array.from({ length: width }, async () => {
     while (next < n) await one(next++);
   }));
-  return (performance.now() - t0) / n;
+  return (now() - t0) / n;
 }
 
 const spawnTrue = () => new Promise((resolve, reject) => spawn('true', [], { stdio: 'ignore' }).on('exit', resolve).on('error', reject));
@@ -56,9 +67,9 @@ async function local(width) {
     bare.push(await paced(STEPS, width, spawnTrue));
     const specs = trueSteps(STEPS);
     const prefix = join(tmp, `store-${tag}`);
-    const t0 = performance.now();
+    const t0 = now();
     const summary = await new StepRunner({ prefix, maxConcurrent: width, logger: { info() {}, warn() {}, error() {} } }).run(specs, { handleSigint: false });
-    runner.push((performance.now() - t0) / STEPS);
+    runner.push((now() - t0) / STEPS);
     if (summary.counts.succeeded !== STEPS) throw new Error(`local: ${JSON.stringify(summary.counts)}`);
     rmSync(prefix, { recursive: true, force: true });
   }
@@ -126,7 +137,7 @@ async function ssh() {
 
 function report(what, floorName, floor, name, ours, target) {
   const ratio = median(ours) / median(floor);
-  console.log(`command.bench: ${what}, ${STEPS} steps × ${ROUNDS} rounds (median):`);
+  console.log(`command.bench: ${what}, ${STEPS} steps × ${ROUNDS} rounds (median, ${CPU ? 'CPU time of this process' : 'wall time'}):`);
   console.log(`  ${floorName.padEnd(48)} ${median(floor).toFixed(2)} ms/step  [${floor.map((x) => x.toFixed(2)).join(', ')}]`);
   console.log(`  ${name.padEnd(48)} ${median(ours).toFixed(2)} ms/step  [${ours.map((x) => x.toFixed(2)).join(', ')}]`);
   console.log(`  ratio ×${ratio.toFixed(2)} (target ≤ ${target}) ${ratio <= target ? 'OK' : 'OVER TARGET'}  (${load()})`);

@@ -5,7 +5,10 @@
 // Each repetition is a fresh child process of the checkout's own tools/bench/lib/child.mjs, which
 // imports that checkout's built packages.
 //
-//   node tools/bench/compare.mjs --base ../base [--rounds 5] [--jobs NAME,NAME] [--tmp DIR]
+//   node tools/bench/compare.mjs --base ../base [--rounds 5] [--jobs NAME,NAME] [--tmp DIR] [--cpu]
+//
+// --cpu times CPU time instead of wall time (CAIRN_BENCH_CLOCK=cpu, lib/timing.mjs): on a machine
+// shared with other work, the only clock that does not count the others' turns on the cores.
 //
 // Prints one line per job: both medians (of each round's median), the per-round ratio's median
 // (this checkout ÷ base), and the spread. Jobs are listed in JOBS below.
@@ -35,10 +38,17 @@ const JOBS = {
   // Issue 32: handles of one layered graph pulled from a generator, and the same as an array.
   'stream-4k-generator': ['runner', 'stream', { shape: 'layered', n: 4 * K, from: 'generator', runs: 3 }],
   'stream-4k-array': ['runner', 'stream', { shape: 'layered', n: 4 * K, from: 'array', runs: 3 }],
+  'stream-100k-generator': ['runner', 'stream', { shape: 'layered', n: 100 * K, from: 'generator', runs: 3 }],
+  'stream-100k-array': ['runner', 'stream', { shape: 'layered', n: 100 * K, from: 'array', runs: 3 }],
+  // Issue 32's realistic pipeline: lowering included, each step reads its dependencies' files and writes its own (use --tmp /dev/shm).
+  'files-10k': ['runner', 'files', { shape: 'layered', n: 10 * K, runs: 3 }],
+  // The peer of the scheduler rows (the same code on both sides: a check of the machine's drift).
+  'pgraph-100k': ['runner', 'p-graph', { shape: 'layered', n: 100 * K, runs: 3 }],
+  'pgraph-chain-10k': ['runner', 'p-graph', { shape: 'chain', n: 10 * K, runs: 5 }],
 };
 
 function parseArgs(argv) {
-  const o = { base: undefined, rounds: 5, jobs: Object.keys(JOBS), tmp: tmpdir() };
+  const o = { base: undefined, rounds: 5, jobs: Object.keys(JOBS), tmp: tmpdir(), cpu: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const v = () => argv[++i];
@@ -46,6 +56,7 @@ function parseArgs(argv) {
     else if (a === '--rounds') o.rounds = Number(v());
     else if (a === '--jobs') o.jobs = v().split(',');
     else if (a === '--tmp') o.tmp = v();
+    else if (a === '--cpu') o.cpu = true;
     else throw new Error(`unknown option ${a}`);
   }
   if (o.base === undefined) throw new Error('--base <other checkout> is required');
@@ -54,11 +65,11 @@ function parseArgs(argv) {
 }
 
 /** One job in a fresh process of `root`'s bench child; resolves with its samples and metrics. */
-function runOnce(root, [caseName, variant, params], tmp) {
+function runOnce(root, [caseName, variant, params], tmp, cpu) {
   return new Promise((resolveRun, reject) => {
     const child = spawn(process.execPath, ['--expose-gc', '--max-old-space-size=12288', '--stack-size=984', join(root, 'tools/bench/lib/child.mjs'), caseName, variant, JSON.stringify({ ...params, cairn: true })], {
       cwd: root,
-      env: { ...process.env, CAIRN_NATIVE: '1', CAIRN_BENCH_TMP: tmp },
+      env: { ...process.env, CAIRN_NATIVE: '1', CAIRN_BENCH_TMP: tmp, CAIRN_BENCH_CLOCK: cpu ? 'cpu' : 'wall' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -77,7 +88,7 @@ const o = parseArgs(process.argv.slice(2));
 for (const root of [here, o.base]) {
   if (!existsSync(join(root, 'packages/runner/dist/index.js'))) throw new Error(`${root} is not built (npx nx run-many -t build)`);
 }
-console.log(`compare: ${here} vs base ${o.base}, ${o.rounds} rounds, load ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+console.log(`compare: ${here} vs base ${o.base}, ${o.rounds} rounds, ${o.cpu ? 'CPU time' : 'wall time'}, load ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')}`);
 for (const name of o.jobs) {
   const mine = [];
   const base = [];
@@ -87,7 +98,7 @@ for (const name of o.jobs) {
     // Alternate which goes first: a drifting machine then favours neither.
     const order = r % 2 === 0 ? [here, o.base] : [o.base, here];
     const got = {};
-    for (const root of order) got[root] = await runOnce(root, JOBS[name], o.tmp);
+    for (const root of order) got[root] = await runOnce(root, JOBS[name], o.tmp, o.cpu);
     const m = median(got[here].samples);
     const b = median(got[o.base].samples);
     mine.push(m);

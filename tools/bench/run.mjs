@@ -9,7 +9,8 @@
 // Options: --quick, --filter A,B (only rows whose group, implementation or variant contains A or B),
 // --runs N (repetitions after warm-up), --warmup N, --out DIR (default .bench-results),
 // --tmp DIR (scratch directory of disk cases; default the OS temp dir), --budget SECONDS
-// (skip a size whose single repetition is predicted to exceed this; default 30).
+// (skip a size whose single repetition is predicted to exceed this; default 30), --cpu (time CPU
+// time, user + system, instead of wall time: CAIRN_BENCH_CLOCK=cpu, see lib/timing.mjs).
 // Exit status: 0 when every Cairn job succeeded (a peer failing, e.g. a stack overflow at 10^6,
 // is reported, not fatal); 1 otherwise.
 import { spawn, spawnSync } from 'node:child_process';
@@ -42,8 +43,9 @@ function parseArgs(argv) {
     else if (a === '--out') opts.out = val();
     else if (a === '--tmp') opts.tmp = val();
     else if (a === '--budget') opts.budget = Number(val());
+    else if (a === '--cpu') process.env.CAIRN_BENCH_CLOCK = 'cpu';
     else if (a === '--help' || a === '-h') {
-      console.log('usage: node tools/bench/run.mjs [--quick] [--filter A,B] [--runs N] [--warmup N] [--out DIR] [--tmp DIR] [--budget SECONDS]');
+      console.log('usage: node tools/bench/run.mjs [--quick] [--filter A,B] [--runs N] [--warmup N] [--out DIR] [--tmp DIR] [--budget SECONDS] [--cpu]');
       process.exit(0);
     } else throw new Error(`unknown option ${a} (try --help)`);
   }
@@ -126,7 +128,7 @@ async function main() {
   const loadavgStart = loadavg();
   const t0 = performance.now();
   const cpu = cpus();
-  const machine = { cpus: cpu.length, cpuModel: cpu[0]?.model ?? 'unknown', memGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: `${platform()} ${release()}`, tmp: opts.tmp };
+  const machine = { clock: process.env.CAIRN_BENCH_CLOCK === 'cpu' ? 'cpu' : 'wall', cpus: cpu.length, cpuModel: cpu[0]?.model ?? 'unknown', memGiB: Math.round(totalmem() / 2 ** 30), node: process.version, platform: `${platform()} ${release()}`, tmp: opts.tmp };
   console.log(`bench: ${opts.quick ? 'quick' : 'full'} mode, ${jobs.length} jobs; ${machine.cpus} × ${machine.cpuModel}; Node ${machine.node}; native ${backendInfo.native ? 'yes' : 'NO'}; load ${loadavgStart.map((x) => x.toFixed(2)).join(' ')}`);
 
   const results = [];
