@@ -271,9 +271,9 @@ describe.skipIf(skip)('cairn ui', () => {
     expect(await (await fetch(`${url}api/runs/esc/trace.csv`)).text()).not.toContain('4242');
   }, 30_000);
 
-  it('a run made through the API (records, no journal) is listed and drawn from its records', async () => {
+  it('a run that left no journal (journal: false, or a runner older than the journal) is listed and drawn from its records', async () => {
     const prefix = join(project.dir, 'api');
-    writeFileSync(join(project.dir, 'api-run.mjs'), `import { StepRunner } from '@cairn/runner';\nimport { targets } from './report.mjs';\nawait new StepRunner({ prefix: process.argv[2] }).run(targets);\n`);
+    writeFileSync(join(project.dir, 'api-run.mjs'), `import { StepRunner } from '@cairn/runner';\nimport { targets } from './report.mjs';\nawait new StepRunner({ prefix: process.argv[2], journal: false }).run(targets);\n`);
     const r = spawnSync(process.execPath, ['api-run.mjs', prefix], { cwd: project.dir, env: { ...process.env, FX_OK: '1' }, encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(0);
     const { url } = await startUi(prefix);
