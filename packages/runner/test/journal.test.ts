@@ -122,13 +122,15 @@ describe('journal lines', () => {
     const browse = { appendFile: async (_p: string, d: string | Uint8Array) => void written.push(Buffer.from(d).toString('utf8')), writeFile: async () => undefined } as unknown as StoreBrowser;
     const j = new RunJournal(browse, '/p', 'r');
     const big = 'x'.repeat(400_000);
-    for (let i = 0; i < 20_000; i++) j.write({ type: 'step', runId: 'r', step: i === 777 ? big : `s${i}`, path: `/p/s${i}`, state: 'pending', time: i });
+    const middling = 'é'.repeat(30_000);
+    for (let i = 0; i < 20_000; i++) j.write({ type: 'step', runId: 'r', step: i === 777 ? big : i === 3 ? middling : `s${i}`, path: `/p/s${i}`, state: 'pending', time: i });
     j.plan('/p', [new StepSpec({ name: 'é', hashAttrs: {}, fn: () => undefined })]);
     await j.close();
     const lines = parse(written.join(''));
     expect(lines).toHaveLength(20_001);
     expect(lines.slice(0, -1).map((l) => (l as { time: number }).time)).toEqual(Array.from({ length: 20_000 }, (_, i) => i));
     expect((lines[777] as { step: string }).step).toBe(big);
+    expect((lines[3] as { step: string }).step).toBe(middling);
     expect(lines.at(-1)).toMatchObject({ type: 'plan', steps: [{ name: 'é', deps: [] }] });
   });
 });

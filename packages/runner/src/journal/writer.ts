@@ -7,8 +7,8 @@
  * {@link FLUSH_MS} on a store that appends (`StoreBrowser.appendFile`: local files, memory),
  * while a store that cannot append (an object store) gets the whole journal rewritten every
  * {@link OBJECT_FLUSH_MS} or less often for a big journal ({@link OBJECT_FLUSH_SHARE}); all of it
- * at {@link RunJournal.close}. A journal that
- * cannot be written is given up with one message: the run matters more.
+ * at {@link RunJournal.close}. A journal that cannot be written is given up with one message:
+ * the run matters more.
  */
 import type { RunnerEvent } from '../events.js';
 import type { StoreBrowser } from '../store/store.js';
@@ -25,8 +25,9 @@ export const OBJECT_FLUSH_MS = 2000;
 /** A rewrite waits at least this many times as long as the last one took, so a big journal costs the run ≤ 10 % of one upload stream. */
 export const OBJECT_FLUSH_SHARE = 10;
 
-/** Bytes of one buffer lines are encoded into (a line longer than a quarter of it gets its own). */
-const CHUNK = 1 << 20;
+/** Bytes of the buffers lines are encoded into: the first is small (most runs are), each next one twice the last, up to the largest. A line longer than a quarter of one gets its own. */
+const FIRST_CHUNK = 16 << 10;
+const LARGEST_CHUNK = 1 << 20;
 const NEWLINE = 0x0a;
 
 /** Appends one run's events and plan to its journal; see the file's comment. */
@@ -41,7 +42,7 @@ export class RunJournal {
    * where keeping either until the flush made the collector copy them into the old generation
    * (most of the journal's cost on a 100k-step run).
    */
-  #chunk: Buffer = Buffer.allocUnsafeSlow(CHUNK);
+  #chunk: Buffer = Buffer.allocUnsafeSlow(FIRST_CHUNK);
   /** Bytes of `#chunk` used, and where the part not yet handed to the store starts. */
   #used = 0;
   #from = 0;
@@ -90,14 +91,14 @@ export class RunJournal {
   readonly #put = (text: string): void => {
     // UTF-8 takes at most 3 bytes per UTF-16 unit.
     const most = text.length * 3;
-    if (most > CHUNK >> 2) {
+    if (most > LARGEST_CHUNK >> 2) {
       this.#cut();
       this.#pending.push(Buffer.from(text));
       return;
     }
-    if (this.#used + most + 1 > CHUNK) {
+    if (this.#used + most + 1 > this.#chunk.length) {
       this.#cut();
-      this.#chunk = Buffer.allocUnsafeSlow(CHUNK);
+      this.#chunk = Buffer.allocUnsafeSlow(Math.max(most + 1, Math.min(LARGEST_CHUNK, this.#chunk.length * 2)));
       this.#used = this.#from = 0;
     }
     this.#used += this.#chunk.write(text, this.#used);
@@ -105,7 +106,7 @@ export class RunJournal {
 
   /** Ends a line (`#put` always leaves room for it). */
   #newline(): void {
-    if (this.#used >= CHUNK) this.#put('\n');
+    if (this.#used >= this.#chunk.length) this.#put('\n');
     else this.#chunk[this.#used++] = NEWLINE;
     this.#timer ??= setTimeout(this.#tick, this.#intervalMs).unref();
   }

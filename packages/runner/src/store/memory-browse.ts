@@ -70,7 +70,8 @@ export class MemoryBrowser implements StoreBrowser {
   /** Kept as parts, joined when read: a journal appended to in many batches is not copied at each. */
   async appendFile(path: string, data: string | Uint8Array): Promise<void> {
     const f = this.#files.get(path);
-    const add = typeof data === 'string' ? new TextEncoder().encode(data) : data;
+    // A copy: what is handed in may be a view of a larger buffer the caller goes on filling.
+    const add = typeof data === 'string' ? new TextEncoder().encode(data) : data.slice();
     if (f === undefined) this.#files.set(path, { data: add, at: Date.now() });
     else {
       (f.more ??= []).push(add);
