@@ -1,11 +1,10 @@
-// A child of ui.bench.mjs: one in-memory run of a layered DAG of `n` no-op steps whose events are
-// journalled under `prefix` as `cairn run` does (an append stream of JSON lines, the plan after
-// `run-started`), so `cairn ui --prefix prefix` can show and follow it. Prints the run's ms.
-//   node ui-run-child.mjs PREFIX N [TAG]
-import { createWriteStream, mkdirSync } from 'node:fs';
-import { hostname } from 'node:os';
-import { indexSpecs, StepSpec } from '@cairn/core';
-import { MemoryStore, StepRunner } from '@cairn/runner';
+// A child of ui.bench.mjs: one in-memory run of a layered DAG of `n` no-op steps, whose journal
+// the runner itself writes under `prefix` on this filesystem (a MemoryStore with the local
+// store's browser: steps in memory, the journal where `cairn ui --prefix prefix` reads it).
+// Prints the run's wall and CPU milliseconds.
+//   node ui-run-child.mjs PREFIX N [TAG] [--no-journal]
+import { StepSpec } from '@cairn/core';
+import { LocalStore, MemoryStore, StepRunner } from '@cairn/runner';
 
 const [prefix, nArg, tag = 'ui'] = process.argv.slice(2);
 const N = Number(nArg);
@@ -19,19 +18,14 @@ for (let i = 0; i < N; i++) {
   // A handful of names, as real pipelines have: the UI groups by name.
   specs.push(new StepSpec({ name: `stage${layer}-${['load', 'clean', 'train', 'eval'][i % 4]}`, hashAttrs: { i, tag }, deps: [...new Set(deps)], fn: noop }));
 }
-mkdirSync(`${prefix}/.cairn/runs`, { recursive: true });
-const runner = new StepRunner({ prefix, store: new MemoryStore(), logger: { info() {}, warn() {}, error: (m) => console.error(m) } });
-let out;
-runner.on((e) => {
-  if (out === undefined) out = createWriteStream(`${prefix}/.cairn/runs/${e.runId}.jsonl`, { flags: 'a' });
-  out.write(`${JSON.stringify(e)}\n`);
-  if (e.type === 'run-started') {
-    const { nodes, index } = indexSpecs(specs);
-    out.write(`${JSON.stringify({ type: 'plan', runId: e.runId, time: Date.now(), host: hostname(), user: 'bench', targets: [], steps: nodes.map((s) => ({ name: s.name, path: s.outputPath(prefix), deps: s.deps.map((d) => index.get(d)) })) })}\n`);
-  }
-});
+class JournalOnDisk extends MemoryStore {
+  browse = new LocalStore().browse;
+}
+const journal = !process.argv.includes('--no-journal');
+const runner = new StepRunner({ prefix, store: new JournalOnDisk(), journal, logger: { info() {}, warn() {}, error: (m) => console.error(m) } });
+const cpu0 = process.cpuUsage();
 const t0 = performance.now();
 await runner.run(specs, { handleSigint: false });
 const ms = performance.now() - t0;
-await new Promise((r) => out.end(r));
-console.log(JSON.stringify({ ms }));
+const cpu = process.cpuUsage(cpu0);
+console.log(JSON.stringify({ ms, cpuMs: (cpu.user + cpu.system) / 1000 }));

@@ -3,14 +3,17 @@
 //   render  time from opening a 30,000-step run to its first full render (page loaded, run
 //           fetched, DAG laid out and drawn), cold (the server's first read of the journal) and
 //           warm; and the server's resident memory (VmRSS, peak VmHWM) once it holds the run.
-//   live    the live stream's cost on the runner: a 100,000-step in-memory run (a child process
-//           journalling as `cairn run` does) alone, followed through `cairn ui`'s live stream by
-//           a plain reader (the server's cost), and followed by a Chromium page on the same
-//           machine (server and browser), alternating, ROUNDS times each. Target: within 5 %.
+//   journal the run journal's cost on the runner (every run writes one): a 100,000-step in-memory
+//           run with `journal: false` and with its journal (on this filesystem), alternating.
+//   live    the live stream's cost on the runner: the same run (journalled by the runner) alone,
+//           followed through `cairn ui`'s live stream by a plain reader (the server's cost), and
+//           followed by a Chromium page on the same machine (server and browser), alternating,
+//           ROUNDS times each. Target: within 5 %. The runner's CPU time (process.cpuUsage) is
+//           the measure: on a loaded machine its wall time is mostly other processes' (shown too).
 // Needs the built CLI (`npx nx run-many -t build`) and Chromium.
 //   node tools/bench/ui.bench.mjs [--steps 30000] [--live-steps 100000] [--rounds 3] [--render-only]
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,18 +34,24 @@ const load = () => `load ${loadavg().map((l) => l.toFixed(2)).join(' ')}`;
 if (!existsSync(BIN)) throw new Error(`build first: ${BIN} is missing (npx nx run-many -t build)`);
 const tmp = mkdtempSync(join(tmpdir(), 'cairn-ui-bench-'));
 
-/** Runs the journalling child; resolves with the run's ms. */
-function runChild(prefix, n, tag) {
+/** Runs the child; resolves with the run's `{ ms, cpuMs }`. */
+function runChild(prefix, n, tag, extra = []) {
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [CHILD, prefix, String(n), tag], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const c = spawn(process.execPath, [CHILD, prefix, String(n), tag, ...extra], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     c.stdout.on('data', (d) => (out += d));
-    c.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)).ms) : reject(new Error(`child exited ${code}`))));
+    c.on('close', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1))) : reject(new Error(`child exited ${code}`))));
   });
 }
+/** CPU milliseconds a live process has used (user + system, from /proc). */
+const cpuOf = (pid) => {
+  const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return ((Number(f[11]) + Number(f[12])) * 1000) / 100;
+};
 
 /** Starts `cairn ui` on a free port. */
 async function startUi(prefix) {
+  mkdirSync(prefix, { recursive: true });
   const child = spawn(process.execPath, [BIN, 'ui', '--prefix', prefix, '--port', '0'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NO_COLOR: '1' } });
   let out = '';
   child.stdout.on('data', (d) => (out += d));
@@ -109,12 +118,15 @@ try {
     await stop(child);
   }
   if (!process.argv.includes('--render-only'))
-  // 2. The runner alone, followed by a live-stream reader (the server's cost), and followed by a
-  //    Chromium page on this same machine (server and browser: a viewer usually runs elsewhere).
+  // 2. The journal's cost, then the runner alone, followed by a live-stream reader (the server's
+  //    cost), and followed by a Chromium page on this same machine (server and browser: a viewer
+  //    usually runs elsewhere). Each kind once per round, alternating.
   {
+    const none = [];
     const alone = [];
     const stream = [];
     const page = [];
+    const serverCpu = { stream: [], page: [] };
     await runChild(join(tmp, 'warmup'), Math.min(LIVE, 20_000), 'warmup');
     /** The run id once its journal appears under `prefix`. */
     const runIdOf = async (prefix) => {
@@ -125,10 +137,12 @@ try {
       }
     };
     for (let r = 0; r < ROUNDS; r++) {
+      none.push(await runChild(join(tmp, `none-${r}`), LIVE, `none-${r}`, ['--no-journal']));
       alone.push(await runChild(join(tmp, `alone-${r}`), LIVE, `alone-${r}`));
       {
         const prefix = join(tmp, `stream-${r}`);
         const { child, url } = await startUi(prefix);
+        const c0 = cpuOf(child.pid);
         const running = runChild(prefix, LIVE, `stream-${r}`);
         const ac = new AbortController();
         const reading = runIdOf(prefix).then(async (id) => {
@@ -136,6 +150,7 @@ try {
           for await (const _ of res.body) void _;
         }).catch(() => {});
         stream.push(await running);
+        serverCpu.stream.push(cpuOf(child.pid) - c0);
         ac.abort();
         await reading;
         await stop(child);
@@ -145,21 +160,32 @@ try {
         const { child, url } = await startUi(prefix);
         const p = await browser.newPage({ viewport: { width: 1400, height: 900 } });
         await p.goto(url);
+        const c0 = cpuOf(child.pid);
         const running = runChild(prefix, LIVE, `page-${r}`);
         // Follow the run as a user would: open it as soon as it is listed.
         const row = p.locator('tr[data-run] a').first();
         await row.waitFor({ timeout: 60_000 }).then(() => row.click()).catch(() => {});
         page.push(await running);
+        serverCpu.page.push(cpuOf(child.pid) - c0);
         await p.close();
         await stop(child);
       }
     }
-    const [a, b, c] = [alone, stream, page].map(median);
-    const list = (xs) => xs.map((x) => x.toFixed(0)).join(', ');
-    console.log(`live    ${LIVE} in-memory steps (medians of ${ROUNDS}; target within 5 %):`);
-    console.log(`        alone                              ${a.toFixed(0)} ms  [${list(alone)}]`);
-    console.log(`        followed by a live-stream reader   ${b.toFixed(0)} ms  ${((b / a - 1) * 100).toFixed(1)} %  [${list(stream)}]`);
-    console.log(`        followed by a Chromium page, here  ${c.toFixed(0)} ms  ${((c / a - 1) * 100).toFixed(1)} %  [${list(page)}]`);
+    const med = (xs, k) => median(xs.map((x) => x[k]));
+    const list = (xs, k) => xs.map((x) => x[k].toFixed(0)).join(', ');
+    const row = (label, xs, base) => {
+      const [cpu, ms] = [med(xs, 'cpuMs'), med(xs, 'ms')];
+      const vs = base === undefined ? '' : ` ${((cpu / med(base, 'cpuMs') - 1) * 100).toFixed(1).padStart(6)} %`;
+      console.log(`        ${label.padEnd(36)} CPU ${cpu.toFixed(0).padStart(6)} ms${vs.padEnd(9)} [${list(xs, 'cpuMs')}]   wall ${ms.toFixed(0)} ms [${list(xs, 'ms')}]`);
+    };
+    console.log(`journal ${LIVE} in-memory steps, the runner's CPU time (medians of ${ROUNDS}):`);
+    row('journal: false', none);
+    row('with its journal', alone, none);
+    console.log(`live    the same run, journalled (target: within 5 %):`);
+    row('alone', alone);
+    row('followed by a live-stream reader', stream, alone);
+    row('followed by a Chromium page, here', page, alone);
+    console.log(`        the server's CPU while it followed: reader ${median(serverCpu.stream).toFixed(0)} ms [${serverCpu.stream.map((x) => x.toFixed(0)).join(', ')}], page ${median(serverCpu.page).toFixed(0)} ms [${serverCpu.page.map((x) => x.toFixed(0)).join(', ')}]`);
   }
   console.log(load());
 } finally {

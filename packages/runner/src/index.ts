@@ -33,6 +33,9 @@ export { workerEntryPath } from './worker/paths.js';
 // What an attempt used (CPU, peak memory, exit code), and step output captured into its log.
 export { parseUsage, readUsage, usageFile, USAGE_FILE } from './executors/usage.js';
 export { uncaptured } from './executors/stdio-capture.js';
+// The run journal every run writes into its store (the `journal` option): where it is and how its lines read.
+export { journalDir, journalFile } from './journal/paths.js';
+export { eventToJson } from './journal/line.js';
 // Loading user modules (TypeScript, ES syntax in CommonJS packages) and describing a failed import.
 export { describeLoadError, isTypeScriptModule, registerEsmSyntaxHook, registerModuleLoaders } from './worker/user-modules.js';
 
@@ -48,6 +51,7 @@ export type { ExecutorClient, LoadedArtifact } from './context.js';
 export type { Plan, PlanStep, PlanState } from './plan.js';
 export { PLAN_LABELS } from './plan.js';
 export type { StepEvent, RunEvent, RunnerEvent, RunnerListener } from './events.js';
+export type { JournalEntry, JournalEvent, JournalPlan, JournalPlanStep } from './journal/entry.js';
 export type { StepState, FinalStepState, StateInfo, StatusInfo, AttemptEnd, AttemptEndInfo, RetryBudget } from './states.js';
 export type { AttemptLogs, CheckpointSummary, CommitRequest, FoundStep, Leftover, ListedFile, StepStoreAccess, Store, StoreBrowser, StoreFactory, StoredState, StagedAttempt } from './store/store.js';
 export type { LocalStoreOptions } from './store/local/store.js';

@@ -194,6 +194,7 @@ const RUNNER_CHECKS = {
   },
   notify: (v, where) => void checkNotifyOptions(v, where),
   secrets: (v, where) => void checkSecretsOptions(v, where),
+  journal: (v, where) => boolean(v, where),
 } satisfies Record<keyof StepRunnerOptions, Check<Readonly<Record<string, unknown>>>>;
 
 const RUN_CHECKS = {

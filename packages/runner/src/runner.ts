@@ -24,6 +24,7 @@ import { maskText } from './secrets/mask.js';
 import { RunSecrets } from './secrets/resolver.js';
 import type { SecretsOptions } from './secrets/types.js';
 import type { Store, StoreFactory } from './store/store.js';
+import { RunJournal } from './journal/writer.js';
 
 /** Options of {@link StepRunner}. */
 export interface StepRunnerOptions {
@@ -102,6 +103,13 @@ export interface StepRunnerOptions {
    * @default { providers: [{ type: 'env' }] }
    */
   readonly secrets?: SecretsOptions;
+  /**
+   * Each run appends its events to a journal in the store, `{prefix}/.cairn/runs/{runId}.jsonl`
+   * (journal/entry.ts), written in batches: what `cairn ui` lists and follows and `cairn report`
+   * shows (cache hits and retries included, which step records alone do not hold). Dry runs
+   * write none. `false`: no journal. @default true
+   */
+  readonly journal?: boolean;
 }
 
 /** Steps named in a run option: handles, specs, step names or `nameWithHash`es. */
@@ -266,18 +274,27 @@ export class StepRunner {
     checkRunOptions(options);
     if (options.dryRun) return this.plan(steps, options);
     checkSelectorNames(steps, options, { layout: this.#options.layout }, 'run()');
-    if (this.#options.notify === undefined) return new Run(this.#runConfig(options, false)).execute(steps);
+    if (this.#options.notify === undefined) return this.#execute(this.#runConfig(options, false), steps);
     const tracked = trackTargets(steps);
     const notifier = new Notifier(this.#options.notify, this.#options.logger ?? defaultLogger, tracked.names);
     const config = this.#runConfig(options, false, notifier.listener);
     let error: unknown;
     try {
-      return await new Run(config).execute(tracked.steps);
+      return await this.#execute(config, tracked.steps);
     } catch (err) {
       error = err;
       throw err;
     } finally {
       await notifier.end(config.runId, config.prefix, error);
+    }
+  }
+
+  /** Runs `steps` with `config`; the run's journal is complete in the store when this settles. */
+  async #execute(config: RunConfig, steps: Steps): Promise<RunSummary> {
+    try {
+      return await new Run(config).execute(steps);
+    } finally {
+      await config.journal?.close();
     }
   }
 
@@ -289,10 +306,13 @@ export class StepRunner {
     const logger = o.logger ?? defaultLogger;
     this.#registry.configure({ prefix, logger, client: this.#client });
     const listeners = extra === undefined ? this.#listeners : new Set([...this.#listeners, extra]);
+    const store = this.#storeAt(prefix);
+    const journal = dryRun || !(o.journal ?? RUNNER_DEFAULTS.journal) || store.browse === undefined ? undefined : this.#journal(store.browse, prefix, runId, logger);
     const emit =
-      listeners.size === 0 || dryRun
+      dryRun || (listeners.size === 0 && journal === undefined)
         ? undefined
         : (event: RunnerEvent) => {
+            journal?.write(event);
             for (const l of listeners) {
               try {
                 l(event);
@@ -303,8 +323,9 @@ export class StepRunner {
           };
     return {
       runId,
-      store: this.#storeAt(prefix),
+      store,
       prefix,
+      journal,
       maxConcurrent: positiveInt('maxConcurrent', options.maxConcurrent ?? o.maxConcurrent, RUNNER_DEFAULTS.maxConcurrent),
       pools: o.pools ?? {},
       registry: this.#registry,
@@ -328,6 +349,15 @@ export class StepRunner {
       dryRun,
       secrets: this.#runSecrets(o.secrets?.providers),
     };
+  }
+
+  /** The journal of run `runId`: one that cannot be written is given up with one warning (the run goes on). */
+  #journal(browse: NonNullable<Store['browse']>, prefix: string, runId: string, logger: RunnerLogger): RunJournal {
+    const journal = new RunJournal(browse, prefix, runId, (err) => {
+      const message = err instanceof Error ? err.message : String(err);
+      logger.warn(`The run journal ${journal.file} could not be written (${message}); the run goes on, but cairn ui and cairn report will not show it whole. Make the store's .cairn/runs writable, or pass journal: false.`);
+    });
+    return journal;
   }
 
   /**

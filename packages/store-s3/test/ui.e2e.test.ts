@@ -13,7 +13,9 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chromiumPath, launchChromium, openPage } from '../../cli/test/helpers/browser.js';
-import { S3Primitives } from '../src/index.js';
+import { StepSpec } from '@cairn/core';
+import { StepRunner } from '@cairn/runner';
+import { s3StoreFactory, S3Primitives } from '../src/index.js';
 import { clientOptions, freshPrefix, haveRgw, useGateway, writeS3Project } from './helpers.js';
 
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -110,4 +112,24 @@ describe.skipIf(!haveRgw || noChromium)('cairn ui on an s3:// prefix, against a 
     expect(await page.locator('tr[data-run]').count()).toBe(1);
     expect(errors).toEqual([]);
   }, 180_000);
+
+  it("a run of a user's own StepRunner (no CLI) is listed with its counts, from the journal the runner wrote", async () => {
+    const rgw = gw.get();
+    const own = freshPrefix(rgw, 'script');
+    const spec = new StepSpec({ name: 'scripted', hashAttrs: { at: own }, fn: () => ({ ok: true }) });
+    const runner = new StepRunner({ prefix: own, stores: [s3StoreFactory()], storeOptions: { s3: { ...clientOptions(rgw), cacheDir: join(project, 'script-cache') } }, logger: { info: () => undefined, warn: () => undefined, error: () => undefined } });
+    const built = await runner.run([spec]);
+    const cached = await runner.run([spec]);
+    const ui = cairn(['ui', '--port', '0', '--prefix', own]);
+    const until = Date.now() + 30_000;
+    while (!/Open (http\S+)/.test(ui.output())) {
+      if (Date.now() > until) throw new Error(ui.output());
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const url = /Open (http\S+)/.exec(ui.output())![1]!;
+    const { runs } = (await (await fetch(`${url}api/runs`)).json()) as { runs: { runId: string; source: string; running: boolean; counts: Record<string, number> }[] };
+    const byId = new Map(runs.map((r) => [r.runId, r]));
+    expect(byId.get(built.runId)).toMatchObject({ source: 'journal', running: false, counts: { succeeded: 1 } });
+    expect(byId.get(cached.runId)).toMatchObject({ source: 'journal', running: false, counts: { cached: 1 } });
+  }, 120_000);
 });

@@ -15,7 +15,6 @@ import { shortHash } from '../step-pick.js';
 import { typecheckPipeline } from '../typecheck.js';
 import { makePlan } from '../plan.js';
 import { watchCancelRequest } from '../report/cancel-request.js';
-import { JournalWriter, planEntry } from '../report/journal.js';
 import { formatDuration } from '../table.js';
 import { Progress, type ProgressMode } from '../ui/progress.js';
 import { printPlan } from './plan.js';
@@ -86,13 +85,10 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
     hashOf: (path) => hashes.get(path),
     mask: (line) => runner.maskSecrets(line),
   });
-  const journal = new JournalWriter(runner.prefix(), runner.store);
   const controller = new AbortController();
   let stopWatching = () => {};
   runner.on((event: RunnerEvent) => {
-    journal.write(event);
     if (event.type === 'run-started') {
-      journal.write(planEntry(event.runId, runner.prefix(), targets));
       // `cairn ui --allow-actions` asks through the store; cancel as Ctrl-C does.
       stopWatching = watchCancelRequest(runner.prefix(), runner.store, event.runId, () => {
         progress.note(c.yellow('Cancel requested through the store (cairn ui): cancelling running steps.'));
@@ -152,7 +148,6 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
         if (previous) ctx.stderr.write('Steps that failed before were not rerun: drop --no-force-run-failed (or pass --force-run-failed) to retry them.\n');
       }
     } else {
-      await journal.close();
       throw error;
     }
   } finally {
@@ -160,6 +155,5 @@ export async function runCommand(ctx: CliContext, file: string, selectors: reado
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
   }
-  await journal.close();
   return code;
 }

@@ -6,9 +6,8 @@
  * above the live block on a TTY, as Nx's and Vitest's views do (the block is erased, the lines
  * written, the block drawn again below them), so output never lands inside the block.
  */
-import type { RunnerEvent, StepEvent, StepState } from '@cairn/runner';
+import { eventToJson, type RunnerEvent, type StepEvent, type StepState } from '@cairn/runner';
 import type { Colors } from '../context.js';
-import { eventToJson } from '../report/journal.js';
 import { paint, RUN_STATES } from '../states.js';
 import { formatDuration } from '../table.js';
 import { StepOutput, type OutputLine } from './step-output.js';

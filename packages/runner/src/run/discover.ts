@@ -30,6 +30,8 @@ export async function pull(run: Run, steps: Iterable<StepInput> | AsyncIterable<
     // The handles of an array are lowered in one call, before any chunk: per chunk, every
     // chunk would lower the upstream it shares with the others again (lower-inputs.ts).
     const list = lowerInputs(steps as readonly unknown[], run.config.lowerOptions, 'run()', run.lowering);
+    // The whole graph is known before anything runs: a viewer draws it at once.
+    run.config.journal?.plan(run.prefix, list);
     // At least one step per item: size the tables once instead of doubling them ~log2(n) times.
     run.nodes.reserve(run.nodes.size + list.length);
     run.store.reserve?.(list.length);
@@ -87,6 +89,9 @@ export async function pull(run: Run, steps: Iterable<StepInput> | AsyncIterable<
   } finally {
     if (!finished) await Promise.resolve(it.return?.()).catch(() => undefined);
   }
+  // An iterable's steps are known once it is pulled: the plan comes late (readers take it so).
+  const journal = run.config.journal;
+  if (journal !== undefined && run.nodes.size > 0) journal.plan(run.prefix, [...run.nodes.values()].map((n) => n.spec));
 }
 
 /** The specs of `items` not seen by this run yet (lowering the handles among them in one call). */

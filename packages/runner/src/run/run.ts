@@ -30,6 +30,7 @@ import { startLifecycle } from './lifecycle.js';
 import { ACTIVE, BUILT, type Node, type RunStamp, SETTLED } from './node.js';
 import type { RunSecrets } from '../secrets/resolver.js';
 import { writeSecretNames } from '../secrets/attempt-names.js';
+import type { RunJournal } from '../journal/writer.js';
 import type { Selection } from './selection.js';
 import { countsOf, type RunSummary, summaryOf } from './summary.js';
 
@@ -64,6 +65,8 @@ export interface RunConfig {
   readonly signal: AbortSignal | undefined;
   readonly handleSigint: boolean;
   readonly emit: ((event: RunnerEvent) => void) | undefined;
+  /** The run's journal (it also gets every event through `emit`): discovery hands it the run's plan. */
+  readonly journal: RunJournal | undefined;
   readonly logger: RunnerLogger;
   readonly leases: LeaseTiming;
   readonly client: ExecutorClient;
@@ -251,7 +254,9 @@ export class Run {
   event(node: Node, state: StepState, extra: SettleExtra): void {
     if (this.#emit === undefined) return;
     try {
-      this.#emit({ type: 'step', runId: this.config.runId, step: node.name, path: node.path, state, ...extra, time: Date.now() });
+      const runId = this.config.runId;
+      // Most events carry no extra: a literal without a spread is several times cheaper to build (every run journals).
+      this.#emit(extra === NO_EXTRA ? { type: 'step', runId, step: node.name, path: node.path, state, time: Date.now() } : { type: 'step', runId, step: node.name, path: node.path, state, ...extra, time: Date.now() });
     } catch (err) {
       this.logger.warn(`A progress listener threw: ${String(err)}`);
     }

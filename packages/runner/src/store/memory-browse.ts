@@ -14,10 +14,17 @@ function depthBelow(prefix: string, path: string): number {
   return rest.split('/').length;
 }
 
+/** A file tools wrote: its bytes, and what was appended since they were last joined. */
+interface MemoryFile {
+  data: Uint8Array;
+  more?: Uint8Array[] | undefined;
+  at: number;
+}
+
 /** The memory store's browser. */
 export class MemoryBrowser implements StoreBrowser {
   readonly #entries: MemoryEntries;
-  readonly #files = new Map<string, { data: Uint8Array; at: number }>();
+  readonly #files = new Map<string, MemoryFile>();
 
   constructor(entries: MemoryEntries) {
     this.#entries = entries;
@@ -40,11 +47,36 @@ export class MemoryBrowser implements StoreBrowser {
   }
 
   async readFile(path: string): Promise<Uint8Array | null> {
-    return this.#files.get(path)?.data ?? null;
+    const f = this.#files.get(path);
+    if (f === undefined) return null;
+    if (f.more !== undefined) {
+      const parts = [f.data, ...f.more];
+      const joined = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+      let at = 0;
+      for (const p of parts) {
+        joined.set(p, at);
+        at += p.length;
+      }
+      f.data = joined;
+      f.more = undefined;
+    }
+    return f.data;
   }
 
   async writeFile(path: string, data: string | Uint8Array): Promise<void> {
     this.#files.set(path, { data: typeof data === 'string' ? new TextEncoder().encode(data) : new Uint8Array(data), at: Date.now() });
+  }
+
+  /** Kept as parts, joined when read: a journal appended to in many batches is not copied at each. */
+  async appendFile(path: string, data: string | Uint8Array): Promise<void> {
+    const f = this.#files.get(path);
+    // A copy: what is handed in may be a view of a larger buffer the caller goes on filling.
+    const add = typeof data === 'string' ? new TextEncoder().encode(data) : data.slice();
+    if (f === undefined) this.#files.set(path, { data: add, at: Date.now() });
+    else {
+      (f.more ??= []).push(add);
+      f.at = Date.now();
+    }
   }
 
   async remove(path: string): Promise<void> {

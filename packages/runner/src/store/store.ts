@@ -167,6 +167,11 @@ export interface StoreBrowser {
   readFile(path: string): Promise<Uint8Array | null>;
   /** Writes one whole file (a run journal). */
   writeFile(path: string, data: string | Uint8Array): Promise<void>;
+  /**
+   * Optional: appends to a file, creating it (and its directory) when absent: how a run journal
+   * grows on a store that can append. Without it the journal is rewritten whole with `writeFile`.
+   */
+  appendFile?(path: string, data: string | Uint8Array): Promise<void>;
   /** Removes a step: everything under its output path (outputs, status, record, logs, its lease); or one leftover directory. */
   remove(path: string): Promise<void>;
   /** Optional: attempt directories and aside outputs dead runs left under `prefix` (stores that stage beside outputs); none when absent. */

@@ -7,7 +7,7 @@
  * moved aside by dead runs are the leftovers.
  */
 import { existsSync, readdirSync, type Dirent } from 'node:fs';
-import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { appendFile, mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { RECORD_FILE } from '../records.js';
 import { STATUS_FILE } from '../status.js';
@@ -97,6 +97,15 @@ export class LocalBrowser implements StoreBrowser {
     const p = localPath(path);
     await mkdir(dirname(p), { recursive: true });
     await writeFile(p, data);
+  }
+
+  async appendFile(path: string, data: string | Uint8Array): Promise<void> {
+    const p = localPath(path);
+    await appendFile(p, data).catch(async (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'ENOENT') throw err;
+      await mkdir(dirname(p), { recursive: true });
+      await appendFile(p, data);
+    });
   }
 
   /** The checkpoint directory beside the output at `path` (its generations `gen-N`, layout.ts). */
