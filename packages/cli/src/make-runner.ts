@@ -67,6 +67,8 @@ export function makeRunner(config: EffectiveConfig, extra: { onEvent?: RunnerLis
     layout: config.layout,
     onDrift: config.onDrift,
     versions: config.versions,
+    // What the CLI runs is meant to be read back (cairn ui, cairn report), whatever the store.
+    journal: true,
     ...(extra.onEvent ? { onEvent: extra.onEvent } : {}),
     ...(extra.logger ? { logger: extra.logger } : {}),
   });

@@ -21,6 +21,6 @@ export const RUNNER_DEFAULTS = Object.freeze({
   onDrift: 'error',
   /** Any valid version is taken (`'calendar'` enforces Marin's `YYYY.MM.DD[.N]`, `dev`, `…-dev`). */
   versions: 'free',
-  /** Each run writes its journal into the store (`{prefix}/.cairn/runs/{runId}.jsonl`: what `cairn ui` and `cairn report` read). */
+  /** Each run writes its journal into the store (`{prefix}/.cairn/runs/{runId}.jsonl`: what `cairn ui` and `cairn report` read); a store that is not durable gets none unless asked. */
   journal: true,
 } as const);

@@ -107,7 +107,8 @@ export interface StepRunnerOptions {
    * Each run appends its events to a journal in the store, `{prefix}/.cairn/runs/{runId}.jsonl`
    * (journal/entry.ts), written in batches: what `cairn ui` lists and follows and `cairn report`
    * shows (cache hits and retries included, which step records alone do not hold). Dry runs
-   * write none. `false`: no journal. @default true
+   * write none. `false`: no journal. @default true, except on a store that is not durable
+   * (`capabilities.durable: false`, as MemoryStore): no other process could read its journal.
    */
   readonly journal?: boolean;
 }
@@ -307,7 +308,8 @@ export class StepRunner {
     this.#registry.configure({ prefix, logger, client: this.#client });
     const listeners = extra === undefined ? this.#listeners : new Set([...this.#listeners, extra]);
     const store = this.#storeAt(prefix);
-    const journal = dryRun || !(o.journal ?? RUNNER_DEFAULTS.journal) || store.browse === undefined ? undefined : this.#journal(store.browse, prefix, runId, logger);
+    const journalled = o.journal ?? (RUNNER_DEFAULTS.journal && store.capabilities.durable !== false);
+    const journal = dryRun || !journalled || store.browse === undefined ? undefined : this.#journal(store.browse, prefix, runId, logger);
     const emit =
       dryRun || (listeners.size === 0 && journal === undefined)
         ? undefined

@@ -74,9 +74,14 @@ describe('every run writes its journal', () => {
     expect(() => new StepRunner({ journal: 'yes' as unknown as boolean })).toThrow(/journal must be true or false/);
   });
 
-  it('a MemoryStore keeps it beside its steps (read through its browser); a generator of steps gets its plan once pulled', async () => {
+  it('a MemoryStore keeps it beside its steps when asked (not durable: none by default); a generator of steps gets its plan once pulled', async () => {
     const store = new MemoryStore();
-    const runner = new StepRunner({ prefix: '/mem', store, logger: memoryLogger() });
+    // Not durable: no journal by default (nothing else could read it); asked for, it is kept.
+    const other = new MemoryStore();
+    const quiet = await new StepRunner({ prefix: '/mem', store: other, logger: memoryLogger() }).run([pipeline().model]);
+    expect(quiet.counts.succeeded).toBeGreaterThan(0);
+    expect(await other.browse.listFiles('/mem/.cairn/runs')).toEqual([]);
+    const runner = new StepRunner({ prefix: '/mem', store, logger: memoryLogger(), journal: true });
     const { model, evaluate } = pipeline();
     function* items() {
       yield model;

@@ -162,7 +162,7 @@ class Entries implements MemoryEntries {
 /** The state of a step with no status (shared: most reads of a cold run find nothing). */
 const ABSENT: StoredState = Object.freeze({ status: null });
 const ABSENT_WITH_RECORD: StoredState = Object.freeze({ status: null, record: null });
-const CAPABILITIES: StoreCapabilities = Object.freeze({ staging: 'none' });
+const CAPABILITIES: StoreCapabilities = Object.freeze({ staging: 'none', durable: false });
 const NO_LOGS: readonly AttemptLogs[] = Object.freeze([]);
 
 /**

@@ -87,6 +87,12 @@ export interface StoreCapabilities {
    * disk to protect).
    */
   readonly staging: 'rename' | 'upload' | 'none';
+  /**
+   * What the store holds outlives this process (`false`: MemoryStore). A runner journals its
+   * runs by default only into a durable store: a journal kept in memory has no other reader, and
+   * writing it would cost an in-memory run more than its own scheduling. @default true
+   */
+  readonly durable?: boolean;
 }
 
 /** What one commit publishes. */
