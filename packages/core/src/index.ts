@@ -34,7 +34,7 @@ export type { DriftOptions } from './fingerprint.js';
 export { computeIdentities, identityText } from './identity.js';
 export { encodeSpecs, decodeSpecs, collectSpecs, packValue, unpackValue, SPEC_FORMAT_VERSION } from './codec.js';
 export { makeTask, encodeTask, decodeTask } from './task.js';
-export type { TaskPayload, TaskStoreAccess } from './task.js';
+export type { TaskInit, TaskPayload, TaskStoreAccess } from './task.js';
 export { indexSpecs, detectCycle, formatCycle, toposortSpecs, expandSpecs } from './specgraph.js';
 export type { IndexedGraph, CycleReport } from './specgraph.js';
 export { getBackend, backend, backendReason } from './backend.js';
