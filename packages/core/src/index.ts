@@ -2,8 +2,11 @@
  * @cairn/core — lazy handles, pure lowering, immutable StepSpecs, canonical encoding,
  * fingerprints, graph utilities and the msgpack codec.
  */
-export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
-export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, LoadedValue, Out } from './handle.js';
+export { apply, ArtifactStep } from './handle.js';
+export { isArtifactStep } from './brand.js';
+export { OUT, isOut } from './out.js';
+export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, LoadedValue } from './handle.js';
+export type { Out } from './out.js';
 export { command, input, ATTEMPT, CHECKPOINT_DIR, isCommandStep } from './command.js';
 export type { CommandArg, CommandOptions, ContextRef, InputRef } from './command.js';
 export { COMMAND_MODULE, COMMAND_REF } from './command-ref.js';
