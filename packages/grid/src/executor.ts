@@ -122,11 +122,9 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
     return host;
   };
 
-  const follow = (job: JobRequest, handle: JobHandle): JobHandle => {
+  // The runner decides when a job is cancelled and calls `cancel` (contract.ts, JobRequest.signal).
+  const follow = (handle: JobHandle): JobHandle => {
     watch(handle);
-    const cancel = () => void executor.cancel([handle]).catch((e: Error) => host?.logger.warn(`${name}: ${e.message}`));
-    if (job.signal.aborted) cancel();
-    else job.signal.addEventListener('abort', cancel, { once: true });
     return handle;
   };
 
@@ -138,7 +136,7 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
     void (async () => {
       if (live.length === 1) {
         const w = live[0] as Waiting;
-        await submitSingle(ctx, w.job).then((h) => w.resolve(follow(w.job, h)), w.reject);
+        await submitSingle(ctx, w.job).then((h) => w.resolve(follow(h)), w.reject);
         poller.kick();
         return;
       }
@@ -146,7 +144,7 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
       for (const tasks of planBatch(jobs, policy as PackPolicy)) {
         try {
           const handles = await submitArray(ctx, jobs, tasks, packRoot());
-          for (const [i, h] of handles) (live[i] as Waiting).resolve(follow(jobs[i] as JobRequest, h));
+          for (const [i, h] of handles) (live[i] as Waiting).resolve(follow(h));
           const dir = (handles.values().next().value as JobHandle | undefined)?.info.pack as { dir?: string } | undefined;
           if (dir?.dir) packs.set(dir.dir, { open: handles.size, clean: true });
         } catch (err) {
@@ -188,7 +186,7 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
         return new Promise<JobHandle>((resolve, reject) => batcher.add(key, { job, resolve, reject }));
       }
       const handle = await submitSingle(ctx, job);
-      follow(job, handle);
+      follow(handle);
       poller.kick();
       return handle;
     },

@@ -113,7 +113,6 @@ class SshExecutor implements Executor {
     const j = f.newJob(job.jobKey, info, demand, { phase: 'queued', host: undefined, request: job, stepBundle, runsIn });
     f.jobs.set(j.id, j);
     f.queue.push(j);
-    job.signal.addEventListener('abort', () => void this.cancel([j.handle]).catch(() => {}), { once: true });
     const launched = f.pump().get(j);
     if (launched) await launched; // a host had room: hand back the complete handle
     j.handedOut = true;
