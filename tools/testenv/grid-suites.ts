@@ -131,13 +131,17 @@ export function describeExecutor(label: string, c: ExecutorSuiteContext, concurr
       for (const h of [a, b]) expect(await host.final(h.jobId)).toMatchObject({ state: 'cancelled' });
     });
 
-    test('an aborted request signal cancels the job', async () => {
+    test('an aborted job is cancelled by one request: the runner calls cancel(), the executor does not act on the signal too', async () => {
       const { ex, host } = await c.started();
       const ac = new AbortController();
       const h = await ex.submit(jobFor(c.root(), 'sleepy', { signal: ac.signal }));
       await host.running(h.jobId);
+      const before = ex.counters.cancellations;
+      // What the runner does when a step must stop (run/attempts.ts): abort the job's signal, then cancel its handle.
       ac.abort();
+      await ex.cancel([h]);
       expect(await host.final(h.jobId)).toMatchObject({ state: 'cancelled' });
+      expect(ex.counters.cancellations - before).toBe(1);
     });
 
     test('the walltime warning (USR2 before the time limit) reports TIMEOUT', async () => {

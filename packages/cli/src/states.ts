@@ -3,9 +3,9 @@
  * `graph`), run states (the live display, `report`), stored statuses (`status`) and attempt
  * ends (`report`, `status <step>`). The pictures (dot, Mermaid, HTML) and the terminal agree
  * because they all read this module. The runner's state tables (`STEP_STATES`, `PLAN_LABELS`)
- * are the source of the names, labels and which states are final; this module only adds colours.
+ * and `ATTEMPT_ENDS` are the source of the names, labels and which states are final; this module only adds colours.
  */
-import { PLAN_LABELS, STEP_STATES, type PlanState, type StepState as RunState, type StatusToken } from '@cairn/runner';
+import { ATTEMPT_ENDS, PLAN_LABELS, STEP_STATES, type AttemptEnd, type PlanState, type StepState as RunState, type StatusToken } from '@cairn/runner';
 import type { Colors } from './context.js';
 
 /** A terminal colour (a picocolors function name). */
@@ -81,14 +81,20 @@ export const STORED_STATES: Readonly<Record<StoredStateName, StateLook>> = {
   UNKNOWN: { label: 'UNKNOWN', color: LIGHT, term: 'yellow' },
 };
 
-/** How attempts end (an `AttemptRecord.state`, or `running` for one still going). */
-export const ATTEMPT_STATES: Readonly<Record<string, StateLook>> = {
-  succeeded: { label: 'succeeded', color: GREEN, term: 'green' },
-  failed: { label: 'failed', color: RED, term: 'red' },
-  cancelled: { label: 'cancelled', color: AMBER, term: 'yellow' },
-  timeout: { label: 'timed out', color: '#b8481f', term: 'red' },
-  'lease-lost': { label: 'lease lost', color: PURPLE, term: 'magenta' },
-  lost: { label: 'lost', color: '#6d4c41', term: 'red' },
+/** How each attempt end looks (the runner's `AttemptEnd`), in legend order. */
+const ATTEMPT_LOOKS: Readonly<Record<AttemptEnd, Omit<StateLook, 'label'>>> = {
+  succeeded: { color: GREEN, term: 'green' },
+  failed: { color: RED, term: 'red' },
+  cancelled: { color: AMBER, term: 'yellow' },
+  timeout: { color: '#b8481f', term: 'red' },
+  'lease-lost': { color: PURPLE, term: 'magenta' },
+  lost: { color: '#6d4c41', term: 'red' },
+  preempted: { color: '#c77c02', term: 'yellow' },
+};
+
+/** How attempts end (an `AttemptRecord.state`, or `running` for one still going): the runner's ends and labels, the CLI's colours. */
+export const ATTEMPT_STATES: Readonly<Record<AttemptEnd | 'running', StateLook>> = {
+  ...(Object.fromEntries((Object.keys(ATTEMPT_LOOKS) as AttemptEnd[]).map((s) => [s, { label: ATTEMPT_ENDS[s].label, ...ATTEMPT_LOOKS[s] }])) as Record<AttemptEnd, StateLook>),
   running: { label: 'running', color: BLUE, term: 'blue' },
 };
 

@@ -2,12 +2,23 @@
 import pc from 'picocolors';
 import { describe, expect, it } from 'vitest';
 import { CairnError } from '@cairn/core';
-import type { RunnerEvent } from '@cairn/runner';
+import { ATTEMPT_ENDS, type RunnerEvent } from '@cairn/runner';
 import { ExitCode, exitCodeOf, formatError } from '../src/errors.js';
 import { clusterModel, type ClusterGroup } from '../src/graph/clusters.js';
 import { layeredLayout } from '../src/graph/layout.js';
+import { ATTEMPT_COLORS } from '../src/report/html.js';
+import { ATTEMPT_STATES } from '../src/states.js';
 import { Progress } from '../src/ui/progress.js';
 import { replay } from './helpers/vterm.js';
+
+describe('attempt ends', () => {
+  it("every way an attempt ends (the runner's ATTEMPT_ENDS) has the runner's label, a terminal colour and a report colour", () => {
+    for (const [end, info] of Object.entries(ATTEMPT_ENDS)) {
+      expect(ATTEMPT_STATES[end as keyof typeof ATTEMPT_ENDS], end).toMatchObject({ label: info.label });
+      expect(ATTEMPT_COLORS[end], end).toMatch(/^#[0-9a-f]{6}$/);
+    }
+  });
+});
 
 describe('layeredLayout', () => {
   it('puts each node one layer right of its deepest dependency; a long edge passes a dummy point in each layer it crosses', () => {

@@ -5,6 +5,7 @@
  * (tsup emits `class _StepSpec`): never compare a class name, and never rely on a bare
  * `instanceof` across package copies.
  */
+import type { ArtifactStep } from './handle.js';
 import type { StepSpec } from './spec.js';
 
 /** On `StepSpec.prototype`. */
@@ -29,4 +30,9 @@ export function hasBrand(value: unknown, symbol: symbol): boolean {
 /** True for a `StepSpec` (also one made by another copy of this package). */
 export function isStepSpec(value: unknown): value is StepSpec {
   return hasBrand(value, STEP_SPEC_BRAND);
+}
+
+/** True for a lazy step handle (also from another copy of this package). */
+export function isArtifactStep(value: unknown): value is ArtifactStep<unknown> {
+  return hasBrand(value, ARTIFACT_STEP_BRAND);
 }

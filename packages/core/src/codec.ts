@@ -1,7 +1,7 @@
 import { addExtension, Packr } from 'msgpackr';
 import { getBackend } from './backend.js';
 import { CairnError } from './errors.js';
-import { OUT, isOut } from './handle.js';
+import { OUT, isOut } from './out.js';
 import { computeIdentities } from './identity.js';
 import { DepSlot } from './template.js';
 import { StepSpec, type StepKind } from './spec.js';

@@ -8,14 +8,15 @@
 import { accessSync, constants } from 'node:fs';
 import { delimiter, isAbsolute, resolve } from 'node:path';
 import type { AnyKind } from './artifact.js';
-import { brand, hasBrand } from './brand.js';
+import { brand, hasBrand, isArtifactStep } from './brand.js';
 import { COMMAND_MODULE, COMMAND_REF, commandRunner } from './command-ref.js';
 import { type CommandEnvironment, lowerEnvironment } from './command-environment.js';
 import { hashSources, projectDir } from './command-sources.js';
 import type { CommandContextName, CommandContextMarker, CommandEnvironmentTemplate } from './command-types.js';
 import { CairnError } from './errors.js';
 import { defineStep, getFnRef } from './fnref.js';
-import { type ArtifactStep, apply, isArtifactStep, isOut, type Layout, type LoadedValue, type Out } from './handle.js';
+import { type ArtifactStep, apply, type Layout, type LoadedValue } from './handle.js';
+import { isOut, type Out } from './out.js';
 import { checkKnownKeys, describeValue, nearestName } from './known-keys.js';
 import { isSecret, type Secret, secretNames } from './secret.js';
 import type { Resources, StepContext } from './types.js';

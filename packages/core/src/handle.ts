@@ -1,42 +1,19 @@
 import { type AnyKind, type ArtifactKind, checkKind, type KindValue, type ResultKind } from './artifact.js';
-import { ARTIFACT_STEP_BRAND, brand, hasBrand, isStepSpec, OUT_BRAND } from './brand.js';
+import { ARTIFACT_STEP_BRAND, brand, isArtifactStep, isStepSpec } from './brand.js';
 import { CairnError } from './errors.js';
 import { getFnRef, getRemoteOptions } from './fnref.js';
 import { checkKnownKeys, describeValue } from './known-keys.js';
 import { MAX_VALUE_DEPTH, formatKeyPath, tooDeep } from './limits.js';
 import { lower as lowerImpl } from './lower.js';
 import { checkLocation } from './paths.js';
+import { markInputsMutable } from './mutable-inputs.js';
+import { isOut, type Out } from './out.js';
 import { snapshotInputs } from './snapshot.js';
 import type { Secret } from './secret.js';
 import type { StepSpec } from './spec.js';
 import { APPLY_KEYS, checkLayout, checkRuntime } from './step-checks.js';
 import type { Resources, StepContext } from './types.js';
 import { checkExecutorName, validateSegment } from './validate.js';
-
-/** The `OUT` sentinel's type (`__cairnOut` exists for the type checker only: the sentinel is recognised by a symbol brand). */
-export interface Out {
-  readonly __cairnOut: true;
-}
-
-class OutSentinel implements Out {
-  declare readonly __cairnOut: true;
-  toString(): string {
-    return 'OUT';
-  }
-  toJSON(): string {
-    return '<OUT>';
-  }
-}
-
-/** Resolves, at run time, to the consuming step's own output path. */
-export const OUT: Out = Object.freeze(new OutSentinel());
-
-brand(OutSentinel.prototype, OUT_BRAND);
-
-/** True for the `OUT` sentinel (also from another copy of this package; a plain object never passes). */
-export function isOut(value: unknown): value is Out {
-  return value === OUT || hasBrand(value, OUT_BRAND);
-}
 
 /**
  * The lazy form of an input value: wherever the step function expects a string, a
@@ -115,19 +92,6 @@ export interface ApplyRuntimeOptions<I, R, RT extends Partial<I>> extends Omit<A
   runtime: RT;
 }
 
-/**
- * Handles whose inputs keep an object that can still change (a Date, Map, typed array, class
- * instance): only their inputs are fingerprinted again when a step runs, to catch a change made
- * after lowering. Frozen plain inputs cannot change (bench rows "apply handles of one graph" and
- * "apply pipeline reading/writing files": the check cost ~4 µs per step).
- */
-const MUTABLE_INPUTS = new WeakSet<ArtifactStep<unknown>>();
-
-/** @internal Whether `handle`'s inputs may have changed since `apply()` (see {@link MUTABLE_INPUTS}). */
-export function inputsMayChange(handle: ArtifactStep<unknown>): boolean {
-  return MUTABLE_INPUTS.has(handle);
-}
-
 /** Objects an input keeps uncopied that cannot change what is fingerprinted: handles (by `name@version`) and `OUT`. */
 function isFixedInput(v: object): boolean {
   return isArtifactStep(v) || isOut(v);
@@ -193,7 +157,7 @@ export class ArtifactStep<T = unknown> {
     // A copy (snapshot.ts): changing the given object later cannot add a hidden dependency.
     const snapshot = snapshotInputs(opts.inputs, isFixedInput);
     this.inputs = snapshot.value;
-    if (!snapshot.sealed) MUTABLE_INPUTS.add(this);
+    if (!snapshot.sealed) markInputsMutable(this);
     this.deps = Object.freeze(findDeps(this.inputs, this.name));
     this.pin = opts.pin === undefined ? undefined : checkLocation('pin', opts.pin, this.name);
     this.layout = checkLayout(this.name, opts.layout);
@@ -254,10 +218,6 @@ export class ArtifactStep<T = unknown> {
 // A brand on the prototype (not per instance: that would slow every handle down).
 brand(ArtifactStep.prototype, ARTIFACT_STEP_BRAND);
 
-/** True for a lazy step handle (also from another copy of this package). */
-export function isArtifactStep(value: unknown): value is ArtifactStep<unknown> {
-  return hasBrand(value, ARTIFACT_STEP_BRAND);
-}
 
 function isPlainObject(v: object): boolean {
   const p = Object.getPrototypeOf(v) as object | null;

@@ -3,7 +3,8 @@ import type { CoreBackend } from './backend-types.js';
 import { compareCodePoints } from './canonical.js';
 import { CairnError } from './errors.js';
 import { TableWriter } from './pack.js';
-import { specInternals as S, type StepSpec } from './spec.js';
+import { specInternals as S } from './spec-internals.js';
+import type { StepSpec } from './spec.js';
 
 let walkEpoch = 0;
 

@@ -2,8 +2,11 @@
  * @cairn/core — lazy handles, pure lowering, immutable StepSpecs, canonical encoding,
  * fingerprints, graph utilities and the msgpack codec.
  */
-export { apply, ArtifactStep, OUT, isArtifactStep, isOut } from './handle.js';
-export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, LoadedValue, Out } from './handle.js';
+export { apply, ArtifactStep } from './handle.js';
+export { isArtifactStep } from './brand.js';
+export { OUT, isOut } from './out.js';
+export type { ApplyFn, ApplyOptions, ApplyRuntimeOptions, Layout, Lazy, LoadedValue } from './handle.js';
+export type { Out } from './out.js';
 export { command, input, ATTEMPT, CHECKPOINT_DIR, isCommandStep } from './command.js';
 export type { CommandArg, CommandOptions, ContextRef, InputRef } from './command.js';
 export { COMMAND_MODULE, COMMAND_REF } from './command-ref.js';
@@ -34,7 +37,7 @@ export type { DriftOptions } from './fingerprint.js';
 export { computeIdentities, identityText } from './identity.js';
 export { encodeSpecs, decodeSpecs, collectSpecs, packValue, unpackValue, SPEC_FORMAT_VERSION } from './codec.js';
 export { makeTask, encodeTask, decodeTask } from './task.js';
-export type { TaskPayload, TaskStoreAccess } from './task.js';
+export type { TaskInit, TaskPayload, TaskStoreAccess } from './task.js';
 export { indexSpecs, detectCycle, formatCycle, toposortSpecs, expandSpecs } from './specgraph.js';
 export type { IndexedGraph, CycleReport } from './specgraph.js';
 export { getBackend, backend, backendReason } from './backend.js';

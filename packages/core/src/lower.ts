@@ -1,14 +1,15 @@
-import { isStepSpec } from './brand.js';
+import { isArtifactStep, isStepSpec } from './brand.js';
 import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
-import { type ArtifactStep, inputsMayChange, isArtifactStep, type Layout } from './handle.js';
+import type { ArtifactStep, Layout } from './handle.js';
+import { inputsMayChange } from './mutable-inputs.js';
 import { computeIdentities } from './identity.js';
 import { checkOutputPaths } from './output-paths.js';
 import { growU32, TableWriter } from './pack.js';
 import { fingerprintPayload, writePayload } from './payload.js';
 import { captureProvenance } from './provenance.js';
 import { revealSecrets, SECRET_VALUES } from './secret.js';
-import { checkSource, type LoweredGraph, setLazyHooks, specOf, StepSpec } from './spec.js';
+import { checkSource, type LazyHooks, type LoweredGraph, specOf, StepSpec } from './spec.js';
 import { getBackend } from './backend.js';
 import type { LoweredTables } from './backend-types.js';
 import type { Provenance } from './types.js';
@@ -27,8 +28,8 @@ const EMPTY_U32 = new Uint32Array(0);
 const EMPTY_U8 = new Uint8Array(0);
 
 // A lowered `apply` spec derives its inputs template, payload and function from its handle
-// on first use: lowering a million steps then builds none of them.
-setLazyHooks({
+// on first use: lowering a million steps then builds none of them. Each lowered graph carries these.
+const APPLY_HOOKS: LazyHooks = {
   payload: (_spec, source) => fingerprintPayload(source as ArtifactStep<unknown>),
   inputs(spec, source) {
     const handle = source as ArtifactStep<unknown>;
@@ -54,7 +55,7 @@ setLazyHooks({
       return userFn(revealSecrets(inputs, secrets ?? {}, spec.name), ctx);
     };
   },
-});
+};
 
 /**
  * Checks what lowering adds to `apply()`'s checks for handle `h`, whose dependencies are
@@ -248,7 +249,7 @@ class Lowering {
   slot: Int32Array = new Int32Array(0);
 
   constructor(provenance: Provenance | undefined, layout: Layout, dedupe: boolean, session: boolean) {
-    this.graph = { sources: this.sources, specs: [], offsets: EMPTY_U32, edges: EMPTY_U32, fingerprints: EMPTY_U8, hashes: EMPTY_U8, provenance, layout };
+    this.graph = { sources: this.sources, specs: [], offsets: EMPTY_U32, edges: EMPTY_U32, fingerprints: EMPTY_U8, hashes: EMPTY_U8, provenance, layout, hooks: APPLY_HOOKS };
     this.session = session;
     // A session's calls must find the steps of earlier calls by name@version: it always dedupes.
     this.made = dedupe || session ? new IdentTable(this.sources) : undefined;

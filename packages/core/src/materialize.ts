@@ -5,9 +5,9 @@
  * their output paths, `OUT` as its own, runtime arguments included); for a `StepSpec` its
  * `hashAttrs` (its function receives the output path).
  */
-import { isStepSpec } from './brand.js';
 import { CairnError } from './errors.js';
-import { isArtifactStep, type Layout } from './handle.js';
+import { isArtifactStep, isStepSpec } from './brand.js';
+import type { Layout } from './handle.js';
 import { lower } from './lower.js';
 import { resolvePrefix } from './paths.js';
 import type { StepSpec } from './spec.js';

@@ -1,5 +1,7 @@
 import { canonicalize } from './canonical.js';
-import { ArtifactStep, isArtifactStep, isOut, OUT } from './handle.js';
+import { ARTIFACT_STEP_BRAND, isArtifactStep } from './brand.js';
+import type { ArtifactStep } from './handle.js';
+import { isOut, OUT } from './out.js';
 import { TableWriter } from './pack.js';
 
 /**
@@ -138,7 +140,8 @@ function writeFast(w: TableWriter, v: unknown, depth: number): boolean {
     return true;
   }
   const proto = Object.getPrototypeOf(v) as object | null;
-  if (proto === ArtifactStep.prototype) {
+  // A handle (of any copy of this package: the same fields, the same text), by the brand on its prototype.
+  if (proto !== objectProto && proto !== null && (proto as Record<symbol, unknown>)[ARTIFACT_STEP_BRAND] === true) {
     const h = v as ArtifactStep<unknown>;
     w.text(DEP_OPEN);
     if (!jsonBody(w, h.name)) return false;
@@ -151,7 +154,7 @@ function writeFast(w: TableWriter, v: unknown, depth: number): boolean {
     w.text(OUT_TEXT);
     return true;
   }
-  // Handles and OUT from another copy of this package, and everything else: the general encoder.
+  // OUT from another copy of this package, and everything else: the general encoder.
   if ((proto !== objectProto && proto !== null) || isArtifactStep(v)) return false;
   const keys = Object.keys(v);
   let sorted = true;

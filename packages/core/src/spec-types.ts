@@ -78,7 +78,7 @@ export interface LazySource {
   readonly adoptedSource: string | undefined;
 }
 
-/** @internal How a lazy spec derives its fields (installed by lowering, which owns the handle logic). */
+/** @internal How a lazy spec derives its fields: lowering (which owns the handle logic) puts them on each {@link LoweredGraph}. */
 export interface LazyHooks {
   /** The inputs template (checks the inputs still match the lowered fingerprint). */
   inputs(spec: StepSpec, source: LazySource): unknown;
@@ -111,6 +111,8 @@ export interface LoweredGraph extends HashBatch {
   readonly provenance: Provenance | undefined;
   /** Where unpinned steps without a layout of their own live. */
   readonly layout: Layout;
+  /** How its specs derive their inputs, payload and function on first read. */
+  readonly hooks: LazyHooks;
 }
 
 /**

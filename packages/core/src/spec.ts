@@ -7,22 +7,17 @@ import { canonicalize } from './canonical.js';
 import { CairnError } from './errors.js';
 import { getFnRef } from './fnref.js';
 import { hashOf } from './identity.js';
+import { INTERNALS } from './spec-internals.js';
 import { flatStepPath, isAbsoluteLocation, joinPath, prefixBase } from './paths.js';
 import { checkResources, checkRetries, checkTimeout } from './step-checks.js';
 import type { ArtifactKind } from './artifact.js';
 import { type PlainFields, plainFields } from './spec-init.js';
-import type { HashBatch, LazyHooks, LazySource, LoweredGraph, SpecInternals, StepKind, StepSpecInit } from './spec-types.js';
+import type { HashBatch, LazySource, LoweredGraph, SpecInternals, StepKind, StepSpecInit } from './spec-types.js';
 import type { FnRef, PathStepFn, Provenance, Resources } from './types.js';
 import { isMutableVersion, validateSegment } from './validate.js';
 
 export type { HashBatch, LazyHooks, LazySource, LoweredGraph, SpecInternals, StepKind, StepSpecInit } from './spec-types.js';
 
-let lazyHooks: LazyHooks | undefined;
-
-/** @internal Installs {@link LazyHooks} (once, by the lowering module). */
-export function setLazyHooks(hooks: LazyHooks): void {
-  lazyHooks = hooks;
-}
 
 /**
  * @internal Checks the fields a lowered spec takes from its handle as they are (retries,
@@ -48,35 +43,8 @@ interface LazyCache {
   payload?: string;
 }
 
-/**
- * Where each copy of this module (ESM and CJS in one process, two installed versions) puts its
- * own {@link SpecInternals} on its StepSpec's prototype: private fields are per class copy, so a
- * spec made by one copy must be handled by that copy's functions.
- */
-const INTERNALS = Symbol.for('cairn.StepSpec.internals');
-
-/** This copy's internals (set by StepSpec's static block, below). */
+/** This copy's internals (set by StepSpec's static block, below, and put on its prototype at {@link INTERNALS}). */
 let local: SpecInternals;
-
-/** The internals of the copy of StepSpec that made `s`. */
-const own = (s: StepSpec): SpecInternals => (s as unknown as Record<symbol, SpecInternals>)[INTERNALS] ?? local;
-
-/** @internal Dispatches to the internals of the copy that made each spec. */
-export const specInternals: SpecInternals = {
-  attrsCanonical: (s) => own(s).attrsCanonical(s),
-  setHashes: (s, batch, i) => own(s).setHashes(s, batch, i),
-  setHash: (s, hash) => own(s).setHash(s, hash),
-  tag: (s, owner) => own(s).tag(s, owner),
-  setTag: (s, owner, value) => own(s).setTag(s, owner, value),
-  clearTag: (s, owner) => own(s).clearTag(s, owner),
-  visitState: (s, epoch) => own(s).visitState(s, epoch),
-  setVisit: (s, epoch, state) => own(s).setVisit(s, epoch, state),
-  slot: (s, epoch) => own(s).slot(s, epoch),
-  setSlot: (s, epoch, slot) => own(s).setSlot(s, epoch, slot),
-  peekHash: (s) => own(s).peekHash(s),
-  hasHash: (s) => own(s).hasHash(s),
-  writeHash: (s, out, at) => own(s).writeHash(s, out, at),
-};
 
 /** Entry `i` of a table of 16-byte hex digests, as a string. */
 const hexText = (bytes: Uint8Array, i: number): string => Buffer.prototype.latin1Slice.call(bytes, 16 * i, 16 * i + 16) as string;
@@ -233,7 +201,7 @@ export class StepSpec {
     const p = this.#p;
     if (p !== undefined) return p.fn;
     const c = this.#cache();
-    return (c.fn ??= (lazyHooks as LazyHooks).fn(this, this.#src as LazySource));
+    return (c.fn ??= (this.#g as LoweredGraph).hooks.fn(this, this.#src as LazySource));
   }
 
   /** Identity attributes (deep-frozen). */
@@ -298,7 +266,7 @@ export class StepSpec {
     const p = this.#p;
     if (p !== undefined) return p.payload;
     const c = this.#cache();
-    return (c.payload ??= (lazyHooks as LazyHooks).payload(this, this.#src as LazySource));
+    return (c.payload ??= (this.#g as LoweredGraph).hooks.payload(this, this.#src as LazySource));
   }
 
   /** Inputs template of an `apply` step. */
@@ -306,14 +274,14 @@ export class StepSpec {
     const p = this.#p;
     if (p !== undefined) return p.inputs;
     const c = this.#cache();
-    if (!('inputs' in c)) c.inputs = (lazyHooks as LazyHooks).inputs(this, this.#src as LazySource);
+    if (!('inputs' in c)) c.inputs = (this.#g as LoweredGraph).hooks.inputs(this, this.#src as LazySource);
     return c.inputs;
   }
 
   /**
    * What other Cairn modules may do to a spec without it being part of its public type: the
    * identity pass's batched hashes and traversal marks, and one owner's note (a runner's node).
-   * Built once, here, where the private fields are in reach, and put on the prototype for {@link specInternals}.
+   * Built once, here, where the private fields are in reach, and put on the prototype for `specInternals` (spec-internals.ts).
    */
   static {
     local = {

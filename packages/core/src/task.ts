@@ -60,34 +60,66 @@ export interface TaskPayload {
   readonly recordsResult?: true;
 }
 
+/** What one attempt adds to its step's spec to make a {@link TaskPayload}. */
+export interface TaskInit {
+  /** Where the attempt writes (`task.outputPath`). */
+  readonly outputPath: string;
+  /** Dependencies' output locations, keyed by `nameWithHash`. */
+  readonly depPaths: Record<string, string>;
+  /** Dependencies' returned values, keyed by `nameWithHash`. @default {} */
+  readonly depResults?: Record<string, unknown>;
+  /** 1-based attempt. */
+  readonly attempt: number;
+  /** Resources assigned. @default spec.resources ?? {} */
+  readonly resources?: Resources & { gpuIndices?: readonly number[] };
+  /** The step's durable checkpoint directory, when already open. */
+  readonly checkpointDir?: string;
+  /** The store's step access (object stores). */
+  readonly storeAccess?: TaskStoreAccess;
+  /**
+   * The caller has made sure the step runs in this process when its function is an inline
+   * closure (the runner checks this when it picks the executor): `ref` is then the placeholder
+   * `{ module: 'inline:', export: name }` instead of a `CAIRN_INLINE_FN_REMOTE` error.
+   * @default false
+   */
+  readonly inlineChecked?: boolean;
+}
+
 /**
- * Builds the payload for one attempt. Throws `CAIRN_INLINE_FN_REMOTE` when the step's
- * function is an inline closure (it cannot be re-imported elsewhere).
+ * Builds the payload for one attempt: the one builder, used by the runner for every job and by
+ * tests and tools that hand a payload to a worker. Throws `CAIRN_INLINE_FN_REMOTE` when the
+ * step's function is an inline closure (it cannot be re-imported elsewhere), unless
+ * `init.inlineChecked`.
  */
-export function makeTask(
-  spec: StepSpec,
-  init: { outputPath: string; depPaths: Record<string, string>; depResults?: Record<string, unknown>; attempt: number; resources?: Resources & { gpuIndices?: readonly number[] } },
-): TaskPayload {
-  if (!spec.ref) {
+export function makeTask(spec: StepSpec, init: TaskInit): TaskPayload {
+  const ref = spec.ref ?? (init.inlineChecked === true ? { module: 'inline:', export: spec.name } : undefined);
+  if (ref === undefined) {
     throw new CairnError(
       'CAIRN_INLINE_FN_REMOTE',
       `Step "${spec.name}": its function is an inline closure and cannot run outside this process. Export it and wrap it with defineStep(import.meta.url, '<exportName>', fn), or run it on the "inline" executor.`,
       { step: spec.name },
     );
   }
+  const deps = spec.deps;
+  const depKeys = new Array<string>(deps.length);
+  for (let i = 0; i < deps.length; i++) depKeys[i] = (deps[i] as StepSpec).nameWithHash;
   return {
     v: 1,
     name: spec.name,
     nameWithHash: spec.nameWithHash,
     kind: spec.kind,
-    ref: spec.ref,
+    ref,
     inputs: spec.inputs,
-    depKeys: spec.deps.map((d) => d.nameWithHash),
+    depKeys,
     outputPath: init.outputPath,
     depPaths: init.depPaths,
     depResults: init.depResults ?? {},
     attempt: init.attempt,
+    ...(init.checkpointDir !== undefined ? { checkpointDir: init.checkpointDir } : {}),
     resources: init.resources ?? spec.resources ?? {},
+    ...(init.storeAccess !== undefined ? { storeAccess: init.storeAccess } : {}),
+    // A kind with save takes the value instead (it need not be JSON).
+    ...(spec.artifact?.save === undefined ? { recordsResult: true as const } : {}),
   };
 }
 

@@ -4,9 +4,10 @@
  * what travels to workers; `resolveTemplate` turns it back into the values a run passes the
  * step function (each slot becomes the dependency's output path, `OUT` the step's own).
  */
-import { brand, DEP_SLOT_BRAND, hasBrand } from './brand.js';
+import { brand, DEP_SLOT_BRAND, hasBrand, isArtifactStep } from './brand.js';
 import { CairnError } from './errors.js';
-import { type ArtifactStep, isArtifactStep, isOut, OUT } from './handle.js';
+import type { ArtifactStep } from './handle.js';
+import { isOut, OUT } from './out.js';
 import { MAX_VALUE_DEPTH, tooDeep } from './limits.js';
 import { isSecret, SECRET_TAG } from './secret.js';
 import type { StepSpec } from './spec.js';

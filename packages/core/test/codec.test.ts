@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { apply, collectSpecs, lower, decodeSpecs, encodeSpecs, OUT, StepSpec, decodeTask, encodeTask, makeTask, defineStep, DepSlot } from '../src/index.js';
+import { apply, artifacts, collectSpecs, lower, decodeSpecs, encodeSpecs, OUT, StepSpec, decodeTask, encodeTask, makeTask, defineStep, DepSlot } from '../src/index.js';
 
 const step = defineStep(import.meta.url, 'step', (_: { prev?: string; cfg: unknown; out: string }) => 0);
 
@@ -64,5 +64,18 @@ describe('msgpack codec', () => {
     const inline = apply({ name: 'i', fn: (_: { n: number }) => 0, version: 'v1', inputs: { n: 1 } }).lower();
     expect(() => makeTask(inline, { outputPath: '/o', depPaths: {}, attempt: 1 })).toThrow(expect.objectContaining({ code: 'CAIRN_INLINE_FN_REMOTE' }));
     expect(() => decodeTask(new Uint8Array([0xc1]))).toThrow(expect.objectContaining({ code: 'CAIRN_CODEC_CORRUPT' }));
+  });
+
+  it('builds the same payload the runner sends: recorded results, store access, an open checkpoint directory, the inline placeholder', () => {
+    const h = apply({ name: 't', fn: step, version: 'v1', inputs: { cfg: 1, out: OUT } }).lower();
+    // The runner records a plain step's returned value, so the worker must check it is JSON.
+    expect(makeTask(h, { outputPath: '/o', depPaths: {}, attempt: 1 }).recordsResult).toBe(true);
+    const saved = apply({ name: 's', fn: step, version: 'v1', inputs: { cfg: 1, out: OUT }, artifact: artifacts.json() }).lower();
+    expect(makeTask(saved, { outputPath: '/o', depPaths: {}, attempt: 1 })).not.toHaveProperty('recordsResult');
+    const storeAccess = { module: '@cairn/store-s3', export: 'access', options: { bucket: 'b' }, path: 's3://b/t' };
+    const full = makeTask(h, { outputPath: '/o', depPaths: {}, attempt: 2, checkpointDir: '/ck', storeAccess });
+    expect(full).toMatchObject({ attempt: 2, checkpointDir: '/ck', storeAccess, depKeys: [] });
+    const inline = apply({ name: 'i', fn: (_: { n: number }) => 0, version: 'v1', inputs: { n: 1 } }).lower();
+    expect(makeTask(inline, { outputPath: '/o', depPaths: {}, attempt: 1, inlineChecked: true }).ref).toEqual({ module: 'inline:', export: 'i' });
   });
 });

@@ -122,11 +122,9 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
     return host;
   };
 
+  // The runner decides when a job is cancelled and calls `cancel` (contract.ts, JobRequest.signal).
   const follow = (job: JobRequest, handle: JobHandle): JobHandle => {
     watch(handle).secrets = job.secrets;
-    const cancel = () => void executor.cancel([handle]).catch((e: Error) => host?.logger.warn(`${name}: ${e.message}`));
-    if (job.signal.aborted) cancel();
-    else job.signal.addEventListener('abort', cancel, { once: true });
     return handle;
   };
 

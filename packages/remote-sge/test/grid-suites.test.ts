@@ -2,13 +2,12 @@
 import { describe } from 'vitest';
 import { sgeTestCluster } from '../../../tools/testenv/grid-clusters.js';
 import { describePacking, describeRunner, type ExecutorFactory } from '../../../tools/testenv/grid-suites.js';
-import { missingSgeBinaries } from '../../../tools/testenv/sge.js';
 import { createSgeExecutor } from '../src/index.js';
+import { skipSge } from './helpers.js';
 
-const skip = missingSgeBinaries().length > 0 && !process.env.CI;
 const create: ExecutorFactory = (cluster, options) => createSgeExecutor({ env: cluster.env, ...options });
 
-describe.skipIf(skip)('Grid Engine', () => {
+describe.skipIf(skipSge)('Grid Engine', () => {
   describePacking('Grid Engine', sgeTestCluster, create);
   describeRunner('Grid Engine', sgeTestCluster, create, { single: true });
 });

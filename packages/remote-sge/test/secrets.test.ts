@@ -2,11 +2,10 @@
 import { describe } from 'vitest';
 import { sgeTestCluster } from '../../../tools/testenv/grid-clusters.js';
 import { describeSecrets } from '../../../tools/testenv/grid-secrets.js';
-import { missingSgeBinaries } from '../../../tools/testenv/sge.js';
 import { createSgeExecutor } from '../src/index.js';
+import { skipSge } from './helpers.js';
 
-const skip = missingSgeBinaries().length > 0 && !process.env.CI;
 
-describe.skipIf(skip)('Grid Engine', () => {
+describe.skipIf(skipSge)('Grid Engine', () => {
   describeSecrets('sge', sgeTestCluster, (cluster, options) => createSgeExecutor({ env: cluster.env, ...options }));
 });

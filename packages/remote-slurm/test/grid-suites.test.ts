@@ -2,13 +2,12 @@
 import { describe } from 'vitest';
 import { slurmTestCluster } from '../../../tools/testenv/grid-clusters.js';
 import { describePacking, describeRunner, type ExecutorFactory } from '../../../tools/testenv/grid-suites.js';
-import { missingSlurmBinaries } from '../../../tools/testenv/slurm.js';
 import { createSlurmExecutor } from '../src/index.js';
+import { skipSlurm } from './helpers.js';
 
-const skip = missingSlurmBinaries().length > 0 && !process.env.CI;
 const create: ExecutorFactory = (cluster, options) => createSlurmExecutor({ env: cluster.env, ...options });
 
-describe.skipIf(skip)('Slurm', () => {
+describe.skipIf(skipSlurm)('Slurm', () => {
   describePacking('Slurm', slurmTestCluster, create);
   describeRunner('Slurm', slurmTestCluster, create);
 });

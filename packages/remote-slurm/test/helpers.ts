@@ -1,5 +1,8 @@
-/** The Slurm tests' JobRequests and recording host: the grid tests' own (tools/testenv/grid-jobs.ts). */
+/** The Slurm tests' JobRequests and recording host (the grid tests' own, tools/testenv/grid-jobs.ts), and their cluster. */
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll } from 'vitest';
 import { jobFor as gridJobFor, tempRoot as gridTempRoot, type JobForOptions } from '../../../tools/testenv/grid-jobs.js';
+import { missingSlurmBinaries, startSlurm, type SlurmCluster, type StartSlurmOptions } from '../../../tools/testenv/slurm.js';
 import type { JobRequest } from '../src/runner-api.js';
 
 export { RecordingHost, workerEntry } from '../../../tools/testenv/grid-jobs.js';
@@ -15,4 +18,38 @@ export function jobFor(root: string, exportName: string, options: Omit<JobForOpt
 /** A fresh temp directory. */
 export function tempRoot(): string {
   return gridTempRoot('cairn-slurm-test-');
+}
+
+/** True when Slurm is not installed here (the Slurm tests are then skipped; on CI they never are). */
+export const skipSlurm = missingSlurmBinaries().length > 0 && !process.env.CI;
+
+/** A test file's Slurm and scratch directory, set up by {@link useSlurmCluster}. */
+export interface SlurmTestBed {
+  /** The running cluster (once the file's `beforeAll` ran). */
+  readonly cluster: SlurmCluster;
+  /** A fresh temp directory, removed after the file's tests. */
+  readonly root: string;
+}
+
+/**
+ * Starts a real single-node Slurm before the enclosing `describe`'s tests and stops it (and
+ * removes the scratch directory) after them. Call it inside the `describe`.
+ */
+export function useSlurmCluster(options: StartSlurmOptions = { rest: false }): SlurmTestBed {
+  let cluster: SlurmCluster | undefined;
+  const root = tempRoot();
+  beforeAll(async () => {
+    cluster = await startSlurm(options);
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    rmSync(root, { recursive: true, force: true });
+  });
+  return {
+    get cluster(): SlurmCluster {
+      if (cluster === undefined) throw new Error('useSlurmCluster: the cluster is read before the beforeAll that starts it ran.');
+      return cluster;
+    },
+    root,
+  };
 }

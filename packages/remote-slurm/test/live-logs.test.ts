@@ -4,45 +4,35 @@
  * files `cairn logs -f` and the progress view follow, so lines are there while the job runs.
  */
 import { execFile } from 'node:child_process';
-import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { checkLiveLogs } from '../../../tools/testenv/grid-live-logs.js';
-import { missingSlurmBinaries, startSlurm, type SlurmCluster } from '../../../tools/testenv/slurm.js';
 import { createSlurmExecutor } from '../src/index.js';
-import { tempRoot, workerEntry } from './helpers.js';
+import { skipSlurm, useSlurmCluster, workerEntry } from './helpers.js';
 
 const run = promisify(execFile);
-const skip = missingSlurmBinaries().length > 0 && !process.env.CI;
 
-describe.skipIf(skip)('live logs of a Slurm step', () => {
-  let cluster: SlurmCluster;
-  const root = tempRoot();
-  beforeAll(async () => {
-    cluster = await startSlurm({ rest: false });
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
+describe.skipIf(skipSlurm)('live logs of a Slurm step', () => {
+  const bed = useSlurmCluster();
+  const root = bed.root;
 
-  const running = async () => (await run('squeue', ['-h', '-t', 'RUNNING', '-o', '%A'], { env: { ...process.env, ...cluster.env } })).stdout.split('\n').filter(Boolean);
+  const running = async () => (await run('squeue', ['-h', '-t', 'RUNNING', '-o', '%A'], { env: { ...process.env, ...bed.cluster.env } })).stdout.split('\n').filter(Boolean);
 
   test('a step printing every 200 ms is readable line by line while squeue lists its job RUNNING', async () => {
-    const seen = await checkLiveLogs({ prefix: join(root, 'single'), executor: createSlurmExecutor({ env: cluster.env, workerEntry: workerEntry() }), runningJobs: running });
+    const seen = await checkLiveLogs({ prefix: join(root, 'single'), executor: createSlurmExecutor({ env: bed.cluster.env, workerEntry: workerEntry() }), runningJobs: running });
     console.info(`slurm live logs: print-to-read delays ${seen.lagsMs.join(', ')} ms`);
   }, 120_000);
 
   test('so is a step packed into an array task with another', async () => {
-    const executor = createSlurmExecutor({ env: cluster.env, workerEntry: workerEntry(), pack: { stepsPerTask: 2, tasksPerArray: 1, maxWaitMs: 2000 } });
+    const executor = createSlurmExecutor({ env: bed.cluster.env, workerEntry: workerEntry(), pack: { stepsPerTask: 2, tasksPerArray: 1, maxWaitMs: 2000 } });
     const seen = await checkLiveLogs({ prefix: join(root, 'packed'), executor, runningJobs: running, steps: 2 });
     expect(executor.stats.sbatchCalls).toBe(1);
     console.info(`slurm live logs (packed): print-to-read delays ${seen.lagsMs.join(', ')} ms`);
   }, 120_000);
 
   test("so is a packed command step: python3 run by its task's shell loop (alone, it runs under the same wrapper lines as any step)", async () => {
-    const executor = createSlurmExecutor({ env: cluster.env, nodePath: '/nonexistent/node', pack: { stepsPerTask: 2, tasksPerArray: 1, maxWaitMs: 2000 } });
+    const executor = createSlurmExecutor({ env: bed.cluster.env, nodePath: '/nonexistent/node', pack: { stepsPerTask: 2, tasksPerArray: 1, maxWaitMs: 2000 } });
     const packed = await checkLiveLogs({ prefix: join(root, 'program-packed'), executor, runningJobs: running, steps: 2, program: true });
     expect(executor.stats.sbatchCalls).toBe(1);
     console.info(`slurm live logs (packed command step): print-to-read delays ${packed.lagsMs.join(', ')} ms`);

@@ -4,32 +4,23 @@
  * whose script runs python3 itself (the executor names no Node that exists), first one job per
  * step, then packed; a rerun runs nothing.
  */
-import { existsSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { localLayout, run } from '@cairn/runner';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { missingSlurmBinaries, startSlurm, type SlurmCluster } from '../../../tools/testenv/slurm.js';
+import { describe, expect, test } from 'vitest';
 import { createSlurmExecutor } from '../src/index.js';
-import { tempRoot } from './helpers.js';
+import { skipSlurm, useSlurmCluster } from './helpers.js';
 
-const skip = missingSlurmBinaries().length > 0 && !process.env.CI;
 
-describe.skipIf(skip)('examples/ml on Slurm', () => {
-  let cluster: SlurmCluster;
-  const root = tempRoot();
-  beforeAll(async () => {
-    cluster = await startSlurm({ rest: false });
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
+describe.skipIf(skipSlurm)('examples/ml on Slurm', () => {
+  const bed = useSlurmCluster();
+  const root = bed.root;
 
   for (const packed of [false, true]) {
     test(`runs end to end with ${packed ? 'packed jobs' : 'one job per step'}; a rerun runs nothing`, async () => {
       const { evaluation, model } = await import('../../../examples/ml/pipeline.js');
       const prefix = join(root, packed ? 'packed' : 'single');
-      const slurm = () => createSlurmExecutor({ env: cluster.env, nodePath: '/nonexistent/node', ...(packed ? { pack: { maxWaitMs: 200 } } : {}) });
+      const slurm = () => createSlurmExecutor({ env: bed.cluster.env, nodePath: '/nonexistent/node', ...(packed ? { pack: { maxWaitMs: 200 } } : {}) });
       const first = slurm();
       const ran: string[] = [];
       const onEvent = (e: { type: string; state?: string; step?: string }) => void (e.type === 'step' && e.state === 'running' && ran.push(e.step as string));

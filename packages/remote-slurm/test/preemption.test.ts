@@ -6,16 +6,14 @@
  * resumes from the checkpoints the preempted one left in `$CAIRN_CHECKPOINT_DIR`.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { command, lower, OUT } from '@cairn/core';
 import { type ArtifactRecord, localLayout, StepRunner } from '@cairn/runner';
-import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { missingSlurmBinaries, startSlurm, type SlurmCluster } from '../../../tools/testenv/slurm.js';
+import { describe, expect, test } from 'vitest';
 import { createSlurmExecutor } from '../src/index.js';
-import { tempRoot } from './helpers.js';
+import { skipSlurm, useSlurmCluster } from './helpers.js';
 
-const skip = missingSlurmBinaries().length > 0 && !process.env.CI;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Five one-second epochs; each writes a checkpoint under a dot-name and renames it; resumes after the last one. */
@@ -32,16 +30,9 @@ done
 ls "$ck" > "$1/checkpoints-seen"
 `;
 
-describe.skipIf(skip)('preemption on Slurm', () => {
-  let cluster: SlurmCluster;
-  const root = tempRoot();
-  beforeAll(async () => {
-    cluster = await startSlurm({ rest: false, preemption: true, cpus: 4 });
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-    rmSync(root, { recursive: true, force: true });
-  });
+describe.skipIf(skipSlurm)('preemption on Slurm', () => {
+  const bed = useSlurmCluster({ rest: false, preemption: true, cpus: 4 });
+  const root = bed.root;
 
   test('a job Slurm preempts is retried from preemptionRetries (not retries) and resumes from its checkpoints', async () => {
     const project = join(root, 'project');
@@ -55,7 +46,7 @@ describe.skipIf(skip)('preemption on Slurm', () => {
       const rootDir = localLayout.checkpointRoot(path);
       return existsSync(rootDir) && readdirSync(rootDir).some((g) => existsSync(join(rootDir, g, `ckpt-${n}`)));
     };
-    const runner = new StepRunner({ prefix, executors: [createSlurmExecutor({ env: cluster.env, nodePath: '/nonexistent/node' })], preemptionBackoffMs: 100 });
+    const runner = new StepRunner({ prefix, executors: [createSlurmExecutor({ env: bed.cluster.env, nodePath: '/nonexistent/node' })], preemptionBackoffMs: 100 });
     const running = runner.run([step]);
     const end = Date.now() + 90_000;
     while (!checkpoint(2)) {
@@ -63,8 +54,8 @@ describe.skipIf(skip)('preemption on Slurm', () => {
       await sleep(100);
     }
     // A job of the higher tier that needs the whole node: Slurm cancels the step's job as PREEMPTED.
-    const env = { ...process.env, ...cluster.env };
-    execFileSync('sbatch', ['--partition=urgent', '--exclusive', '--nodes=1', `--cpus-per-task=${cluster.cpus}`, `--output=${join(root, 'urgent.out')}`, '--wrap', 'sleep 2'], { env });
+    const env = { ...process.env, ...bed.cluster.env };
+    execFileSync('sbatch', ['--partition=urgent', '--exclusive', '--nodes=1', `--cpus-per-task=${bed.cluster.cpus}`, `--output=${join(root, 'urgent.out')}`, '--wrap', 'sleep 2'], { env });
     const summary = await running;
     expect('counts' in summary && summary.counts).toEqual({ succeeded: 1 });
     const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord & { attempts: { state: string }[] };

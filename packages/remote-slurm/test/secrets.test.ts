@@ -2,11 +2,9 @@
 import { describe } from 'vitest';
 import { slurmTestCluster } from '../../../tools/testenv/grid-clusters.js';
 import { describeSecrets } from '../../../tools/testenv/grid-secrets.js';
-import { missingSlurmBinaries } from '../../../tools/testenv/slurm.js';
 import { createSlurmExecutor } from '../src/index.js';
+import { skipSlurm } from './helpers.js';
 
-const skip = missingSlurmBinaries().length > 0 && !process.env.CI;
-
-describe.skipIf(skip)('Slurm', () => {
+describe.skipIf(skipSlurm)('Slurm', () => {
   describeSecrets('slurm', slurmTestCluster, (cluster, options) => createSlurmExecutor({ env: cluster.env, ...options }));
 });

@@ -5,10 +5,9 @@
  * `hostTimeoutMs`, queued jobs end as `lost` instead of waiting forever.
  */
 import { CairnError } from '@cairn/core';
-import type { Fleet } from './fleet.js';
+import type { Fleet, Job } from './model.js';
 import { ready, usable } from './hosts.js';
 import { launchDetached, launchInWorker } from './launch.js';
-import type { Job } from './state.js';
 
 /** Places queued jobs that fit (FIFO with backfill). Returns the launches started. */
 export function pump(f: Fleet): Map<Job, Promise<void>> {

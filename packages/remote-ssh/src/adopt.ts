@@ -7,12 +7,10 @@
  */
 import { statSync } from 'node:fs';
 import type { JobHandle } from '@cairn/runner/executor';
-import type { SshJobInfo } from './executor.js';
+import type { Fleet, Job, SshJobInfo } from './model.js';
 import { finish } from './finish.js';
-import type { Fleet } from './fleet.js';
 import type { Demand } from './placement.js';
 import { promisify } from './sftp.js';
-import type { Job } from './state.js';
 import { statusOf } from './status.js';
 
 /** `Executor.adopt` (after start): the job's handle, or null when it is gone from its host. */

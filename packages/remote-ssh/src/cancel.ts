@@ -9,9 +9,8 @@
  */
 import type { JobHandle } from '@cairn/runner/executor';
 import { ControlSession, pidsIn, tracked } from './control.js';
-import type { Fleet } from './fleet.js';
+import type { Fleet, HostState, Job } from './model.js';
 import { ALIVE_SCRIPT, CANCEL_SCRIPT, SIGNAL_SCRIPT, WORKER_CANCEL_SCRIPT } from './remote-script.js';
-import type { HostState, Job } from './state.js';
 import { check } from './status.js';
 import type { WorkerLink } from './worker-link.js';
 

@@ -18,7 +18,7 @@ import type { JobStatus } from '@cairn/runner/executor';
 import { bundlePath, type CodeBundle } from './deploy.js';
 import { shQuote, shScript } from './quote.js';
 import { TAIL_SCRIPT } from './remote-script.js';
-import type { HostState, Job } from './state.js';
+import type { HostState, Job } from './model.js';
 
 /** The first words of the line `task.sh` prints when the program cannot be found (exit 127). */
 const NOT_FOUND_MARK = 'cairn: cannot start';

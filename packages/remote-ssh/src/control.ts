@@ -8,9 +8,8 @@
  */
 import { CairnError } from '@cairn/core';
 import type { ExecResult, HostConnection } from './connection.js';
-import type { Fleet } from './fleet.js';
+import type { Fleet, HostState } from './model.js';
 import { shScript } from './quote.js';
-import type { HostState } from './state.js';
 
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 2000;

@@ -15,39 +15,10 @@ import { entryBundle, jobDirName } from './launch.js';
 import { readLogs } from './logs.js';
 import { checkSshOptions, type SshExecutorOptions } from './options.js';
 import { demandOf } from './placement.js';
-import type { HostState } from './state.js';
+import type { HostState, SshJobInfo } from './model.js';
 import { poll, tick } from './status.js';
 import { chooseRunsIn, type RunsIn } from './worker-policy.js';
 
-/** What a job handle records (`JobHandle.info`), so a restarted runner can adopt the job. */
-export interface SshJobInfo {
-  /** Host name (absent while queued). */
-  host?: string;
-  /** Remote job directory. */
-  jobDir?: string;
-  /** Wrapper pid = process group of the job; for a worker step, the worker's pid. */
-  pid?: number;
-  /** Where the step runs (absent in records of older versions: `detached`). */
-  runsIn?: RunsIn;
-  /** For a worker step: the worker's directory on the host (its `worker.log` is there). */
-  workerDir?: string;
-  /** Job dir name under `<workDir>/jobs/` (known from submission on). */
-  jobDirName: string;
-  /** Step name. */
-  step: string;
-  /** Local output path (where outputs are staged back when not sharedFs). */
-  outputPath: string;
-  /** Remote output path. */
-  remoteOutputPath?: string;
-  /** Local log files. */
-  logPaths: { stdout: string; stderr: string };
-  /** For a command step (run by a POSIX shell, no Node on the host): its program and the exit codes that mean it was preempted. Absent for steps run by Node. */
-  command?: { program: string; preemptionExitCodes?: number[] };
-  /** Reserved resources. */
-  cpus: number;
-  memoryGb: number;
-  gpuIndices: number[];
-}
 
 /**
  * An executor that runs steps on SSH hosts. One connection per host carries every exec and
@@ -142,7 +113,6 @@ class SshExecutor implements Executor {
     const j = f.newJob(job.jobKey, info, demand, { phase: 'queued', host: undefined, request: job, stepBundle, runsIn });
     f.jobs.set(j.id, j);
     f.queue.push(j);
-    job.signal.addEventListener('abort', () => void this.cancel([j.handle]).catch(() => {}), { once: true });
     const launched = f.pump().get(j);
     if (launched) await launched; // a host had room: hand back the complete handle
     j.handedOut = true;

@@ -11,13 +11,12 @@ import { dirname } from 'node:path';
 import { CairnError } from '@cairn/core';
 import { decodeResult, maskedLogWriter, parseUsage, rebuildError, usageFile, USAGE_FILE, type MaskedLogWriter } from '@cairn/runner/executor';
 import { commandOutcome } from './command.js';
-import type { Fleet } from './fleet.js';
+import type { Fleet, HostState, Inline, Job } from './model.js';
 import { removeLater } from './hosts.js';
 import { shScript } from './quote.js';
 import { TAIL_SCRIPT } from './remote-script.js';
 import { promisify } from './sftp.js';
 import { downloadDir } from './staging.js';
-import type { HostState, Inline, Job } from './state.js';
 
 const LOG_TAIL_BYTES = 4000;
 

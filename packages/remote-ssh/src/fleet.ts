@@ -21,22 +21,19 @@ import { CairnError } from '@cairn/core';
 import type { ExecutorHost, JobHandle, JobStatus } from '@cairn/runner/executor';
 import { pump } from './admission.js';
 import { Bundler, CodeUploader } from './deploy.js';
-import type { SshJobInfo } from './executor.js';
 import { openHost } from './hosts.js';
 import type { SshExecutorOptions } from './options.js';
 import type { Demand } from './placement.js';
-import type { HostState, Job } from './state.js';
+import type { Fleet as FleetModel, FleetOptions, HostState, Job, SshJobInfo } from './model.js';
 import { checkWorkerMode, type WorkerMode } from './worker-policy.js';
 
-/** The executor's options with their defaults applied. */
-export type FleetOptions = Required<Pick<SshExecutorOptions, 'hostKeyVerification' | 'sharedFs' | 'pollIntervalMs' | 'hostTimeoutMs' | 'cancelGraceMs' | 'orphanGraceMs' | 'maxChannels'>>;
 
 function defaultWorkerEntry(): string {
   const pkg = createRequire(import.meta.url).resolve('@cairn/runner/package.json');
   return join(dirname(pkg), 'dist', 'worker-entry.js');
 }
 
-export class Fleet {
+export class Fleet implements FleetModel {
   readonly name: string;
   readonly opts: FleetOptions;
   readonly hosts: HostState[];

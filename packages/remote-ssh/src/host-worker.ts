@@ -11,9 +11,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { CairnError } from '@cairn/core';
 import { codeMismatch, type CodeBundle } from './deploy.js';
 import { finish } from './finish.js';
-import type { Fleet } from './fleet.js';
+import type { Fleet, HostState, Job } from './model.js';
 import type { FromWorker } from './runtime/protocol.js';
-import type { HostState, Job } from './state.js';
 import { check } from './status.js';
 import { WorkerLink } from './worker-link.js';
 

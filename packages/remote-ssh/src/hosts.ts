@@ -9,12 +9,11 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
 import { HostConnection } from './connection.js';
-import type { Fleet, FleetOptions } from './fleet.js';
+import type { Fleet, FleetOptions, HostState } from './model.js';
 import type { SshHostOptions } from './options.js';
 import { HostSlots } from './placement.js';
 import { shScript } from './quote.js';
 import { SIGNAL_SCRIPT, WORKER_CANCEL_SCRIPT } from './remote-script.js';
-import type { HostState } from './state.js';
 import { prepareWorkDir } from './workdir.js';
 
 /** A host's state before first contact: its connection (not opened yet) and its free slots. */

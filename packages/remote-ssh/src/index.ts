@@ -2,7 +2,7 @@
  * @cairn/remote-ssh — an executor plugin that runs Cairn steps on SSH hosts (GPU boxes).
  */
 export { createSshExecutor } from './executor.js';
-export type { SshJobInfo } from './executor.js';
+export type { SshJobInfo } from './model.js';
 export type { SshExecutorOptions, SshHostOptions } from './options.js';
 export { DEFAULT_WORK_DIR } from './workdir.js';
 export { shQuote, shScript } from './quote.js';

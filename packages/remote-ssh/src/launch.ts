@@ -17,13 +17,12 @@ import { kill } from './cancel.js';
 import type { ExecResult } from './connection.js';
 import { prepareCommand } from './command.js';
 import { bundlePath, codeMismatch, type CodeBundle } from './deploy.js';
-import type { Fleet } from './fleet.js';
+import type { Fleet, HostState, Job } from './model.js';
 import { linkFor } from './host-worker.js';
 import { shScript } from './quote.js';
 import { finish } from './finish.js';
 import { CODE_MISMATCH_EXIT, COMMAND_LAUNCH_SCRIPT, launchInput, parseQuickExit, COMMAND_WRAPPER_SCRIPT, JOB_BUSY_EXIT, LAUNCH_SCRIPT, WRAPPER_SCRIPT } from './remote-script.js';
 import { uploadDir } from './staging.js';
-import type { HostState, Job } from './state.js';
 
 /** The dir name of a job (or of a dependency's staged copy): readable, and unique by a hash of the key. */
 export function jobDirName(jobKey: string): string {

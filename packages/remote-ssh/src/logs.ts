@@ -3,8 +3,7 @@
  * until the job's exit file appears or the caller aborts (one streamed exec, split into lines).
  */
 import type { JobHandle } from '@cairn/runner/executor';
-import type { SshJobInfo } from './executor.js';
-import type { Fleet } from './fleet.js';
+import type { Fleet, SshJobInfo } from './model.js';
 import { shScript } from './quote.js';
 import { CAT_LOGS_SCRIPT, FOLLOW_SCRIPT } from './remote-script.js';
 

@@ -7,14 +7,12 @@
  */
 import { CairnError } from '@cairn/core';
 import { decodeResult, rebuildError, type JobHandle, type JobStatus } from '@cairn/runner/executor';
-import type { SshJobInfo } from './executor.js';
+import type { Fleet, HostState, Job, LogOffsets, SshJobInfo } from './model.js';
 import { appendLogs, finish } from './finish.js';
-import type { Fleet } from './fleet.js';
 import { loseHost } from './hosts.js';
 import { shScript } from './quote.js';
 import { parseStatus, STATUS_SCRIPT, type LogChunks, type RemoteJobState } from './remote-script.js';
 import { promisify } from './sftp.js';
-import type { HostState, Job, LogOffsets } from './state.js';
 
 /** A worker step running longer than this is checked with the others, for its logs. */
 const WORKER_LIVE_LOGS_AFTER_MS = 1000;

@@ -59,10 +59,12 @@ function jobFor(spec: StepSpec, init: { signal?: AbortSignal; depPaths?: Record<
   const outputPath = join(dir, 'store', spec.nameWithHash);
   const attemptDir = join(dir, 'attempts', `${spec.nameWithHash}.1`);
   const logPaths = { stdout: join(attemptDir, 'stdout.log'), stderr: join(attemptDir, 'stderr.log') };
+  // Results not recorded (as for a kind with save): the fixtures return Maps to show how each executor carries a value back.
+  const { recordsResult: _, ...task } = makeTask(spec, { outputPath, depPaths: init.depPaths ?? {}, depResults: init.depResults ?? {}, attempt: 1 });
   return {
     jobKey: `${spec.nameWithHash}.1`,
     spec,
-    task: makeTask(spec, { outputPath, depPaths: init.depPaths ?? {}, depResults: init.depResults ?? {}, attempt: 1 }),
+    task,
     outputPath,
     finalPath: outputPath,
     resources: {},
@@ -291,12 +293,14 @@ import { StepSpec, makeTask } from ${JSON.stringify(core)};
 import { createProcessExecutor, createThreadsExecutor } from ${JSON.stringify(runner)};
 const dir = ${JSON.stringify(join(dir, 'child'))};
 const done = new Map();
+// Results not recorded (as for a kind with save): writeFiles returns a Map.
+const taskOf = (spec, init) => { const { recordsResult, ...task } = makeTask(spec, init); return task; };
 const host = { prefix: dir, client: undefined, logger: console, report: (id, s) => { if (s.state !== 'running') done.get(id)?.(s); } };
 const run = async (executor, exportName, cancel) => {
   const spec = new StepSpec({ name: exportName + '-' + executor.name, ref: { module: ${JSON.stringify(FIXTURE)}, export: exportName } });
   const attemptDir = dir + '/' + spec.nameWithHash;
   const finished = new Promise((r) => done.set(spec.nameWithHash + '.1', r));
-  const job = { jobKey: spec.nameWithHash + '.1', spec, task: makeTask(spec, { outputPath: attemptDir + '/out', depPaths: {}, attempt: 1 }),
+  const job = { jobKey: spec.nameWithHash + '.1', spec, task: taskOf(spec, { outputPath: attemptDir + '/out', depPaths: {}, attempt: 1 }),
     outputPath: attemptDir + '/out', prefix: dir, resources: {}, logPaths: { stdout: attemptDir + '/o.log', stderr: attemptDir + '/e.log' }, attemptDir,
     signal: new AbortController().signal };
   const handle = await executor.submit(job);
@@ -309,7 +313,7 @@ for (const executor of [createThreadsExecutor({ minThreads: 2, maxThreads: 2 }),
   states.push(await run(executor, 'writeFiles', false), await run(executor, 'leaveTimer', false), await run(executor, 'waitForAbort', true));
   // A job still running when stop() is called.
   const spec = new StepSpec({ name: 'left-' + executor.name, ref: { module: ${JSON.stringify(FIXTURE)}, export: 'spin' } });
-  await executor.submit({ jobKey: 'left.1', spec, task: makeTask(spec, { outputPath: dir + '/left-' + executor.name, depPaths: {}, attempt: 1 }),
+  await executor.submit({ jobKey: 'left.1', spec, task: taskOf(spec, { outputPath: dir + '/left-' + executor.name, depPaths: {}, attempt: 1 }),
     outputPath: dir + '/left', prefix: dir, resources: {}, logPaths: { stdout: dir + '/left.o', stderr: dir + '/left.e' }, attemptDir: dir + '/left',
     signal: new AbortController().signal });
   await executor.stop();

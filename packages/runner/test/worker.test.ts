@@ -21,9 +21,14 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/**
+ * A payload whose result the runner does not record (as for a kind with save, whose value need
+ * not be JSON), so these tests see how the worker itself carries any value back (a Map, a symbol).
+ */
 function pathTask(exportName: string, module = FIXTURE): TaskPayload {
   const spec = new StepSpec({ name: `w-${exportName}`, ref: { module, export: exportName }, hashAttrs: { exportName, module } });
-  return makeTask(spec, { outputPath: join(dir, 'out', spec.nameWithHash), depPaths: {}, attempt: 2 });
+  const { recordsResult: _, ...task } = makeTask(spec, { outputPath: join(dir, 'out', spec.nameWithHash), depPaths: {}, attempt: 2 });
+  return task;
 }
 
 function memoryLog(): StepLogger & { lines: string[] } {
@@ -75,6 +80,12 @@ describe('runTask', () => {
       { resources: { cpu: 1, gpuIndices: [3] }, name: 'res', client: 'the-client' },
       { resources: { cpu: 2 }, name: 'res', client: undefined },
     ]);
+  });
+
+  it('refuses an unrecordable result in a payload built with makeTask, as in one the runner builds', async () => {
+    const spec = new StepSpec({ name: 'w-map', ref: { module: FIXTURE, export: 'writeFiles' }, hashAttrs: { map: true } });
+    const task = makeTask(spec, { outputPath: join(dir, 'out', spec.nameWithHash), depPaths: {}, attempt: 1 });
+    await expect(runTask(task, { signal: new AbortController().signal, log: memoryLog() })).rejects.toMatchObject({ code: 'CAIRN_UNRECORDABLE_RESULT', step: 'w-map' });
   });
 
   it('throws CAIRN_FN_REF naming the module when the export is missing', async () => {

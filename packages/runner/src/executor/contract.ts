@@ -129,7 +129,13 @@ export interface JobRequest {
    * runs until the step succeeds. Absent when the store keeps none.
    */
   readonly checkpointDir?: string | undefined;
-  /** Aborted when the step must stop (cancel, timeout, lease loss). Executors may also rely on `cancel`. */
+  /**
+   * Aborted when the step must stop (cancel, timeout, lease loss). The runner owns cancellation:
+   * once this aborts it calls {@link Executor.cancel} with the job's handle (at once, or when
+   * `submit` resolves), so `cancel` is how an executor stops a job and it need not watch this.
+   * An in-process executor hands it to the step; a batching executor may read it to skip a job
+   * not yet submitted.
+   */
   readonly signal: AbortSignal;
   /**
    * The store's step access (`ctx.store`, `ctx.localInput`) for a step run in this process;
@@ -169,7 +175,10 @@ export interface Executor {
   submit(job: JobRequest): Promise<JobHandle>;
   /** One batched status check for the given jobs (used on adoption and by `cairn status`). */
   poll(handles: readonly JobHandle[]): Promise<Map<string, JobStatus>>;
-  /** Cancels jobs (batched). */
+  /**
+   * Cancels jobs (batched): how they stop. The runner decides when (a job's signal aborted:
+   * cancel, timeout, lease loss) and calls this once per job.
+   */
   cancel(handles: readonly JobHandle[]): Promise<void>;
   /** Streams a job's log lines; `follow` keeps streaming until the job ends. */
   logs?(handle: JobHandle, options: { follow: boolean; signal?: AbortSignal }): AsyncIterable<string>;

@@ -8,7 +8,7 @@ import type { Resources, StepSpec, TaskPayload } from '@cairn/core';
 import type { JobRequest } from '../executor/contract.js';
 import type { StagedAttempt, StepStoreAccess, Store } from '../store/store.js';
 import type { LeaseHolder } from '../store/leases.js';
-import { CairnError, hasCode } from '@cairn/core';
+import { CairnError, hasCode, makeTask } from '@cairn/core';
 import { keyOf, type Node } from './node.js';
 
 /** Dependencies' output paths and returned values, keyed by `nameWithHash`. */
@@ -142,29 +142,17 @@ export class Job implements JobRequest {
     if (this.#task !== undefined) return this.#task;
     const node = this.#node;
     const ref = this.#source.store.stepAccessRef;
-    const spec = node.spec;
-    const deps = this.#depNodes;
-    const depKeys = new Array<string>(deps.length);
-    for (let i = 0; i < deps.length; i++) depKeys[i] = keyOf(deps[i] as Node);
     const inputs = this.inputs;
-    const task: TaskPayload = {
-      v: 1,
-      name: spec.name,
-      nameWithHash: keyOf(node),
-      kind: spec.kind,
-      ref: spec.ref ?? { module: 'inline:', export: spec.name },
-      inputs: spec.inputs,
-      depKeys,
+    const task = makeTask(node.spec, {
       outputPath: this.staged.dir,
       depPaths: inputs.depPaths,
       depResults: inputs.depResults,
       attempt: this.attempt,
-      ...(this.staged.checkpoints !== undefined ? { checkpointDir: this.staged.checkpoints } : {}),
-      resources: spec.resources ?? {},
-      ...(ref !== undefined ? { storeAccess: { ...ref, path: node.path } } : {}),
-      // A kind with save takes the value instead (it need not be JSON).
-      ...(spec.artifact?.save === undefined ? { recordsResult: true as const } : {}),
-    };
+      checkpointDir: this.staged.checkpoints,
+      storeAccess: ref !== undefined ? { ...ref, path: node.path } : undefined,
+      // discover.ts sends an inline closure only to an in-process executor.
+      inlineChecked: true,
+    });
     // Not opened yet: `task.checkpointDir` opens it when read, so an in-process step that reads
     // only its inputs from the task never does, while a task encoded for a worker elsewhere
     // (msgpack, postMessage, JSON: each reads every enumerable property) carries it.
