@@ -272,10 +272,8 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       };
       const tracked = trackedFrom(handle, name) as Tracked;
       tracked.secrets = job.secrets;
+      // The runner decides when a job is cancelled and calls `cancel` (contract.ts, JobRequest.signal).
       watch(tracked);
-      const cancel = () => void executor.cancel([handle]).catch((e: Error) => host?.logger.warn(`${name}: ${e.message}`));
-      if (job.signal.aborted) cancel();
-      else job.signal.addEventListener('abort', cancel, { once: true });
       return handle;
     },
 
