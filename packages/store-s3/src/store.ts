@@ -53,9 +53,9 @@ export interface S3StoreOptions extends S3PrimitivesOptions {
   readonly localRoot?: string;
   /**
    * Give steps a checkpoint directory (`ctx.checkpointDir`, `$CAIRN_CHECKPOINT_DIR`): a local
-   * directory under `localRoot` synced with the bucket (README, "Checkpoints"). It costs one GET
-   * per step and run (the step's checkpoint head, usually absent); `false` saves it, and steps
-   * then get none.
+   * directory under `localRoot` synced with the bucket (README, "Checkpoints"). Each run pays, per
+   * directory of steps, one LIST shared by the steps it stages at once (and a GET for each step
+   * that has checkpoints); `false` saves it, and steps then get none.
    * @default true
    */
   readonly checkpoints?: boolean;
