@@ -9,6 +9,7 @@
 import { CairnError } from '@cairn/core';
 import type { CheckpointSummary, FoundStep, ListedFile, StoreBrowser } from '@cairn/runner/store';
 import { CHECKPOINT_HEAD, checkpointPrefix, parseHead } from './checkpoint-layout.js';
+import { CheckpointPresence } from './checkpoint-presence.js';
 import { attemptOf } from './attempts.js';
 import { LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
 import type { S3Objects } from './objects.js';
@@ -60,11 +61,13 @@ function attemptKeyOf(key: string): { dir: string; prefix: string } | undefined 
 export class S3Browser implements StoreBrowser {
   readonly #objects: S3Objects;
   readonly #committed: CommittedPrefix;
+  readonly #presence: CheckpointPresence;
 
   /** `committed`: how listings tell the committed attempt's objects from others (a step's record). */
   constructor(objects: S3Objects, committed: CommittedPrefix) {
     this.#objects = objects;
     this.#committed = committed;
+    this.#presence = new CheckpointPresence(objects);
   }
 
   async findSteps(prefix: string, maxDepth: number): Promise<readonly FoundStep[]> {
@@ -133,12 +136,11 @@ export class S3Browser implements StoreBrowser {
     await this.#objects.put(loc.bucket, loc.key, data, path.endsWith('.json') || path.endsWith('.jsonl') ? 'application/json' : 'application/octet-stream');
   }
 
-  /** The checkpoints of the step at `path` (checkpoint-layout.ts): one LIST, and a GET of the head when there is one. */
+  /** The checkpoints of the step at `path` (checkpoint-layout.ts): a share of one LIST per directory of steps asked at once, and a GET of the head when there is one. */
   async checkpoints(path: string): Promise<CheckpointSummary | null> {
     const loc = parseS3Url(path);
     const prefix = checkpointPrefix(loc.key);
-    const page = await this.#objects.list(loc.bucket, { prefix, maxKeys: 1 });
-    if (page.objects.length === 0) return null;
+    if (!(await this.#presence.has(loc.bucket, prefix))) return null;
     const root = s3Url({ bucket: loc.bucket, key: prefix.slice(0, -1) });
     const got = await this.#objects.get(loc.bucket, prefix + CHECKPOINT_HEAD);
     const head = got === null ? null : parseHead(got.body.toString('utf8'));

@@ -4,7 +4,7 @@
  * bucket (checkpoint-layout.ts).
  *
  * - **Pull** (`open`, when a run stages the step's first attempt): whether the step has
- *   checkpoints is listed (one LIST shared by the steps beside it, see `#listed`); if it has, the
+ *   checkpoints is listed (one LIST shared by the steps beside it: checkpoint-presence.ts); if it has, the
  *   head is read (one GET), the files it names are downloaded, each only while its object still has the ETag the head names
  *   (a file a zombie has since rewritten is left out, with a warning); then the head is
  *   rewritten as the next generation, conditionally on the ETag read. A step with none costs its
@@ -36,6 +36,7 @@ import { Upload } from '@aws-sdk/lib-storage';
 import { CairnError } from '@cairn/core';
 import type { LeaseHolder } from '@cairn/runner/store';
 import { CHECKPOINT_HEAD, type CheckpointFile, type CheckpointHead, checkpointPrefix, headText, parseHead } from './checkpoint-layout.js';
+import { CheckpointPresence } from './checkpoint-presence.js';
 import { statusOf } from './errors.js';
 import { localFileOf } from './inputs.js';
 import type { S3Objects } from './objects.js';
@@ -115,12 +116,12 @@ export class CheckpointSync {
   readonly #host: CheckpointSyncHost;
   readonly #syncMs: number;
   readonly #sessions = new Map<string, Session>();
-  /** Listings of checkpoint prefixes about to start, by bucket and parent directory. */
-  readonly #batches = new Map<string, Promise<Set<string>>>();
+  readonly #presence: CheckpointPresence;
 
   constructor(host: CheckpointSyncHost, syncMs: number) {
     this.#host = host;
     this.#syncMs = syncMs;
+    this.#presence = new CheckpointPresence(host.objects);
   }
 
   /** The local directory of `path` while it is open. */
@@ -145,7 +146,7 @@ export class CheckpointSync {
     const prefix = checkpointPrefix(d.dir);
     const s: Session = { path, bucket: d.bucket, prefix, dir, holder, generation: 0, headEtag: null, entries: new Map(), own: new Set(), pushes: 0, timer: undefined, chain: Promise.resolve(), fenced: false };
     for (let tries = 1; ; tries++) {
-      const got = tries === 1 && !(await this.#listed(d.bucket, prefix)) ? null : await this.#host.objects.get(d.bucket, prefix + CHECKPOINT_HEAD);
+      const got = tries === 1 && !(await this.#presence.has(d.bucket, prefix)) ? null : await this.#host.objects.get(d.bucket, prefix + CHECKPOINT_HEAD);
       if (got === null) break;
       const head = parseHead(got.body.toString('utf8'));
       if (head === null) this.#host.warn(`${s3Url({ bucket: d.bucket, key: prefix + CHECKPOINT_HEAD })} is not a checkpoint head; the step starts without checkpoints and replaces it.`);
@@ -166,42 +167,6 @@ export class CheckpointSync {
     s.timer = setInterval(() => void this.#queue(s), this.#syncMs);
     s.timer.unref();
     return dir;
-  }
-
-  /**
-   * Whether the checkpoint prefix `prefix` has objects. The opens of one event-loop turn share one
-   * LIST per parent directory (`{parent}.`, by `/`): a cold run of many steps beside each other
-   * pays a fraction of a request per step for the checkpoints most of them do not have. A head
-   * written after the listing (a runner that lost the step, writing late) is met by the first
-   * push, which the lease holder wins.
-   */
-  #listed(bucket: string, prefix: string): Promise<boolean> {
-    const parent = prefix.slice(0, prefix.lastIndexOf('/', prefix.length - 2) + 1);
-    const id = `${bucket}/${parent}`;
-    let batch = this.#batches.get(id);
-    if (batch === undefined) {
-      const listing = new Promise<Set<string>>((resolve, reject) =>
-        setImmediate(() => {
-          this.#batches.delete(id);
-          this.#listDots(bucket, parent).then(resolve, reject);
-        }),
-      );
-      batch = listing;
-      this.#batches.set(id, listing);
-    }
-    return batch.then((found) => found.has(prefix));
-  }
-
-  /** The `.`-prefixes directly under `parent` (full keys, with their trailing `/`). */
-  async #listDots(bucket: string, parent: string): Promise<Set<string>> {
-    const found = new Set<string>();
-    let token: string | undefined;
-    do {
-      const page = await this.#host.objects.list(bucket, { prefix: `${parent}.`, delimiter: '/', continuationToken: token });
-      for (const p of page.prefixes) found.add(p);
-      token = page.truncated ? page.next : undefined;
-    } while (token !== undefined);
-    return found;
   }
 
   /** Pushes the checkpoint directory of `path` now (when the attempt ended); no-op when it is not open. */

@@ -175,6 +175,13 @@ describe.skipIf(!haveRgw)('checkpoint directories on S3, against a real RADOS Ga
     const kept = await namedCheckpoints(store, url);
     expect(kept.map((c) => c.epoch)).toEqual([1, 2, 3, 4, 5]);
     for (const c of kept) expect(c.by.endsWith(`-${programA}`) ? c.epoch <= pushedByA : c.by === model.by).toBe(true);
+    // What `cairn status` shows of them, and `cairn clean` removes.
+    const summary = await store.browse.checkpoints(url);
+    expect(summary).toMatchObject({ generation: 2, files: 5 });
+    expect(summary?.root.endsWith('/train/.v1-' + url.slice(url.lastIndexOf('-') + 1) + '.cairn-checkpoints')).toBe(true);
+    await store.browse.remove(summary!.root);
+    expect(await checkpointKeys(store, url)).toEqual([]);
+    expect(await store.browse.checkpoints(url)).toBeNull();
     store.s3.destroy();
   });
 
