@@ -93,7 +93,6 @@ function browsedView(prefix: string, store: Store, browse: StoreBrowser, staleMs
       insidePrefix(view, path);
       await browse.remove(path);
     },
-    // The object store keeps no checkpoint directories yet.
     checkpoints: async (path) => (await browse.checkpoints?.(path)) ?? null,
   };
   return view;

@@ -21,6 +21,8 @@ export interface Observation {
   readonly graceExpired: boolean;
   /** The step is one of several in a packed task: its task may run while the step waits its turn. */
   readonly packed?: boolean;
+  /** An earlier look reported the step running (a job queued again after that was requeued). */
+  readonly wasRunning?: boolean;
 }
 
 /** What the executor should do about one step. */
@@ -84,6 +86,11 @@ export function decide(o: Observation): Verdict {
     // Gone after our cancel, or a packed step that has not started (its worker skips it).
     return { kind: 'ended', state: 'cancelled', reason: 'CANCELLED' };
   }
+  // Back in the queue after it ran (`scontrol requeue`, a requeue after a preemption or a node
+  // failure, SGE's reschedule): the scheduler would run the step again under the same attempt;
+  // Cairn cancels that job and retries from preemptionRetries instead. Not for packed steps (a
+  // requeued pack reruns steps the worker may have finished).
+  if (s && c === 'queued' && o.wasRunning === true && o.packed !== true && !o.cancelRequested) return { kind: 'ended', state: 'preempted', reason: `requeued (${s.state})` };
   if (c === 'queued') return { kind: 'active', state: o.begun ? 'running' : 'queued' };
   if (c === 'running') return { kind: 'active', state: o.packed && !o.begun ? 'queued' : 'running' };
   if (s && c === 'preempted') return preempted(s);

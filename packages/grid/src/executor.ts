@@ -87,7 +87,7 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
   async function checkActive(): Promise<boolean> {
     const jobs = [...active.values()];
     if (jobs.length === 0) return false;
-    const { statuses, stuck } = await observe(scheduler, counters, jobs, graceMs);
+    const { statuses, stuck, requeued } = await observe(scheduler, counters, jobs, graceMs);
     let changed = false;
     for (const job of jobs) {
       const status = statuses.get(job);
@@ -108,6 +108,8 @@ export function createGridExecutor(scheduler: GridScheduler, options: GridExecut
     }
     // A job the scheduler holds in an error state never leaves it by itself.
     if (stuck.length > 0) await sendCancel(stuck).catch(() => undefined);
+    // A requeued job would run the step again beside its retry.
+    if (requeued.length > 0) await sendCancel(requeued).catch((e: Error) => host?.logger.warn(`${name}: cancelling requeued jobs ${requeued.join(', ')}: ${e.message}`));
     return changed;
   }
 

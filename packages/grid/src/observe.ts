@@ -28,12 +28,14 @@ export interface Observed {
   readonly statuses: Map<Tracked, JobStatus | undefined>;
   /** Jobs the scheduler holds in an error state (`stuck`), to be deleted: they never leave it by themselves. */
   readonly stuck: string[];
+  /** Jobs queued again after they ran (requeued), to be cancelled: their steps are retried as new attempts. */
+  readonly requeued: string[];
 }
 
 /** Looks at steps; sets or clears each step's `waitingSince`. */
 export async function observe(scheduler: GridScheduler, counters: GridCounters, jobs: readonly Tracked[], graceMs: number): Promise<Observed> {
   const out = new Map<Tracked, JobStatus | undefined>();
-  if (jobs.length === 0) return { statuses: out, stuck: [] };
+  if (jobs.length === 0) return { statuses: out, stuck: [], requeued: [] };
   counters.statusQueries++;
   const queue = await scheduler.query(unique(jobs.map((j) => j.id)));
   const now = Date.now();
@@ -45,7 +47,7 @@ export async function observe(scheduler: GridScheduler, counters: GridCounters, 
       const exit = queued ? undefined : await readExit(job);
       const begun = queued ? false : existsSync(job.files.begin);
       const graceExpired = job.waitingSince !== undefined && now - job.waitingSince >= graceMs;
-      const o = { info, exit, begun, graceExpired, cancelRequested: job.cancelRequested, packed: job.pack !== undefined };
+      const o = { info, exit, begun, graceExpired, cancelRequested: job.cancelRequested, packed: job.pack !== undefined, wasRunning: job.lastState === 'running' };
       return { job, info, exit, begun, graceExpired, verdict: decide(o) };
     }),
   );
@@ -57,7 +59,7 @@ export async function observe(scheduler: GridScheduler, counters: GridCounters, 
       l.info = done.get(l.job.id);
       if (l.info === undefined) continue;
       const { job, info, exit, begun, graceExpired } = l;
-      l.verdict = decide({ info, exit, begun, graceExpired, cancelRequested: job.cancelRequested, packed: job.pack !== undefined });
+      l.verdict = decide({ info, exit, begun, graceExpired, cancelRequested: job.cancelRequested, packed: job.pack !== undefined, wasRunning: job.lastState === 'running' });
     }
   }
   // The grace window starts when this look ends (an accounting lookup may have waited).
@@ -71,5 +73,6 @@ export async function observe(scheduler: GridScheduler, counters: GridCounters, 
     }),
   );
   const stuck = unique(looks.filter((l) => l.info?.class === 'stuck' && l.verdict.kind === 'ended').map((l) => l.job.id));
-  return { statuses: out, stuck };
+  const requeued = unique(looks.filter((l) => l.info?.class === 'queued' && l.verdict.kind === 'ended').map((l) => l.job.id));
+  return { statuses: out, stuck, requeued };
 }

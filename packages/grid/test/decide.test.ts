@@ -26,6 +26,9 @@ describe('decide', () => {
     ['vanished, grace over', { graceExpired: true }, { kind: 'ended', state: 'lost', reason: 'job vanished from the scheduler' }],
     ['unknown states never end a step', { info: info('unknown'), graceExpired: true }, { kind: 'wait' }],
     ['queued', { info: info('queued') }, { kind: 'active', state: 'queued' }],
+    ['queued again after it ran: requeued, a preemption', { info: info('queued'), wasRunning: true }, { kind: 'ended', state: 'preempted', reason: 'requeued (QUEUED)' }],
+    ['... not once we asked to cancel it', { info: info('queued'), wasRunning: true, cancelRequested: true }, { kind: 'active', state: 'queued' }],
+    ['... nor for a packed step (its task may rerun steps already done)', { info: info('queued'), wasRunning: true, packed: true }, { kind: 'active', state: 'queued' }],
   ])('%s', (_name, obs, verdict) => {
     expect(decide(o(obs))).toMatchObject(verdict);
   });

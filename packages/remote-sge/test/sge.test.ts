@@ -3,9 +3,11 @@
  * Needs gridengine-master, -exec and -client (tools/testenv/install-system.sh) and the built
  * runner and grid packages. Without Grid Engine the suite is skipped locally and fails in CI.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { hasCode } from '@cairn/core';
+import { command, hasCode, lower, OUT } from '@cairn/core';
+import { type ArtifactRecord, localLayout, StepRunner } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { jobFor, RecordingHost, tempRoot, workerEntry } from '../../../tools/testenv/grid-jobs.js';
 import { sgeOps } from '../../../tools/testenv/grid-clusters.js';
@@ -74,6 +76,43 @@ describe.skipIf(skip)('Grid Engine executor on a real one-host cell', () => {
     expect(hasCode(err, 'CAIRN_REMOTE')).toBe(true);
     expect((err as Error).message).toMatch(/qsub .* exited with \d+: .*qmaster/is);
   }, 60_000);
+
+  test('a running job rescheduled (qmod -rj) is retried as a preemption and resumes from its checkpoints', async () => {
+    const project = join(root, 'project-reschedule');
+    mkdirSync(project, { recursive: true });
+    // Five one-second epochs; each checkpoint written under a dot-name and renamed; resumes after the last one.
+    writeFileSync(join(project, 'train.sh'), 'ck="$CAIRN_CHECKPOINT_DIR"\ndone=$(ls "$ck" | grep -c \'^ckpt-\' || true)\necho "attempt $CAIRN_ATTEMPT starts at $done" >> "$PROGRESS"\ni=$((done + 1))\nwhile [ "$i" -le 5 ]; do\n  sleep 1\n  echo "epoch $i" > "$ck/.ckpt-$i.tmp" && mv "$ck/.ckpt-$i.tmp" "$ck/ckpt-$i"\n  i=$((i + 1))\ndone\n');
+    const progress = join(root, 'progress-reschedule');
+    const step = command({ name: 'train', version: 'v1', program: 'sh', args: ['train.sh', OUT], sources: ['train.sh'], dir: project, env: { PROGRESS: progress }, executor: 'sge' });
+    const prefix = join(root, 'store-reschedule');
+    const path = lower(step).outputPath(prefix);
+    const checkpoint = (n: number) => {
+      const rootDir = localLayout.checkpointRoot(path);
+      return existsSync(rootDir) && readdirSync(rootDir).some((g) => existsSync(join(rootDir, g, `ckpt-${n}`)));
+    };
+    // Grid Engine reschedules only rerunnable jobs (qsub -r y); Cairn submits -r n unless told.
+    const ex = createSgeExecutor({ env: cell.env, rerunnable: true, nodePath: '/nonexistent/node' });
+    executors.push(ex);
+    const runner = new StepRunner({ prefix, executors: [ex], preemptionBackoffMs: 100 });
+    const running = runner.run([step]);
+    const end = Date.now() + 90_000;
+    while (!checkpoint(2)) {
+      if (Date.now() > end) throw new Error('the step wrote no second checkpoint in 90 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const env = { ...process.env, ...cell.env };
+    const job = (/^\s*(\d+)\s/m.exec(execFileSync('qstat', ['-s', 'r'], { env, encoding: 'utf8' })) as RegExpExecArray)[1] as string;
+    execFileSync('qmod', ['-rj', job], { env });
+    const summary = await running;
+    expect('counts' in summary && summary.counts).toEqual({ succeeded: 1 });
+    const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord & { attempts: { state: string }[] };
+    expect(record.attempts.map((a) => a.state)).toEqual(['preempted', 'succeeded']);
+    const lines = readFileSync(progress, 'utf8').trim().split('\n');
+    expect(lines[0]).toBe('attempt 1 starts at 0');
+    expect(Number(/^attempt 2 starts at (\d+)$/.exec(lines[1] ?? '')?.[1])).toBeGreaterThanOrEqual(2);
+    // The rescheduled job was deleted, not run again beside the retry.
+    expect(lines).toHaveLength(2);
+  }, 180_000);
 
   test('more than one CPU without a parallel environment → CAIRN_CONFIG before anything is submitted', async () => {
     const { ex } = await started();

@@ -3,7 +3,10 @@
  * for requirements): a checkpointing command step in the low-tier partition is cancelled by
  * Slurm (`PREEMPTED`) when a job of the `urgent` partition needs the whole node. The runner
  * retries it from `preemptionRetries` (the step has no retries of its own) and the next attempt
- * resumes from the checkpoints the preempted one left in `$CAIRN_CHECKPOINT_DIR`.
+ * resumes from the checkpoints the preempted one left in `$CAIRN_CHECKPOINT_DIR`. Likewise a
+ * running job an operator requeues (`scontrol requeue`; the executor's `requeue: true`, since
+ * Slurm refuses to requeue a job submitted with `--no-requeue`): Cairn cancels the requeued job
+ * and retries the step as a preemption.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -68,5 +71,40 @@ describe.skipIf(skipSlurm)('preemption on Slurm', () => {
     expect(readFileSync(join(path, 'checkpoints-seen'), 'utf8').trim().split('\n')).toEqual(['ckpt-1', 'ckpt-2', 'ckpt-3', 'ckpt-4', 'ckpt-5']);
     // Success removed them.
     expect(existsSync(localLayout.checkpointRoot(path))).toBe(false);
+  }, 180_000);
+
+  test('a running job requeued by an operator (scontrol requeue) is retried as a preemption and resumes from its checkpoints', async () => {
+    const project = join(root, 'project-requeue');
+    mkdirSync(project, { recursive: true });
+    writeFileSync(join(project, 'train.sh'), TRAIN);
+    const progress = join(root, 'progress-requeue');
+    const step = command({ name: 'train', version: 'v1', program: 'sh', args: ['train.sh', OUT], sources: ['train.sh'], dir: project, env: { PROGRESS: progress }, executor: 'slurm', resources: { cpu: 1 } });
+    const prefix = join(root, 'store-requeue');
+    const path = lower(step).outputPath(prefix);
+    const checkpoint = (n: number) => {
+      const rootDir = localLayout.checkpointRoot(path);
+      return existsSync(rootDir) && readdirSync(rootDir).some((g) => existsSync(join(rootDir, g, `ckpt-${n}`)));
+    };
+    const runner = new StepRunner({ prefix, executors: [createSlurmExecutor({ env: cluster.env, nodePath: '/nonexistent/node', requeue: true })], preemptionBackoffMs: 100 });
+    const running = runner.run([step]);
+    const end = Date.now() + 90_000;
+    while (!checkpoint(2)) {
+      if (Date.now() > end) throw new Error('the step wrote no second checkpoint in 90 s');
+      await sleep(100);
+    }
+    const env = { ...process.env, ...cluster.env };
+    const job = execFileSync('squeue', ['-h', '-t', 'RUNNING', '-o', '%i'], { env, encoding: 'utf8' }).trim();
+    // An operator (or a requeue after a node failure) puts the running job back in the queue.
+    execFileSync('scontrol', ['requeue', job], { env });
+    const summary = await running;
+    expect('counts' in summary && summary.counts).toEqual({ succeeded: 1 });
+    const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord & { attempts: { state: string }[] };
+    expect(record.attempts.map((a) => a.state)).toEqual(['preempted', 'succeeded']);
+    const lines = readFileSync(progress, 'utf8').trim().split('\n');
+    expect(lines[0]).toBe('attempt 1 starts at 0');
+    expect(Number(/^attempt 2 starts at (\d+)$/.exec(lines[1] ?? '')?.[1])).toBeGreaterThanOrEqual(2);
+    // The requeued job was cancelled, not run again beside the retry.
+    expect(lines).toHaveLength(2);
+    expect(execFileSync('squeue', ['-h', '-t', 'PENDING,RUNNING', '-o', '%i'], { env, encoding: 'utf8' }).trim().split('\n')).not.toContain(job);
   }, 180_000);
 });

@@ -77,9 +77,10 @@ export function loseHost(f: Fleet, h: HostState, err: Error): void {
   for (const j of f.jobs.values()) {
     if (j.host !== h || (j.phase !== 'running' && j.phase !== 'finishing')) continue;
     if (j.info.pid) h.orphans.push({ pid: j.info.pid, jobDir: j.info.jobDir, runsIn: j.runsIn });
-    f.end(j, { state: 'lost', infrastructure: true, reason: `host unreachable: ${h.options.name}`, error: err });
+    // A host that disappears (a reclaimed spot VM, a dropped network) is a preemption: retried from preemptionRetries.
+    f.end(j, { state: 'lost', infrastructure: true, preempted: true, reason: `host unreachable: ${h.options.name}`, error: err });
   }
-  f.logger.warn(`[${f.name}] SSH host "${h.options.name}" unreachable for ${f.opts.hostTimeoutMs} ms: its jobs are lost and will be retried; new steps go to other hosts.`);
+  f.logger.warn(`[${f.name}] SSH host "${h.options.name}" unreachable for ${f.opts.hostTimeoutMs} ms: its jobs are lost and will be retried as preempted; new steps go to other hosts.`);
 }
 
 /** Kills the process groups of jobs declared lost while the host was away, so they cannot race their retries. */

@@ -152,7 +152,7 @@ describe.runIf(run)('SSH executor against real sshd (two hosts)', () => {
     await ex.stop();
   });
 
-  it('a stopped host makes its jobs lost (infrastructure) and new steps go to the other host', async () => {
+  it('a stopped host makes its jobs lost as preempted (retried from preemptionRetries) and new steps go to the other host', async () => {
     const c = await startSshd();
     const prefix = scratch();
     const rec = new Recorder(prefix);
@@ -164,7 +164,7 @@ describe.runIf(run)('SSH executor against real sshd (two hosts)', () => {
     await until('the sleeper to start', () => existsSync(pidsOf(h)));
     await c.stop();
     const st = await rec.done(h.jobId);
-    expect(st).toMatchObject({ state: 'lost', infrastructure: true });
+    expect(st).toMatchObject({ state: 'lost', infrastructure: true, preempted: true });
     expect(st.reason).toMatch(/unreachable/);
     const h2 = await ex.submit(jobFor(prefix, 'hello'));
     expect(info(h2).host).toBe('b');

@@ -136,6 +136,16 @@ describe('checkpoint directories', () => {
     expect(existsSync(join(work, 'pid-1'))).toBe(false);
   }, 60_000);
 
+  it('a step that keeps its checkpoints, on a store that cannot be written, is refused before anything runs, naming the step', async () => {
+    const { dir, work } = scratch();
+    writeFileSync(join(dir, 'not-a-dir'), '');
+    const spec = trainStep({ work, epochs: 1 }, { keepCheckpoints: true });
+    const err = (await run(spec, { prefix: join(dir, 'not-a-dir', 'store'), logger: quiet }).catch((e: unknown) => e)) as Error;
+    expect(hasCode(err, 'CAIRN_STORE')).toBe(true);
+    expect(err.message).toMatch(/^Step "train" is not built and must run, but: .*not writable.*Nothing was run\./s);
+    expect(existsSync(join(work, 'pid-1'))).toBe(false);
+  }, 60_000);
+
   it('a runner SIGKILLed after checkpoint 3 of 5: the rerun resumes at 3, and the output holds one attempt’s files', async () => {
     const { prefix, work } = scratch();
     const runtime = { work, epochs: 5, pause: 0.3, waitAt: 3 };

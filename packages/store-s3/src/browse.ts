@@ -7,7 +7,9 @@
  * step (`StartAfter`), and a step with many output files costs one request more, not its files.
  */
 import { CairnError } from '@cairn/core';
-import type { FoundStep, ListedFile, StoreBrowser } from '@cairn/runner/store';
+import type { CheckpointSummary, FoundStep, ListedFile, StoreBrowser } from '@cairn/runner/store';
+import { CHECKPOINT_HEAD, checkpointPrefix, parseHead } from './checkpoint-layout.js';
+import { CheckpointPresence } from './checkpoint-presence.js';
 import { attemptOf } from './attempts.js';
 import { LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
 import type { S3Objects } from './objects.js';
@@ -59,11 +61,13 @@ function attemptKeyOf(key: string): { dir: string; prefix: string } | undefined 
 export class S3Browser implements StoreBrowser {
   readonly #objects: S3Objects;
   readonly #committed: CommittedPrefix;
+  readonly #presence: CheckpointPresence;
 
   /** `committed`: how listings tell the committed attempt's objects from others (a step's record). */
   constructor(objects: S3Objects, committed: CommittedPrefix) {
     this.#objects = objects;
     this.#committed = committed;
+    this.#presence = new CheckpointPresence(objects);
   }
 
   async findSteps(prefix: string, maxDepth: number): Promise<readonly FoundStep[]> {
@@ -130,6 +134,19 @@ export class S3Browser implements StoreBrowser {
   async writeFile(path: string, data: string | Uint8Array): Promise<void> {
     const loc = parseS3Url(path);
     await this.#objects.put(loc.bucket, loc.key, data, path.endsWith('.json') || path.endsWith('.jsonl') ? 'application/json' : 'application/octet-stream');
+  }
+
+  /** The checkpoints of the step at `path` (checkpoint-layout.ts): a share of one LIST per directory of steps asked at once, and a GET of the head when there is one. */
+  async checkpoints(path: string): Promise<CheckpointSummary | null> {
+    const loc = parseS3Url(path);
+    const prefix = checkpointPrefix(loc.key);
+    if (!(await this.#presence.has(loc.bucket, prefix))) return null;
+    const root = s3Url({ bucket: loc.bucket, key: prefix.slice(0, -1) });
+    const got = await this.#objects.get(loc.bucket, prefix + CHECKPOINT_HEAD);
+    const head = got === null ? null : parseHead(got.body.toString('utf8'));
+    // Objects without a head: what a run left before its first push completed.
+    if (head === null) return { root, generation: 0, files: 0, bytes: 0 };
+    return { root, generation: head.generation, files: head.files.length, bytes: head.files.reduce((n, f) => n + f.size, 0) };
   }
 
   async remove(path: string): Promise<void> {

@@ -67,6 +67,8 @@ const CHECKS: Record<keyof S3StoreOptions, Check> = {
     if (typeof (v as { objects?: unknown } | null)?.objects !== 'object') fail(where, `must be S3Primitives, got ${describeValue(v)}.`);
   },
   localRoot: text,
+  checkpoints: flag,
+  checkpointSyncMs: positive,
 };
 
 /**

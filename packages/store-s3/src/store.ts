@@ -39,6 +39,7 @@ import { JOB_FILE, LEASE_FILE, RECORD_FILE, STATUS_FILE } from './layout.js';
 import type { HeldLease } from './leases.js';
 import { S3Primitives, type S3PrimitivesOptions, stepDir } from './primitives.js';
 import { stepAccessOf, stepAccessRef } from './step-access.js';
+import { CheckpointSync } from './checkpoint-sync.js';
 
 /** Options of {@link S3Store}. */
 export interface S3StoreOptions extends S3PrimitivesOptions {
@@ -50,6 +51,20 @@ export interface S3StoreOptions extends S3PrimitivesOptions {
    * @default `{tmpdir}/cairn-s3-{uid}/attempts` (the per-user directory created 0700 and checked)
    */
   readonly localRoot?: string;
+  /**
+   * Give steps a checkpoint directory (`ctx.checkpointDir`, `$CAIRN_CHECKPOINT_DIR`): a local
+   * directory under `localRoot` synced with the bucket (README, "Checkpoints"). Each run pays, per
+   * directory of steps, one LIST shared by the steps it stages at once (and a GET for each step
+   * that has checkpoints); `false` saves it, and steps then get none.
+   * @default true
+   */
+  readonly checkpoints?: boolean;
+  /**
+   * How often a running step's checkpoint directory is pushed to the bucket (also when each
+   * attempt ends), in ms: what a runner killed mid-step can lose at most.
+   * @default 10_000
+   */
+  readonly checkpointSyncMs?: number;
 }
 
 /** Deletes in flight while removing other attempts' objects. */
@@ -77,6 +92,8 @@ export class S3Store implements Store {
   /** The private directories to check before staging: `[path, strict]` (the per-user root by default). */
   readonly #private: readonly (readonly [string, boolean])[];
   #privateChecked: Promise<void> | undefined;
+  /** The steps' checkpoint directories (undefined: `checkpoints: false`). */
+  readonly #checkpoints: CheckpointSync | undefined;
   /** The run id of each lease this store holds, by output path: the attempt prefix of `ctx.store`. */
   readonly #runs = new Map<string, string>();
   /**
@@ -114,6 +131,18 @@ export class S3Store implements Store {
     }
     this.stepAccessRef = stepAccessRef(this.s3.options);
     this.browse = new S3Browser(this.s3.objects, (bucket, dir) => this.#committedPrefix(bucket, dir));
+    this.#checkpoints =
+      options.checkpoints === false
+        ? undefined
+        : new CheckpointSync(
+            {
+              objects: this.s3.objects,
+              leaseLost: (path) => this.#held.get(path)?.lost === true,
+              holdsLease: async (path, token) => (await this.readLease(path))?.holder?.token === token,
+              warn: (m) => this.#warn(m),
+            },
+            options.checkpointSyncMs ?? 10_000,
+          );
   }
 
   /** `ctx.store` (the client, bucket and the running attempt's key prefix) and `ctx.localInput` of a step in this process. */
@@ -199,6 +228,12 @@ export class S3Store implements Store {
     return join(this.#localRoot, d.bucket, ...d.dir.split('/').filter((s) => s !== ''), `.cairn-attempt-${runId}-${attempt}`);
   }
 
+  /** The local checkpoint directory of `path` in run `runId` (beside its attempts'). */
+  #checkpointDir(path: string, runId: string): string {
+    const d = stepDir(path);
+    return join(this.#localRoot, d.bucket, ...d.dir.split('/').filter((s) => s !== ''), `.cairn-checkpoints-${runId}`);
+  }
+
   async stage(path: string, holder: LeaseHolder, attempt: number, previous?: StagedAttempt): Promise<StagedAttempt> {
     await this.#checkPrivate();
     const dir = this.#localDir(path, holder.runId, attempt);
@@ -216,7 +251,20 @@ export class S3Store implements Store {
       await rm(previous.dir, { recursive: true, force: true });
     }
     const f = attemptFilesIn(dir, attempt);
-    return { path, dir, attempt, logs: { stdout: f.stdout, stderr: f.stderr }, scratch: f.scratch };
+    const staged: StagedAttempt = { path, dir, attempt, logs: { stdout: f.stdout, stderr: f.stderr }, scratch: f.scratch };
+    const ck = this.#checkpoints;
+    if (ck === undefined) return staged;
+    // A retry keeps its run's checkpoint directory (pushed now: the attempt before it ended); a
+    // run's first attempt pulls the step's checkpoints (checkpoint-sync.ts).
+    if (previous?.checkpoints !== undefined && ck.dirOf(path) === previous.checkpoints) {
+      await ck.flush(path).catch((err: unknown) => this.#warn(`Pushing the checkpoints of ${path} after attempt ${previous.attempt} failed (retried at the next poll): ${String((err as Error).message ?? err)}`));
+      return { ...staged, checkpoints: previous.checkpoints };
+    }
+    return { ...staged, checkpoints: await ck.open(path, holder, this.#checkpointDir(path, holder.runId)) };
+  }
+
+  #warn(message: string): void {
+    (this.s3.options.logger ?? { warn: (m: string) => console.warn(`[cairn s3] ${m}`) }).warn(message);
   }
 
   async commit(path: string, holder: LeaseHolder, request: CommitRequest): Promise<void> {
@@ -225,6 +273,9 @@ export class S3Store implements Store {
     const fenced = this.#held.has(path);
     if (!fenced) throw this.#lost(path, undefined, request.status);
     const staged = request.staged;
+    // The attempt ended: its checkpoints are pushed a last time, unless its success removes them.
+    const dropCheckpoints = request.status === 'SUCCESS' && request.keepCheckpoints !== true;
+    const hadCheckpoints = await this.#checkpoints?.close(path, dropCheckpoints ? 'drop' : 'push');
     // The attempt's own prefix: nothing there is seen by readers until the record names it.
     const prefix = staged === undefined ? undefined : attemptPrefix(holder.runId);
     let uploaded = false;
@@ -258,6 +309,8 @@ export class S3Store implements Store {
       // A step with no record before had no committed prefix, and what dead attempts left was
       // swept when their lease was taken over (sweep): then the listing is skipped (a cold step's cost).
       if (prefix !== undefined && before?.record !== undefined) await this.#removeAttempts(path, (p) => p !== prefix);
+      // Published: the checkpoints go (those of an earlier run too; known absent when this run pulled none and pushed none).
+      if (this.#checkpoints !== undefined && dropCheckpoints && hadCheckpoints !== false) await this.#checkpoints.remove(path).catch((err: unknown) => this.#warn(`Removing the checkpoints of ${path} failed (cairn clean removes them): ${String((err as Error).message ?? err)}`));
     } catch (err) {
       // What a fenced-out attempt uploaded is its own prefix's: remove it (no reader resolves to it).
       if (prefix !== undefined && uploaded && this.#held.get(path)?.lost === true) await this.#removeAttempts(path, (p) => p === prefix).catch(() => undefined);
@@ -400,6 +453,8 @@ export class S3Store implements Store {
   }
 
   async abandon(staged: StagedAttempt): Promise<void> {
+    // The lease is lost: nothing more is pushed.
+    if (staged.checkpoints !== undefined && this.#checkpoints?.dirOf(staged.path) === staged.checkpoints) await this.#checkpoints.close(staged.path, 'drop');
     await rm(staged.dir, { recursive: true, force: true });
   }
 
@@ -416,6 +471,8 @@ export class S3Store implements Store {
     for (const n of await readdir(parent).catch(() => [] as string[])) {
       const full = `${parent}/${n}`;
       if (n.startsWith('.cairn-attempt-') && full !== keep?.dir) await rm(full, { recursive: true, force: true });
+      // Dead runs' local checkpoint copies (the bucket has what they pushed).
+      else if (n.startsWith('.cairn-checkpoints-') && full !== keep?.checkpoints && full !== this.#checkpoints?.dirOf(path)) await rm(full, { recursive: true, force: true });
     }
   }
 
