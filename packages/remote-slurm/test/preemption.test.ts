@@ -85,14 +85,14 @@ describe.skipIf(skipSlurm)('preemption on Slurm', () => {
       const rootDir = localLayout.checkpointRoot(path);
       return existsSync(rootDir) && readdirSync(rootDir).some((g) => existsSync(join(rootDir, g, `ckpt-${n}`)));
     };
-    const runner = new StepRunner({ prefix, executors: [createSlurmExecutor({ env: cluster.env, nodePath: '/nonexistent/node', requeue: true })], preemptionBackoffMs: 100 });
+    const runner = new StepRunner({ prefix, executors: [createSlurmExecutor({ env: bed.cluster.env, nodePath: '/nonexistent/node', requeue: true })], preemptionBackoffMs: 100 });
     const running = runner.run([step]);
     const end = Date.now() + 90_000;
     while (!checkpoint(2)) {
       if (Date.now() > end) throw new Error('the step wrote no second checkpoint in 90 s');
       await sleep(100);
     }
-    const env = { ...process.env, ...cluster.env };
+    const env = { ...process.env, ...bed.cluster.env };
     const job = execFileSync('squeue', ['-h', '-t', 'RUNNING', '-o', '%i'], { env, encoding: 'utf8' }).trim();
     // An operator (or a requeue after a node failure) puts the running job back in the queue.
     execFileSync('scontrol', ['requeue', job], { env });
