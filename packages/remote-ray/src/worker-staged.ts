@@ -25,8 +25,8 @@ const UNPACK_PY = 'import base64,sys;open(sys.argv[1],"wb").write(base64.b64deco
 /** The entrypoint of a worker step on a cluster without the runner's filesystem (see the module comment). */
 export const stagedWorkerStep: EntrypointBuilder = async (job, ctx) => {
   const step = job.spec.name;
-  if (!ctx.bundler) throw new CairnError('CAIRN_EXECUTOR', `Step "${step}": no bundler to deliver the step's code to the Ray nodes.`, { step });
   const f = await stagedFrame(job, ctx, 'result.msgpack');
+  if (!ctx.bundler) throw new CairnError('CAIRN_EXECUTOR', `Step "${step}": no bundler to deliver the step's code to the Ray nodes.`, { step });
   const [code, entry] = await Promise.all([ctx.bundler.bundle(job.task.ref.module, 'step.mjs'), ctx.bundler.bundle(pathToFileURL(workerEntryPath()).href, 'worker-entry.mjs')]);
   const stepFile = posix.join(f.work, 'code', 'step.mjs');
   const taskFile = posix.join(f.work, 'task.msgpack');
