@@ -20,85 +20,35 @@
  *
  * `<work>` is `<nodeTempDir>/cairn-<job>-<nonce>`, made 0700 by the job and removed when it ends.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, rm } from 'node:fs/promises';
-import { dirname, join, posix } from 'node:path';
-import { CairnError } from '@cairn/core';
-import { checkEnvNames, gpuContextLine, gpuCount, NOT_FOUND_EXIT, NOT_FOUND_MARK, readSources, STAGE_FAILED_EXIT, templateOf, TRANSFER_FAILED_MARK } from './command-entrypoint.js';
+import { posix } from 'node:path';
+import { checkEnvNames, gpuContextLine, gpuCount, NOT_FOUND_EXIT, NOT_FOUND_MARK, readSources, templateOf } from './command-entrypoint.js';
 import type { EntrypointBuilder } from './entrypoint.js';
-import { S3_TRANSFER_FILE, S3_TRANSFER_PY } from './far/s3-transfer-py.js';
-import { farStoreOf, parseS3Url } from './object-store.js';
 import { shQuote } from './quote.js';
 import { commandArgs, commandContext, commandEnv, commandLaunch, commandShellSetup } from './runner-api.js';
-import type { ZipEntry } from './zip.js';
-
-/** The package name of `files` (Ray's `_ray_pkg_<hash>.zip` form). */
-export function packageName(files: readonly ZipEntry[]): string {
-  const h = createHash('sha256');
-  for (const f of [...files].sort((a, b) => (a.name < b.name ? -1 : 1))) h.update(`${f.name}\0${f.mode ?? 0o644}\0${f.data.length}\0`).update(f.data);
-  return `_ray_pkg_${h.digest('hex').slice(0, 32)}.zip`;
-}
+import { stagedEntrypoint, stagedFrame } from './staged-job.js';
 
 /** The entrypoint of a command step on a cluster without the runner's filesystem (see the module comment). */
 export const stagedCommandStep: EntrypointBuilder = async (job, ctx) => {
   const step = job.spec.name;
-  const store = await farStoreOf(job, ctx.storeCredentials);
-  const deliver = ctx.deliver;
-  if (!deliver) throw new CairnError('CAIRN_EXECUTOR', `Step "${step}": no way to deliver the step's files to the Ray nodes.`, { step });
+  const f = await stagedFrame(job, ctx, 'result.json');
   const q = shQuote;
-  const work = posix.join(ctx.nodeTempDir, `cairn-${job.jobKey.replace(/[^A-Za-z0-9._-]/g, '_')}-${randomBytes(4).toString('hex')}`);
-  const farDeps: Record<string, string> = {};
-  const fetches: string[] = [];
-  let n = 0;
-  for (const [key, url] of Object.entries(job.task.depPaths)) {
-    const at = parseS3Url(url);
-    if (at === undefined) throw new CairnError('CAIRN_EXECUTOR', `Step "${step}": its dependency ${key} is at ${url}, which a Ray node without the runner's filesystem cannot read; only s3:// outputs can be read there.`, { step });
-    const local = posix.join(work, 'deps', String(n++));
-    farDeps[key] = local;
-    fetches.push(`"$py" "$pkg/${S3_TRANSFER_FILE}" fetch ${q(at.bucket)} ${q(at.dir)} ${q(local)} || { echo ${q(`${TRANSFER_FAILED_MARK} cannot read the dependency ${url} of step "${step}" from the bucket`)} >&2; exit ${STAGE_FAILED_EXIT}; }`);
-  }
-  const out = posix.join(work, 'out');
-  const t = templateOf(job, farDeps, out);
+  const t = templateOf(job, f.depPaths, f.out);
   checkEnvNames(step, t);
   const sources = await readSources(step, t);
-  const files: ZipEntry[] = [{ name: S3_TRANSFER_FILE, data: Buffer.from(S3_TRANSFER_PY), mode: 0o644 }, ...sources.map((s) => ({ name: `sources/${s.rel}`, data: s.bytes, mode: s.mode }))];
-  const workingDir = await deliver(packageName(files), files);
-
-  // The runner's side of the attempt: Ray's log lands in the stdout log, the result beside it.
-  await mkdir(job.attemptDir, { recursive: true });
-  const resultPath = join(job.attemptDir, 'result.json');
-  await rm(resultPath, { force: true });
-  for (const p of [job.logPaths.stdout, job.logPaths.stderr]) await mkdir(dirname(p), { recursive: true });
-
-  const contextPath = posix.join(work, 'context.json');
-  const farResult = posix.join(work, 'result.json');
-  const attempt = { step, attempt: job.task.attempt, outputPath: out, depPaths: farDeps, contextPath, resultPath: farResult };
-  const stageFail = `exit ${STAGE_FAILED_EXIT}`;
-  const lines = [
-    'pkg=$(pwd)',
-    `py=$(command -v python3 || command -v python) || { echo "cairn: no python3 on Ray node $(hostname): a job without the runner's filesystem moves its files with it" >&2; exit ${NOT_FOUND_EXIT}; }`,
-    // The work directory is the job's alone (0700); the program keeps the node's umask.
-    'mask=$(umask); umask 077',
-    `mkdir -p ${q(out)} ${q(posix.join(work, 'work'))} || ${stageFail}`,
-    'umask "$mask"',
-    `trap 'cd /; rm -rf ${q(work).replace(/'/g, `'\\''`)}' EXIT`,
-    // A stopped job (Ray's SIGTERM) still removes its directory.
-    "trap 'exit 143' TERM INT",
-    ...Object.entries(store.where).map(([k, v]) => `export ${k}=${q(v)}`),
-    `printf '%s' ${q(JSON.stringify(commandContext(t, attempt)))} >${q(contextPath)} || ${stageFail}`,
-    ...fetches,
-  ];
-  if (gpuCount(job) > 0) lines.push(gpuContextLine(contextPath, stageFail));
-  if (sources.length > 0) lines.push(`cp -R "$pkg/sources/." ${q(posix.join(work, 'work'))} || ${stageFail}`);
-  lines.push(`cd ${q(posix.join(work, 'work'))} || ${stageFail}`);
-  for (const [k, v] of Object.entries(commandEnv(t, attempt))) lines.push(`export ${k}=${q(v)}`);
+  const contextPath = posix.join(f.work, 'context.json');
+  const attempt = { step, attempt: job.task.attempt, outputPath: f.out, depPaths: f.depPaths, contextPath, resultPath: f.result };
+  const setup = [`printf '%s' ${q(JSON.stringify(commandContext(t, attempt)))} >${q(contextPath)} || ${f.stageFail}`];
+  const run: string[] = [];
+  if (gpuCount(job) > 0) run.push(gpuContextLine(contextPath, f.stageFail));
+  if (sources.length > 0) run.push(`cp -R "$pkg/sources/." ${q(posix.join(f.work, 'work'))} || ${f.stageFail}`);
+  run.push(`cd ${q(posix.join(f.work, 'work'))} || ${f.stageFail}`);
+  for (const [k, v] of Object.entries(commandEnv(t, attempt))) run.push(`export ${k}=${q(v)}`);
   const launch = commandLaunch(t, commandArgs(t, attempt));
-  lines.push(...commandShellSetup(launch, q, (fix) => `{ echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(t.program)}: ${fix}`)} "on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`));
+  run.push(...commandShellSetup(launch, q, (fix) => `{ echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(t.program)}: ${fix}`)} "on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`));
   const first = launch.argv[0] as string;
-  lines.push(`command -v ${q(first)} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(first)}: not found`)} "on PATH ($PATH) in $(pwd) on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`);
+  run.push(`command -v ${q(first)} >/dev/null 2>&1 || { echo ${q(`${NOT_FOUND_MARK} ${JSON.stringify(first)}: not found`)} "on PATH ($PATH) in $(pwd) on Ray node $(hostname)" >&2; exit ${NOT_FOUND_EXIT}; }`);
   // Not exec: the output is uploaded after the program exits. Ray's stop signals the whole process tree.
-  lines.push(`${launch.argv.map(q).join(' ')}`, 'code=$?');
-  lines.push(`if [ "$code" -eq 0 ]; then "$py" "$pkg/${S3_TRANSFER_FILE}" put ${q(out)} ${q(store.bucket)} ${q(store.attemptPrefix)} || { echo ${q(`${TRANSFER_FAILED_MARK} cannot upload the output of step "${step}" to s3://${store.bucket}/${store.attemptPrefix}`)} >&2; ${stageFail}; }; "$py" "$pkg/${S3_TRANSFER_FILE}" report ${q(farResult)}; fi`);
-  lines.push('exit "$code"');
-  return { command: `${lines.join('\n')}\n`, resultPath, program: t.program, workingDir, envVars: store.credentials, resultFromLogs: true };
+  run.push(`${launch.argv.map(q).join(' ')}`, 'code=$?');
+  const files = sources.map((s) => ({ name: `sources/${s.rel}`, data: s.bytes, mode: s.mode }));
+  return stagedEntrypoint(job, ctx, f, { files, setup, run, resultName: 'result.json', reportAlways: false, program: t.program });
 };

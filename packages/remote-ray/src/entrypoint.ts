@@ -4,7 +4,7 @@
  * A `path` / `apply` step runs through Cairn's worker entry, as the process executor runs it —
  * `node <runner>/dist/worker-entry.js --task <attemptDir>/task.msgpack --result <attemptDir>/result.msgpack` —
  * with its stdout/stderr appended to the attempt's log files, on a filesystem the Ray nodes share
- * with the runner. Before it starts, the entrypoint checks that `node` and the worker entry are
+ * with the runner (without one: worker-staged.ts). Before it starts, the entrypoint checks that `node` and the worker entry are
  * there, and says so on stderr (Ray's job log) with exit code 127 when they are not.
  *
  * A command step (a program: `task.ref.module === COMMAND_MODULE`) runs with a POSIX shell and
@@ -16,11 +16,12 @@ import { join } from 'node:path';
 import { CairnError, COMMAND_MODULE, encodeTask, type StepKind } from '@cairn/core';
 import { commandStep } from './command-entrypoint.js';
 import { stagedCommandStep } from './command-staged.js';
+import { stagedWorkerStep } from './worker-staged.js';
 import type { RayStoreCredentials } from './object-store.js';
 import type { ZipEntry } from './zip.js';
 import { shQuote } from './quote.js';
 import { prepareSecrets } from './secrets.js';
-import { workerEntryPath, type JobRequest } from './runner-api.js';
+import { workerEntryPath, type Bundler, type JobRequest } from './runner-api.js';
 
 export { shQuote } from './quote.js';
 
@@ -60,6 +61,8 @@ export interface EntrypointContext {
   readonly nodeTempDir: string;
   /** Uploads a working_dir package (unless the cluster has it) and resolves with its URI; without `sharedFs`. */
   readonly deliver?: ((name: string, files: readonly ZipEntry[]) => Promise<string>) | undefined;
+  /** Bundles a step's module and the worker entry for the nodes; without `sharedFs`. */
+  readonly bundler?: Bundler | undefined;
 }
 
 /** Builds (and prepares the files of) one step kind's entrypoint. */
@@ -67,9 +70,6 @@ export type EntrypointBuilder = (job: JobRequest, ctx: EntrypointContext) => Pro
 
 /** A step run by Cairn's worker entry (`path` and `apply` steps). */
 const workerStep: EntrypointBuilder = async (job, ctx) => {
-  if (!ctx.sharedFs) {
-    throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}": the Ray executor runs ${job.task.kind} steps through Cairn's worker, which reads its task and writes its output on a filesystem the Ray nodes share with the runner; this executor has sharedFs: false (without it, only command steps run on Ray, their files moved through an S3 store). Share the store's directory (or the S3 store's localRoot) with the nodes and set sharedFs: true.`, { step: job.spec.name });
-  }
   const entry = ctx.workerEntry ?? workerEntryPath();
   const node = ctx.nodePath;
   await mkdir(job.attemptDir, { recursive: true });
@@ -101,6 +101,8 @@ export const ENTRYPOINTS: Partial<Record<StepKind | 'command', EntrypointBuilder
 
 /** Without `sharedFs`: the kinds whose files move with the job and through the store. */
 export const STAGED_ENTRYPOINTS: Partial<Record<StepKind | 'command', EntrypointBuilder>> = {
+  path: stagedWorkerStep,
+  apply: stagedWorkerStep,
   command: stagedCommandStep,
 };
 

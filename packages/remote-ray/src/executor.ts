@@ -21,6 +21,7 @@ import { statusOf, type JobFacts } from './status.js';
 import { collectFromLogs, withoutResultLine } from './ray-log-result.js';
 import { zipStored, type ZipEntry } from './zip.js';
 import { createPoller } from './poller.js';
+import { Bundler } from './runner-api.js';
 import { generation, generationsOf, submissionId } from './submission-id.js';
 import { SECRETS_FILE, tailLogs, type Executor, type ExecutorCapabilities, type ExecutorFactory, type ExecutorHost, type JobHandle, type JobRequest, type JobState, type JobStatus } from './runner-api.js';
 
@@ -72,6 +73,8 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
   const stats = { submissions: 0, statusQueries: 0, stops: 0, packageUploads: 0 };
   /** working_dir packages the cluster holds, by name: when this executor last saw (or put) each. */
   const packages = new Map<string, number>();
+  /** The code of worker steps off the shared filesystem (esbuild is loaded on first use). */
+  const bundler = new Bundler(() => import('esbuild'));
   const capabilities: ExecutorCapabilities = {
     remote: true,
     sharedFs: o.sharedFs,
@@ -245,7 +248,7 @@ export function createRayExecutor(options: RayExecutorOptions = {}): RayExecutor
       if (!o.sharedFs && given?.working_dir !== undefined) {
         throw new CairnError('CAIRN_CONFIG', `Step "${step}": runtimeEnv.workingDir (${String(given.working_dir)}) cannot be used without a shared filesystem: the job's working_dir is the package Cairn delivers its sources in. Declare the files the program needs as its sources instead.`, { step });
       }
-      const entry = await buildEntrypoint(job, { nodePath: o.nodePath, workerEntry: o.workerEntry, sharedFs: o.sharedFs, storeCredentials: o.storeCredentials, nodeTempDir: o.nodeTempDir, deliver });
+      const entry = await buildEntrypoint(job, { nodePath: o.nodePath, workerEntry: o.workerEntry, sharedFs: o.sharedFs, storeCredentials: o.storeCredentials, nodeTempDir: o.nodeTempDir, deliver, bundler });
       const runtimeEnv = withDelivered(given, entry.workingDir, entry.envVars);
       const base = submissionId(o.submissionPrefix, job.jobKey);
       const metadata = { 'cairn.step': step, 'cairn.job': job.jobKey, 'cairn.path': job.finalPath, 'cairn.output': job.outputPath, 'cairn.runner': hostname() };

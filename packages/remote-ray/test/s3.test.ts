@@ -1,5 +1,5 @@
 /**
- * Command steps on a Ray cluster that does not share the runner's filesystem, with an S3 store on a
+ * Command and apply steps on a Ray cluster that does not share the runner's filesystem, with an S3 store on a
  * real Ceph RADOS Gateway (tools/testenv/rgw.ts). The cluster (one head, tools/testenv/ray.ts with
  * `hide`) runs in its own mount namespace with an empty tmpfs over this test's directory, where the
  * runner keeps the project's sources and the store's staging directories: no job can read or write
@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { missingRay, startRay, type RayCluster } from '../../../tools/testenv/ray.js';
 import { rgwOrSkip, startRgw, type RgwInstance } from '../../../tools/testenv/rgw.js';
 import { createRayExecutor, type RayExecutor } from '../src/index.js';
-import { gpuEnv } from './fixtures/steps.mjs';
+import { boom, countWords } from './fixtures/steps.mjs';
 
 const missing = missingRay();
 if (missing && process.env.CI) throw new Error(`Ray is required in CI: ${missing}`);
@@ -59,8 +59,12 @@ with open(os.environ["CAIRN_RESULT"], "w") as f:
 print("counted", words)
 `;
 
+function makeStep() {
+  return command({ name: 'make', version: 'v1', program: 'python3', args: ['make.py', OUT], sources: ['make.py'], dir: project, executor: 'ray' });
+}
+
 function pipeline() {
-  const make = command({ name: 'make', version: 'v1', program: 'python3', args: ['make.py', OUT], sources: ['make.py'], dir: project, executor: 'ray' });
+  const make = makeStep();
   return command({
     name: 'count',
     version: 'v1',
@@ -159,15 +163,38 @@ describe.skipIf(missing !== undefined || !haveRgw)('command steps on a Ray clust
     await expect(runner(prefix, executor).run([step])).rejects.toThrow(/the Ray node cannot upload the output of step "nocreds" to s3:\/\/[\s\S]*AWS_ACCESS_KEY_ID is not set on this Ray node[\s\S]*storeCredentials: 'runtime-env'/);
   }, 120_000);
 
-  test.concurrent('refused before anything is submitted: a step run by Node (no way yet to bring its code), a runtimeEnv.workingDir', async () => {
+  test.concurrent("an apply step runs there too: its module and Cairn's worker bundled into the package, its dependency read from the bucket, its output committed; a rerun is cached; a throw fails the step with its message", async () => {
+    const prefix = `s3://${rgw.bucket}/ray-apply-${Date.now()}`;
+    const count = () => apply({ name: 'count-words', fn: countWords, version: 'v1', executor: 'ray', inputs: { data: makeStep(), out: OUT } });
+    const first = ray();
+    const r1 = runner(prefix, first);
+    const [loaded] = await r1.load([count()]);
+    const value = loaded?.value as { words: number; data: string; module: string };
+    expect(value.words).toBe(5);
+    // The dependency came from the bucket into the job's work directory; the code is the bundle delivered with the job.
+    expect(value.data).toMatch(/^\/tmp\/cairn-.+\/deps\/0$/);
+    expect(value.module).toMatch(/^file:\/\/\/tmp\/cairn-.+\/code\/step\.mjs$/);
+    expect(first.stats.submissions).toBe(2);
+    const store = r1.store as S3Store;
+    const path = count().lower().outputPath(prefix);
+    const { bucket, key } = store.s3.locate(path);
+    const { prefix: objects } = await store.s3.committedObjects(path);
+    expect((await store.s3.objects.get(bucket, `${key}/${objects}count.txt`))?.body.toString()).toBe('5');
+
+    const second = ray();
+    expect((await runner(prefix, second).run([count()])).counts).toEqual({ cached: 1 });
+    expect(second.stats.submissions).toBe(0);
+
+    const fails = apply({ name: 'boom', fn: boom, version: 'v1', executor: 'ray', retries: 0, inputs: {} });
+    await expect(runner(prefix, ray()).run([fails])).rejects.toThrow(/the apply step blew up/);
+  }, 180_000);
+
+  test.concurrent('refused before anything is submitted: a runtimeEnv.workingDir', async () => {
     const prefix = `s3://${rgw.bucket}/ray-refused-${Date.now()}`;
-    const executor = ray();
-    const node = apply({ name: 'node', fn: gpuEnv, version: 'v1', executor: 'ray', retries: 0, inputs: {} });
-    await expect(runner(prefix, executor).run([node])).rejects.toThrow(/runs apply steps through Cairn's worker[\s\S]*sharedFs: false \(without it, only command steps run on Ray/);
     const wd = createRayExecutor({ address: cluster.address, sharedFs: false, storeCredentials: 'runtime-env', runtimeEnv: { workingDir: 's3://b/src.zip' } });
     const step = command({ name: 'wd', version: 'v1', program: 'true', executor: 'ray', retries: 0 });
     await expect(runner(prefix, wd).run([step])).rejects.toThrow(/runtimeEnv\.workingDir \(s3:\/\/b\/src\.zip\) cannot be used without a shared filesystem/);
-    expect(executor.stats.submissions + wd.stats.submissions).toBe(0);
+    expect(wd.stats.submissions).toBe(0);
   }, 60_000);
 
   test.concurrent("a job stopped on the node (the step's timeout) removes its work directory there and uploads nothing", async () => {

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { packageName } from '../src/command-staged.js';
+import { packageName } from '../src/staged-job.js';
 import { RESULT_MARK } from '../src/far/s3-transfer-py.js';
 import { resolveOptions } from '../src/options.js';
 import { splitResult } from '../src/ray-log-result.js';

@@ -99,10 +99,10 @@ describe('options', () => {
 });
 
 describe('entrypoints', () => {
-  test('a worker step on a cluster without a shared filesystem is refused, saying what to share', async () => {
+  test('a worker step on a cluster without a shared filesystem, with a filesystem store, is refused, saying what to use', async () => {
     const { jobFor, tempRoot } = await import('../../../tools/testenv/grid-jobs.js');
     const { buildEntrypoint } = await import('../src/entrypoint.js');
     const job = jobFor(tempRoot('cairn-ray-unit-'), 'ok');
-    await expect(buildEntrypoint(job, { nodePath: 'node', workerEntry: undefined, sharedFs: false, storeCredentials: 'node', nodeTempDir: '/tmp' })).rejects.toThrow(/sharedFs: false.*set sharedFs: true/);
+    await expect(buildEntrypoint(job, { nodePath: 'node', workerEntry: undefined, sharedFs: false, storeCredentials: 'node', nodeTempDir: '/tmp' })).rejects.toThrow(/sharedFs: false.*this step's store is on a filesystem\. Use an s3:\/\/ prefix, or share the store's directory with the Ray nodes and set sharedFs: true/);
   });
 });

@@ -1,82 +1,18 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { isAbsolute } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { randomBytes } from 'node:crypto';
 import { CairnError } from '@cairn/core';
+import { Bundler, type CodeBundle as BaseBundle } from '@cairn/runner/executor';
 import type { HostConnection } from './connection.js';
 import { shScript } from './quote.js';
 import { CODE_CHECK_SCRIPT } from './remote-script.js';
 import { promisify } from './sftp.js';
 
-/** One self-contained ES module: what gets uploaded. */
-export interface CodeBundle {
-  /** 16 hex digits of the SHA-256 of `bytes`: names the remote directory. */
-  readonly hash: string;
-  /** The whole SHA-256 of `bytes` (hex): what the remote side checks before it runs the file. */
-  readonly sha256: string;
-  /** File name inside the directory (`step.mjs`, `worker-entry.mjs`). */
-  readonly fileName: string;
-  /** The bundled code. */
-  readonly bytes: Uint8Array;
+/** One self-contained ES module (the runner kit's bundle): what gets uploaded. */
+export interface CodeBundle extends BaseBundle {
   /** Directory under the work dir it goes to: `code` for bundles, `sources` for a command step's staged sources. @default 'code' */
   readonly area?: 'code' | 'sources';
 }
 
-// ESM output has no `require`, `__filename` or `__dirname`; bundled CommonJS dependencies need them.
-const BANNER = [
-  "import { createRequire as __cairnCreateRequire } from 'node:module';",
-  "import { fileURLToPath as __cairnFileURLToPath } from 'node:url';",
-  "import { dirname as __cairnDirname } from 'node:path';",
-  'const require = __cairnCreateRequire(import.meta.url);',
-  'const __filename = __cairnFileURLToPath(import.meta.url);',
-  'const __dirname = __cairnDirname(__filename);',
-].join('\n');
-
-/**
- * Bundles modules with esbuild (bundle, platform node, ESM, node20) into one file each,
- * cached per module for the executor's lifetime. Native addons (`*.node`) stay external:
- * packages that load them optionally (msgpackr, @cairn/native) fall back to JavaScript.
- */
-export class Bundler {
-  readonly #cache = new Map<string, Promise<CodeBundle>>();
-
-  /** Bundles `module` (a `file://` URL, an absolute path or a bare package specifier). */
-  bundle(module: string, fileName: string): Promise<CodeBundle> {
-    const key = `${module}\0${fileName}`;
-    let p = this.#cache.get(key);
-    if (!p) {
-      p = this.#build(module, fileName);
-      this.#cache.set(key, p);
-      p.catch(() => this.#cache.delete(key));
-    }
-    return p;
-  }
-
-  async #build(module: string, fileName: string): Promise<CodeBundle> {
-    const esbuild = await import('esbuild');
-    const path = module.startsWith('file://') ? fileURLToPath(module) : module;
-    const entry = isAbsolute(path) ? { entryPoints: [path] } : { stdin: { contents: `export * from ${JSON.stringify(path)};`, resolveDir: process.cwd(), loader: 'js' as const } };
-    let result;
-    try {
-      result = await esbuild.build({
-        ...entry,
-        bundle: true,
-        platform: 'node',
-        format: 'esm',
-        target: 'node20',
-        write: false,
-        banner: { js: BANNER },
-        external: ['*.node', 'msgpackr-extract', 'cpu-features'],
-        logLevel: 'silent',
-        legalComments: 'none',
-      });
-    } catch (cause) {
-      throw new CairnError('CAIRN_FN_REF', `Cannot bundle ${module} for remote execution: ${(cause as Error).message.split('\n')[0]}. Check it imports only installed packages.`, { cause });
-    }
-    const bytes = result.outputFiles[0]?.contents ?? new Uint8Array();
-    const sha256 = createHash('sha256').update(bytes).digest('hex');
-    return { hash: sha256.slice(0, 16), sha256, fileName, bytes };
-  }
-}
+export { Bundler };
 
 /** Remote path of a bundle under a work dir. */
 export function bundlePath(workDir: string, b: CodeBundle): string {

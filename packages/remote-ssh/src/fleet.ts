@@ -37,7 +37,7 @@ export class Fleet implements FleetModel {
   readonly name: string;
   readonly opts: FleetOptions;
   readonly hosts: HostState[];
-  readonly bundler = new Bundler();
+  readonly bundler = new Bundler(() => import('esbuild'));
   readonly uploader = new CodeUploader();
   /** Every job not yet ended, by job id. */
   readonly jobs = new Map<string, Job>();

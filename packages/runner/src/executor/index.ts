@@ -7,6 +7,8 @@ export { decodeResult, encodeResult, failure, rebuildError } from '../worker/res
 export { lineLogger } from '../worker/run-task.js';
 export { tailLogs } from '../executors/common.js';
 export { workerEntryPath } from '../worker/paths.js';
+// Code for a node without the runner's files: the step's module and the worker entry, bundled.
+export { Bundler } from './bundler.js';
 // A far-side worker measures its own process tree when its wrapper sets these (worker/self-usage.ts).
 export { USAGE_FILE_ENV, USAGE_SAMPLE_ENV } from '../worker/self-usage.js';
 export { parseUsage, usageFile, USAGE_FILE } from '../executors/usage.js';
@@ -36,6 +38,7 @@ export type {
   JobStatus,
   TerminalState,
 } from './contract.js';
+export type { CodeBundle, EsbuildApi } from './bundler.js';
 export type { StagedAttempt, StepStoreAccess } from '../store/store.js';
 export type { AttemptUsage } from '../executors/usage.js';
 export type { JobRecord } from '../store/records.js';
