@@ -353,10 +353,20 @@ export class StepRunner {
     };
   }
 
-  /** The journal of run `runId`: one that cannot be written is given up with one warning (the run goes on). */
+  /**
+   * The journal of run `runId`: one that cannot be written is given up with one warning (the run
+   * goes on). A store the runner may not write (read-only mount, another user's directory) is a
+   * store served read-only: built outputs are read and nothing else of the run is written either,
+   * so its journal is given up with an info line, not a warning.
+   */
   #journal(browse: NonNullable<Store['browse']>, prefix: string, runId: string, logger: RunnerLogger): RunJournal {
     const journal = new RunJournal(browse, prefix, runId, (err) => {
       const message = err instanceof Error ? err.message : String(err);
+      const code = (err as NodeJS.ErrnoException | undefined)?.code;
+      if (code === 'EROFS' || code === 'EACCES' || code === 'EPERM') {
+        logger.info(`The store is not writable here (${code}): run ${runId} keeps no journal in it.`);
+        return;
+      }
       logger.warn(`The run journal ${journal.file} could not be written (${message}); the run goes on, but cairn ui and cairn report will not show it whole. Make the store's .cairn/runs writable, or pass journal: false.`);
     });
     return journal;
