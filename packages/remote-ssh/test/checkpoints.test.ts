@@ -19,8 +19,8 @@ const quiet = { info() {}, warn() {}, error() {} };
 
 /**
  * Checkpoints 1..5 (one file each, `last` the newest), resuming after `last`; the first attempt
- * exits 7 after checkpoint 3. Its result: where it started, its attempt, and whether the three
- * ways of naming the directory agree.
+ * exits 7 after checkpoint 3 (and 2 when the three ways of naming the directory disagree). Its
+ * result: where it started, its attempt and the directory.
  */
 const TRAIN = [
   'd="$CAIRN_CHECKPOINT_DIR"',
@@ -32,7 +32,7 @@ const TRAIN = [
   '  if [ "$i" -eq 3 ] && [ "$CAIRN_ATTEMPT" = 1 ]; then echo "failing after checkpoint 3" >&2; exit 7; fi',
   '  i=$((i + 1))',
   'done',
-  'printf \'{"result": {"start": %s, "attempt": %s}}\' "$start" "$CAIRN_ATTEMPT" > "$CAIRN_RESULT"',
+  'printf \'{"result": {"start": %s, "attempt": %s, "dir": "%s"}}\' "$start" "$CAIRN_ATTEMPT" "$d" > "$CAIRN_RESULT"',
 ].join('\n');
 
 describe.runIf(run)('checkpoints of command steps on the SSH executor', () => {
@@ -64,7 +64,10 @@ describe.runIf(run)('checkpoints of command steps on the SSH executor', () => {
     try {
       const runner = new StepRunner({ prefix, executors: [e], defaultExecutor: 'ssh', logger: quiet });
       const [loaded] = await runner.load([train(`train-${sharedFs ? 'shared' : 'staged'}`)], { handleSigint: false });
-      expect(loaded.value).toEqual({ start: 3, attempt: 2 });
+      const { dir, ...rest } = loaded.value as { start: number; attempt: number; dir: string };
+      expect(rest).toEqual({ start: 3, attempt: 2 });
+      // Shared: the store's own directory; staged: the host's copy in the job dir.
+      expect(dir.startsWith(prefix)).toBe(sharedFs);
     } finally {
       if (umask !== undefined) process.umask(umask);
     }
