@@ -9,7 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readdir } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CairnError, encodeTask, type TaskPayload } from '@cairn/core';
@@ -248,7 +248,8 @@ async function remoteCheckpoints(f: Fleet, j: Job, h: HostState, task: TaskPaylo
   if (local === undefined || f.opts.sharedFs) return local;
   const remote = `${jobDir}/checkpoints`;
   await mkdir(local, { recursive: true });
-  await uploadDir(h.conn, local, remote);
+  // An empty one costs a command step no exec: its task.sh makes the directory (command.ts).
+  if (j.info.command === undefined || (await readdir(local)).length > 0) await uploadDir(h.conn, local, remote);
   j.info.checkpoints = { local, remote };
   return remote;
 }
