@@ -56,11 +56,27 @@ const SIGTERM_EXIT = 143;
  * Prepares a command step's launch: its template resolved with the host's paths (`outputPath`,
  * `depPaths`), its sources read (and checked against the hashes in its identity) and `task.sh`.
  */
-export async function prepareCommand(task: TaskPayload, host: { workDir: string; jobDir: string; outputPath: string; depPaths: Readonly<Record<string, string>>; gpuIndices: readonly number[] }): Promise<CommandLaunch> {
+export async function prepareCommand(task: TaskPayload, host: CommandHostPaths): Promise<CommandLaunch> {
   const step = task.name;
   // Secrets in its env reach the program from the secrets file the wrapper sources (launch.ts), never from task.sh.
   const t = readTemplate(step, stripSecretEnv(resolveTemplate(task.inputs, task.depKeys, host.outputPath, host.depPaths, step)));
   return { sources: await readSources(step, t), script: taskScript(task, t, host) };
+}
+
+/** What a command step's task sees on its host. */
+export interface CommandHostPaths {
+  /** The host's work dir (sources are staged under it). */
+  readonly workDir: string;
+  /** The job dir. */
+  readonly jobDir: string;
+  /** Where the program writes its output. */
+  readonly outputPath: string;
+  /** Each dependency's output, by key. */
+  readonly depPaths: Readonly<Record<string, string>>;
+  /** GPU slots assigned to this attempt. */
+  readonly gpuIndices: readonly number[];
+  /** The step's checkpoint directory as the host sees it (`$CAIRN_CHECKPOINT_DIR`, `CHECKPOINT_DIR`); absent when the store keeps none. */
+  readonly checkpointDir?: string | undefined;
 }
 
 /** Checks and reads each declared source (`CAIRN_COMMAND_SOURCE` when one is missing or changed). */
@@ -83,9 +99,9 @@ function executable(t: CommandTemplate, rel: string): boolean {
 }
 
 /** The task script (`task.sh`), run by the wrapper in the job dir. Every value in it is quoted. */
-function taskScript(task: TaskPayload, t: CommandTemplate, host: { workDir: string; jobDir: string; outputPath: string; depPaths: Readonly<Record<string, string>>; gpuIndices: readonly number[] }): string {
+function taskScript(task: TaskPayload, t: CommandTemplate, host: CommandHostPaths): string {
   const step = task.name;
-  const ctx = { attempt: task.attempt };
+  const ctx = { attempt: task.attempt, checkpointDir: host.checkpointDir, step };
   const q = shQuote;
   const fail = `exit ${STAGE_FAILED_EXIT}`;
   // The launch made `work` (and the output dir); only a relaunch in this dir finds a used one.
@@ -109,15 +125,17 @@ function taskScript(task: TaskPayload, t: CommandTemplate, host: { workDir: stri
     sources: t.sources,
     gpuIndices: host.gpuIndices,
     resultPath: `${host.jobDir}/result.json`,
+    ...(host.checkpointDir === undefined ? {} : { checkpointDir: host.checkpointDir }),
   };
   lines.push(`printf '%s' ${q(JSON.stringify(context))} > context.json || ${fail}`);
   if (host.outputPath.startsWith('/')) lines.push(`[ -d ${q(host.outputPath)} ] || mkdir -p -- ${q(host.outputPath)} || ${fail}`);
+  if (host.checkpointDir !== undefined) lines.push(`[ -d ${q(host.checkpointDir)} ] || mkdir -p -- ${q(host.checkpointDir)} || ${fail}`);
   lines.push(`cd work || ${fail}`);
   for (const [k, v] of Object.entries(t.env)) {
     if (!ENV_NAME.test(k)) throw new CairnError('CAIRN_INVALID_SPEC', `Step "${step}": environment variable name ${JSON.stringify(k)} cannot be set by a POSIX shell on an SSH host; use letters, digits and _ (not first a digit).`, { step });
     lines.push(`export ${k}=${q(resolveValue(v, ctx))}`);
   }
-  const env = { CAIRN_CONTEXT: `${host.jobDir}/context.json`, CAIRN_RESULT: context.resultPath, CAIRN_OUTPUT: host.outputPath, CAIRN_STEP: step, CAIRN_ATTEMPT: String(task.attempt) };
+  const env = { CAIRN_CONTEXT: `${host.jobDir}/context.json`, CAIRN_RESULT: context.resultPath, CAIRN_OUTPUT: host.outputPath, CAIRN_STEP: step, CAIRN_ATTEMPT: String(task.attempt), ...(host.checkpointDir === undefined ? {} : { CAIRN_CHECKPOINT_DIR: host.checkpointDir }) };
   for (const [k, v] of Object.entries(env)) lines.push(`export ${k}=${q(v)}`);
   // The step's venv, conda prefix or wrapper (the runner's rule, context-file.ts).
   const launch = commandLaunch(t, argv);

@@ -1,6 +1,6 @@
 /**
  * Collecting a job that ended on its host: its logs (appended to the local log files), its result
- * and, unless `sharedFs`, its outputs staged back, in parallel; then the job ends as succeeded,
+ * and, unless `sharedFs`, its outputs (on success) and checkpoints (whatever the end) staged back, in parallel; then the job ends as succeeded,
  * cancelled, or failed with the step's own error or one naming the exit code and the last of
  * its stderr. A worker's `done` message carries logs, result and output listing (`Inline`).
  * A command step's result is the JSON its program wrote (see command.ts).
@@ -40,22 +40,30 @@ export async function finish(f: Fleet, j: Job, h: HostState, code: number, inlin
     // What the status checks already streamed to the local files is not appended again.
     await j.logs.writing;
     const { stdout: outAt, stderr: errAt } = j.logs;
-    // Logs, result and outputs in parallel: one round trip's latency, not three.
+    // A staged checkpoint directory comes back whatever the end (a failed or preempted attempt's
+    // checkpoints are what the retry resumes from). Losing them costs progress, not the step: warned.
+    const cp = j.info.checkpoints;
+    const copyCheckpoints = async () => {
+      if (cp === undefined) return;
+      await downloadDir(h.conn, cp.remote, cp.local).catch((err: unknown) => f.logger.warn(`[${f.name}] SSH host "${h.options.name}": the checkpoints of step "${j.info.step}" could not be copied back from ${cp.remote} (${(err as Error).message}); a retry resumes from the ones copied before.`));
+    };
+    // Logs, result, outputs and checkpoints in parallel: one round trip's latency, not four.
     const [, bytes, staged] = await Promise.all([
       inline?.stdout && inline.stderr ? appendLogs(j, inline.stdout.subarray(outAt), inline.stderr.subarray(errAt), true) : copyLogs(j, h, outAt, errAt),
       inline ? inline.result : readResult(),
       staging ? downloadDir(h.conn, j.info.remoteOutputPath as string, j.info.outputPath, inline?.out).then(() => true) : Promise.resolve(false),
       copyUsage(),
+      copyCheckpoints(),
     ]);
     if (command) {
       const ended = j.cancelRequested && code !== 0 ? { state: 'cancelled' as const, exitCode: code } : await commandOutcome(j, h, code, bytes ? Buffer.from(bytes).toString('utf8') : null, (m) => f.logger.info(m));
-      if (staged && ended.state === 'succeeded') removeLater(h, [`${jobDir}/out`, `${jobDir}/deps`]);
+      if (staged && ended.state === 'succeeded') removeLater(h, [`${jobDir}/out`, `${jobDir}/deps`, ...(cp ? [cp.remote] : [])]);
       f.end(j, ended);
       return;
     }
     const result = bytes ? decodeResult(bytes) : null;
     if (code === 0 && result?.ok) {
-      if (staged) removeLater(h, [`${jobDir}/out`, `${jobDir}/deps`]);
+      if (staged) removeLater(h, [`${jobDir}/out`, `${jobDir}/deps`, ...(cp ? [cp.remote] : [])]);
       f.end(j, { state: 'succeeded', result: result.result, exitCode: 0 });
       return;
     }

@@ -9,6 +9,7 @@
  */
 import { createHash } from 'node:crypto';
 import { existsSync, statSync } from 'node:fs';
+import { mkdir, readdir } from 'node:fs/promises';
 import { isAbsolute } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CairnError, encodeTask, type TaskPayload } from '@cairn/core';
@@ -125,7 +126,8 @@ async function commandLaunch(f: Fleet, j: Job, h: HostState): Promise<DetachedLa
   // Dependencies on an object store are fetched here and uploaded like local ones: the host needs no credentials.
   const task = { ...req.task, depPaths: await fetchJobDeps(req.task.depPaths, req.storeAccess) };
   const { outputPath, depPaths } = await remotePaths(f, j, h, task, jobDir);
-  const { sources, script } = await prepareCommand(task, { workDir: h.workDir, jobDir, outputPath, depPaths, gpuIndices: j.info.gpuIndices });
+  const checkpointDir = await remoteCheckpoints(f, j, h, task, jobDir);
+  const { sources, script } = await prepareCommand(task, { workDir: h.workDir, jobDir, outputPath, depPaths, gpuIndices: j.info.gpuIndices, checkpointDir });
   const verify = sources.flatMap((b) => [bundlePath(h.workDir, b), b.sha256]);
   const outDir = outputPath.startsWith('/') ? outputPath : '';
   const args = [jobDir, COMMAND_WRAPPER_SCRIPT, quickWait(f), outDir, ...verify, '--', '-', '-', ...wrapperTail(f, j)];
@@ -234,10 +236,31 @@ async function remotePaths(f: Fleet, j: Job, h: HostState, task: TaskPayload, jo
   return { outputPath, depPaths };
 }
 
-/** The task as the host sees it: the uploaded bundle, remote output and dependency paths, assigned GPUs. */
+/**
+ * The step's checkpoint directory as the host sees it (undefined when the store keeps none).
+ * Reading `task.checkpointDir` opens the runner's (on the store, lease-fenced). With `sharedFs`
+ * the host writes that very directory. Otherwise `<jobDir>/checkpoints` is filled from it before
+ * the program starts (uploaded and verified as dependencies are) and copied back into it when the
+ * attempt ends, whatever its end (finish.ts): the store keeps (or syncs, S3) the runner's copy.
+ */
+async function remoteCheckpoints(f: Fleet, j: Job, h: HostState, task: TaskPayload, jobDir: string): Promise<string | undefined> {
+  const local = task.checkpointDir;
+  if (local === undefined || f.opts.sharedFs) return local;
+  const remote = `${jobDir}/checkpoints`;
+  await mkdir(local, { recursive: true });
+  // An empty one costs a command step no exec: its task.sh makes the directory (command.ts).
+  if (j.info.command === undefined || (await readdir(local)).length > 0) await uploadDir(h.conn, local, remote);
+  j.info.checkpoints = { local, remote };
+  return remote;
+}
+
+/** The task as the host sees it: the uploaded bundle, remote output, dependency and checkpoint paths, assigned GPUs. */
 async function remoteTask(f: Fleet, j: Job, h: HostState, task: TaskPayload, jobDir: string, stepPath: string): Promise<TaskPayload> {
   const resources = { ...task.resources, gpuIndices: j.info.gpuIndices };
   const ref = { module: pathToFileURL(stepPath).href, export: task.ref.export };
   const { outputPath, depPaths } = await remotePaths(f, j, h, task, jobDir);
-  return f.opts.sharedFs ? { ...task, ref, resources } : { ...task, ref, outputPath, depPaths, resources };
+  const checkpointDir = await remoteCheckpoints(f, j, h, task, jobDir);
+  // The spread copies the runner's checkpointDir (a getter) as a plain value; a staged host's replaces it.
+  const base = f.opts.sharedFs ? { ...task, ref, resources } : { ...task, ref, outputPath, depPaths, resources };
+  return checkpointDir === undefined ? base : { ...base, checkpointDir };
 }

@@ -128,6 +128,13 @@ export interface SshJobInfo {
   outputPath: string;
   /** Remote output path. */
   remoteOutputPath?: string;
+  /**
+   * The step's checkpoint directory when it is staged (not `sharedFs`): `local` is the runner's
+   * (filled into `remote`, `<jobDir>/checkpoints`, before the program starts; copied back when the
+   * attempt ends). Absent with `sharedFs` (the host writes the runner's directory itself) or when
+   * the store keeps none.
+   */
+  checkpoints?: { local: string; remote: string };
   /** Local log files. */
   logPaths: { stdout: string; stderr: string };
   /** For a command step (run by a POSIX shell, no Node on the host): its program and the exit codes that mean it was preempted. Absent for steps run by Node. */

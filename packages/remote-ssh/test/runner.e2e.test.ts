@@ -47,6 +47,26 @@ describe.runIf(run)('StepRunner with the SSH executor (end to end)', () => {
     expect(Object.keys(again.counts)).toEqual(['cached']);
   });
 
+  it.each([
+    ['staged on the host and copied back', false],
+    ['in place on a shared filesystem', true],
+  ])('a function step\'s failed attempt resumes from ctx.checkpointDir: %s', async (_label, sharedFs) => {
+    const prefix = scratch();
+    const step = new StepSpec({ name: `resumer-${String(sharedFs)}`, executor: 'ssh', ref: { module: FIXTURES, export: 'resumer' }, retries: 1 });
+    const executor = createSshExecutor({ hosts: [hostOf(a, 'a')], pollIntervalMs: 50, sharedFs });
+    // The login user is not the runner's (root): the "shared" store must be writable by both.
+    const umask = sharedFs ? process.umask(0) : undefined;
+    try {
+      const [loaded] = await new StepRunner({ prefix, executors: [executor], logger: { info() {}, warn() {}, error() {} } }).load([step], { handleSigint: false });
+      const { dir, ...rest } = loaded.value as { start: number; attempt: number; dir: string };
+      expect(rest).toEqual({ start: 3, attempt: 2 });
+      // Shared: the store's own directory; staged: the host's copy in the job dir.
+      expect(dir.startsWith(prefix)).toBe(sharedFs);
+    } finally {
+      if (umask !== undefined) process.umask(umask);
+    }
+  }, 60_000);
+
   it('ctx.resolved loads a typed dependency on the SSH host, with the kind of the re-imported module', async () => {
     const prefix = scratch();
     const { summary } = await import('./fixtures/artifact-steps.mjs');
