@@ -37,72 +37,61 @@ describe.skipIf(skipSlurm)('preemption on Slurm', () => {
   const bed = useSlurmCluster({ rest: false, preemption: true, cpus: 4 });
   const root = bed.root;
 
-  test('a job Slurm preempts is retried from preemptionRetries (not retries) and resumes from its checkpoints', async () => {
-    const project = join(root, 'project');
+  /**
+   * A train step (TRAIN) on the cluster, started; resolves once it wrote its second checkpoint,
+   * with the run still going, the step's output path and its progress file.
+   */
+  async function trainUntilCheckpoint2(tag: string, slurm: Record<string, unknown> = {}) {
+    const project = join(root, `project${tag}`);
     mkdirSync(project, { recursive: true });
     writeFileSync(join(project, 'train.sh'), TRAIN);
-    const progress = join(root, 'progress');
+    const progress = join(root, `progress${tag}`);
     const step = command({ name: 'train', version: 'v1', program: 'sh', args: ['train.sh', OUT], sources: ['train.sh'], dir: project, env: { PROGRESS: progress }, executor: 'slurm', resources: { cpu: 1 } });
-    const prefix = join(root, 'store');
+    const prefix = join(root, `store${tag}`);
     const path = lower(step).outputPath(prefix);
     const checkpoint = (n: number) => {
       const rootDir = localLayout.checkpointRoot(path);
       return existsSync(rootDir) && readdirSync(rootDir).some((g) => existsSync(join(rootDir, g, `ckpt-${n}`)));
     };
-    const runner = new StepRunner({ prefix, executors: [createSlurmExecutor({ env: bed.cluster.env, nodePath: '/nonexistent/node' })], preemptionBackoffMs: 100 });
+    const runner = new StepRunner({ prefix, executors: [createSlurmExecutor({ env: bed.cluster.env, nodePath: '/nonexistent/node', ...slurm })], preemptionBackoffMs: 100 });
     const running = runner.run([step]);
     const end = Date.now() + 90_000;
     while (!checkpoint(2)) {
       if (Date.now() > end) throw new Error('the step wrote no second checkpoint in 90 s');
       await sleep(100);
     }
-    // A job of the higher tier that needs the whole node: Slurm cancels the step's job as PREEMPTED.
-    const env = { ...process.env, ...bed.cluster.env };
-    execFileSync('sbatch', ['--partition=urgent', '--exclusive', '--nodes=1', `--cpus-per-task=${bed.cluster.cpus}`, `--output=${join(root, 'urgent.out')}`, '--wrap', 'sleep 2'], { env });
-    const summary = await running;
+    return { running, path, progress, env: { ...process.env, ...bed.cluster.env } };
+  }
+
+  /** The run ended with one preempted attempt, then one that resumed from at least checkpoint 2; the progress lines. */
+  async function expectResumed(running: Promise<unknown>, path: string, progress: string): Promise<string[]> {
+    const summary = (await running) as object;
     expect('counts' in summary && summary.counts).toEqual({ succeeded: 1 });
     const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord & { attempts: { state: string }[] };
     expect(record.attempts.map((a) => a.state)).toEqual(['preempted', 'succeeded']);
     const lines = readFileSync(progress, 'utf8').trim().split('\n');
     expect(lines[0]).toBe('attempt 1 starts at 0');
-    // The second attempt resumed where the preempted one left off (at least the 2 checkpoints seen before the preemption).
-    const resumedAt = Number(/^attempt 2 starts at (\d+)$/.exec(lines[1] ?? '')?.[1]);
-    expect(resumedAt).toBeGreaterThanOrEqual(2);
+    // The second attempt resumed where the preempted one left off (at least the 2 checkpoints seen before).
+    expect(Number(/^attempt 2 starts at (\d+)$/.exec(lines[1] ?? '')?.[1])).toBeGreaterThanOrEqual(2);
+    return lines;
+  }
+
+  test('a job Slurm preempts is retried from preemptionRetries (not retries) and resumes from its checkpoints', async () => {
+    const { running, path, progress, env } = await trainUntilCheckpoint2('');
+    // A job of the higher tier that needs the whole node: Slurm cancels the step's job as PREEMPTED.
+    execFileSync('sbatch', ['--partition=urgent', '--exclusive', '--nodes=1', `--cpus-per-task=${bed.cluster.cpus}`, `--output=${join(root, 'urgent.out')}`, '--wrap', 'sleep 2'], { env });
+    await expectResumed(running, path, progress);
     expect(readFileSync(join(path, 'checkpoints-seen'), 'utf8').trim().split('\n')).toEqual(['ckpt-1', 'ckpt-2', 'ckpt-3', 'ckpt-4', 'ckpt-5']);
     // Success removed them.
     expect(existsSync(localLayout.checkpointRoot(path))).toBe(false);
   }, 180_000);
 
   test('a running job requeued by an operator (scontrol requeue) is retried as a preemption and resumes from its checkpoints', async () => {
-    const project = join(root, 'project-requeue');
-    mkdirSync(project, { recursive: true });
-    writeFileSync(join(project, 'train.sh'), TRAIN);
-    const progress = join(root, 'progress-requeue');
-    const step = command({ name: 'train', version: 'v1', program: 'sh', args: ['train.sh', OUT], sources: ['train.sh'], dir: project, env: { PROGRESS: progress }, executor: 'slurm', resources: { cpu: 1 } });
-    const prefix = join(root, 'store-requeue');
-    const path = lower(step).outputPath(prefix);
-    const checkpoint = (n: number) => {
-      const rootDir = localLayout.checkpointRoot(path);
-      return existsSync(rootDir) && readdirSync(rootDir).some((g) => existsSync(join(rootDir, g, `ckpt-${n}`)));
-    };
-    const runner = new StepRunner({ prefix, executors: [createSlurmExecutor({ env: bed.cluster.env, nodePath: '/nonexistent/node', requeue: true })], preemptionBackoffMs: 100 });
-    const running = runner.run([step]);
-    const end = Date.now() + 90_000;
-    while (!checkpoint(2)) {
-      if (Date.now() > end) throw new Error('the step wrote no second checkpoint in 90 s');
-      await sleep(100);
-    }
-    const env = { ...process.env, ...bed.cluster.env };
+    const { running, path, progress, env } = await trainUntilCheckpoint2('-requeue', { requeue: true });
     const job = execFileSync('squeue', ['-h', '-t', 'RUNNING', '-o', '%i'], { env, encoding: 'utf8' }).trim();
     // An operator (or a requeue after a node failure) puts the running job back in the queue.
     execFileSync('scontrol', ['requeue', job], { env });
-    const summary = await running;
-    expect('counts' in summary && summary.counts).toEqual({ succeeded: 1 });
-    const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord & { attempts: { state: string }[] };
-    expect(record.attempts.map((a) => a.state)).toEqual(['preempted', 'succeeded']);
-    const lines = readFileSync(progress, 'utf8').trim().split('\n');
-    expect(lines[0]).toBe('attempt 1 starts at 0');
-    expect(Number(/^attempt 2 starts at (\d+)$/.exec(lines[1] ?? '')?.[1])).toBeGreaterThanOrEqual(2);
+    const lines = await expectResumed(running, path, progress);
     // The requeued job was cancelled, not run again beside the retry.
     expect(lines).toHaveLength(2);
     expect(execFileSync('squeue', ['-h', '-t', 'PENDING,RUNNING', '-o', '%i'], { env, encoding: 'utf8' }).trim().split('\n')).not.toContain(job);
