@@ -13,6 +13,9 @@
 // --cpu times this process's CPU time (user + system) instead of wall time: what the runner
 // itself spends per step, beside what a bare spawn costs its parent (the programs' own CPU is in
 // neither); on a shared machine the wall clock counts the other processes' turns.
+// The local store and the context files go to the OS temp dir: TMPDIR=/dev/shm times the runner
+// without the disk (on an ext4 mounted with `discard`, a step's ~10 directory creations and
+// removals cost more than its spawn).
 //   node tools/bench/command.bench.mjs [steps=200] [--local-only | --ssh-only] [--rounds N] [--cpu]
 import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';

@@ -42,6 +42,12 @@ const JOBS = {
   'stream-100k-array': ['runner', 'stream', { shape: 'layered', n: 100 * K, from: 'array', runs: 3 }],
   // Issue 32's realistic pipeline: lowering included, each step reads its dependencies' files and writes its own (use --tmp /dev/shm).
   'files-10k': ['runner', 'files', { shape: 'layered', n: 10 * K, runs: 3 }],
+  // Issue 32's lowering rows (native backend: compare.mjs sets CAIRN_NATIVE=1).
+  'lower-1m-layered': ['core', 'lower', { shape: 'layered', n: 1000 * K, runs: 3 }],
+  'lower-1m-chain': ['core', 'lower', { shape: 'chain', n: 1000 * K, runs: 3 }],
+  // Issue 32's dry run (the peer, `snakemake -n`, is in run.mjs: cases/python.mjs).
+  'plan-10k': ['runner', 'plan', { shape: 'layered', n: 10 * K, runs: 3 }],
+  'plan-100k': ['runner', 'plan', { shape: 'layered', n: 100 * K, runs: 3 }],
   // The peer of the scheduler rows (the same code on both sides: a check of the machine's drift).
   'pgraph-100k': ['runner', 'p-graph', { shape: 'layered', n: 100 * K, runs: 3 }],
   'pgraph-chain-10k': ['runner', 'p-graph', { shape: 'chain', n: 10 * K, runs: 5 }],

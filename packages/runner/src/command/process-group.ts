@@ -12,6 +12,8 @@ export interface GroupExit {
   readonly code: number | null;
   /** The signal that ended it, or `null`. */
   readonly signal: NodeJS.Signals | null;
+  /** Processes of its group outlived the leader (they were killed then); false: the group was empty. */
+  readonly leftovers: boolean;
 }
 
 /** What {@link startGroup} needs. */
@@ -35,12 +37,14 @@ export interface Group {
 
 const live = new Set<number>();
 
-/** Signals a whole process group; a group that is already gone is not an error. */
-export function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/** Signals a whole process group; false when it is already gone (not an error). */
+export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
   try {
     process.kill(-pid, signal);
+    return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    return false;
   }
 }
 
@@ -69,9 +73,9 @@ export async function startGroup(options: StartOptions): Promise<Group> {
     child.once('exit', (code, signal) => {
       clearTimeout(killTimer);
       // Whatever the program left running goes with it.
-      signalGroup(pid, 'SIGKILL');
+      const leftovers = signalGroup(pid, 'SIGKILL');
       live.delete(pid);
-      resolve({ code, signal });
+      resolve({ code, signal, leftovers });
     });
   });
   let stopping = false;

@@ -5,8 +5,7 @@
  * with its output going to the attempt's logs, stops the group when the step must stop, and
  * turns the exit into the step's result or a typed failure.
  */
-import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
@@ -45,7 +44,7 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
     const { contextPath, resultPath } = files;
     const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: localDepPaths(ctx.depPaths, local), gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath, checkpointDir: ctx.checkpointDir };
     const argv = localize(commandArgs(t, attempt), local);
-    await writeContext(files, JSON.stringify(localize(commandContext(t, attempt), local)));
+    writeContext(files, JSON.stringify(localize(commandContext(t, attempt), local)));
     const launch = commandLaunch(t, argv);
     const env = launchEnv(step, launch, localize(commandEnv(t, attempt), local));
     // Not inherited from the runner's own environment: a step without one has none.
@@ -53,9 +52,9 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
     const exit = await runProgram(step, t, launch.argv, env, ctx);
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (exit.failure !== undefined) throw exit.failure;
-    return await readResult(step, t.program, resultPath, ctx);
+    return readResult(step, t.program, resultPath, ctx);
   } finally {
-    await removeAttemptFiles(files);
+    removeAttemptFiles(files);
   }
 }
 
@@ -107,13 +106,14 @@ async function runProgram(step: string, t: CommandTemplate, argv: readonly strin
   if (ctx.signal.aborted) onAbort();
   let code: number | null = null;
   let signal: NodeJS.Signals | null = null;
+  let leftovers = true;
   try {
-    ({ code, signal } = await group.exited);
+    ({ code, signal, leftovers } = await group.exited);
     // Piped output: everything the program wrote has been forwarded (its group is gone, so the pipes close).
     await drained;
   } finally {
     ctx.signal.removeEventListener('abort', onAbort);
-    const used = await meter?.stop().catch(() => undefined);
+    const used = await meter?.stop(!leftovers).catch(() => undefined);
     if (used !== undefined) sink?.({ ...used, exitCode: code, signal });
   }
   if (code === 0 || ctx.signal.aborted) return {};
@@ -174,10 +174,11 @@ function exists(path: string): boolean {
 }
 
 /** The result the program reported, if it wrote one; its metadata goes to the attempt's log. */
-async function readResult(step: string, program: string, resultPath: string, ctx: StepContext): Promise<unknown> {
+function readResult(step: string, program: string, resultPath: string, ctx: StepContext): unknown {
   let text: string;
   try {
-    text = await readFile(resultPath, 'utf8');
+    // Synchronous, as the context file's write (scratch.ts): usually absent or a few bytes.
+    text = readFileSync(resultPath, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;

@@ -18,8 +18,20 @@ export interface GpuSample {
 /** Longest a query may take before the sample is dropped. */
 const QUERY_TIMEOUT_MS = 5000;
 
-/** `nvidia-smi`'s path on `PATH`, or undefined when there is none. */
+/** The last {@link findNvidiaSmi} answer, for the `PATH` it searched. */
+let found: { readonly path: string; readonly file: string | undefined } | undefined;
+
+/**
+ * `nvidia-smi`'s path on `PATH`, or undefined when there is none. The answer is kept while `PATH`
+ * stays the same (every sample asks; bench row "local, 1 at a time" of command.bench.mjs): a
+ * driver installed while the runner runs is seen by the next runner.
+ */
 export function findNvidiaSmi(path = process.env.PATH ?? ''): string | undefined {
+  if (found?.path !== path) found = { path, file: searchPath(path) };
+  return found.file;
+}
+
+function searchPath(path: string): string | undefined {
   for (const dir of path.split(delimiter)) {
     if (dir === '') continue;
     const file = join(dir, 'nvidia-smi');

@@ -4,7 +4,6 @@
  * attempt out of it. Elsewhere (no `/proc`) the table is empty and nothing is measured.
  */
 import { closeSync, openSync, readdirSync, readSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
 
 /** Clock ticks per second of `/proc/<pid>/stat` times (`USER_HZ`: 100 on every Linux ABI Node runs on). */
 const TICKS_PER_SECOND = 100;
@@ -43,7 +42,7 @@ export function parseStat(pid: number, text: string): ProcEntry | undefined {
   return Number.isFinite(entry.ppid) && Number.isFinite(entry.cpuMs) && Number.isFinite(entry.childCpuMs) ? entry : undefined;
 }
 
-/** One `stat` file's text fits: the fields after the 16-byte command name take ~300 bytes. */
+/** One `stat` file's text fits (the fields after the 16-byte command name take ~300 bytes), and a `status` file's (~1.5 KiB). */
 const statBuffer = Buffer.allocUnsafe(4096);
 
 /**
@@ -72,11 +71,22 @@ export async function readProcTable(): Promise<Map<number, ProcEntry>> {
   return table;
 }
 
+/** One process's entry now; undefined when it is gone (or there is no `/proc`). */
+export function readProcEntry(pid: number): ProcEntry | undefined {
+  const text = readStat(String(pid));
+  return text === undefined ? undefined : parseStat(pid, text);
+}
+
 /** `/proc/<pid>/stat`'s text; undefined when the process is gone. */
 function readStat(pid: string): string | undefined {
+  return readProcFile(`/proc/${pid}/stat`);
+}
+
+/** A `/proc` file's text (up to the buffer's 4 KiB: `stat` and `status` fit); undefined when its process is gone. */
+function readProcFile(path: string): string | undefined {
   let fd: number;
   try {
-    fd = openSync(`/proc/${pid}/stat`, 'r');
+    fd = openSync(path, 'r');
   } catch {
     return undefined;
   }
@@ -90,9 +100,9 @@ function readStat(pid: string): string | undefined {
   }
 }
 
-/** A process's resident memory; undefined when it is gone (or a zombie, which has none). */
-export async function readProcMemory(pid: number): Promise<ProcMemory | undefined> {
-  const text = await readFile(`/proc/${pid}/status`, 'latin1').catch(() => undefined);
+/** A process's resident memory; undefined when it is gone (or a zombie, which has none). Read as the stat files are (readProcTable). */
+export function readProcMemory(pid: number): ProcMemory | undefined {
+  const text = readProcFile(`/proc/${pid}/status`);
   if (text === undefined) return undefined;
   const kb = (key: string) => {
     const m = new RegExp(`^${key}:\\s+(\\d+) kB`, 'm').exec(text);

@@ -5,15 +5,20 @@
  * while a meter does and never keeps the process alive.
  */
 import { findNvidiaSmi, sampleGpus, type GpuSample } from './gpu.js';
-import { readProcTable, treeOf } from './proc-table.js';
+import { type ProcEntry, readProcEntry, readProcTable, treeOf } from './proc-table.js';
 import { SAMPLE_INTERVAL_MS, TreeMeter, type TreeSelector, type TreeUsage } from './tree-meter.js';
 
 /** A running measurement of one attempt's processes. */
 export interface UsageMeter {
   /** What was measured so far, synchronously (for a process's `exit` handler, which cannot wait). */
   peek(): TreeUsage;
-  /** Takes a last sample (the processes may have exited already) and stops; what was measured. */
-  stop(): Promise<TreeUsage>;
+  /**
+   * Takes a last sample (the processes may have exited already) and stops; what was measured.
+   * `groupGone`: the target pid's process group is known to be empty (its leader reaped, a signal
+   * to the group found nothing), so unless the meter saw a process other than the target (which
+   * may have left the group), a last sample could find nothing and none is taken.
+   */
+  stop(groupGone?: boolean): Promise<TreeUsage>;
 }
 
 /** A meter, and whether it has anything to sample now. */
@@ -26,10 +31,11 @@ const meters = new Set<Entry>();
 let timer: NodeJS.Timeout | undefined;
 let ticking: Promise<void> | undefined;
 
-async function sampleAll(targets: readonly TreeMeter[]): Promise<void> {
+/** Samples `targets`; `only`: a pid whose own entry is the whole table (a process started just now). */
+async function sampleAll(targets: readonly TreeMeter[], only?: number): Promise<void> {
   if (targets.length === 0) return;
   const smi = findNvidiaSmi();
-  const [table, gpu] = await Promise.all([readProcTable(), smi === undefined ? undefined : sampleGpus(smi)]);
+  const [table, gpu] = await Promise.all([only === undefined ? readProcTable() : ownEntry(only), smi === undefined ? undefined : sampleGpus(smi)]);
   await Promise.all(targets.map((m) => m.observe(table, gpu as GpuSample | undefined).catch(() => undefined)));
 }
 
@@ -41,10 +47,22 @@ function tick(): void {
   });
 }
 
+/** A table of one process: `pid`'s entry, when it is still there. */
+function ownEntry(pid: number): Map<number, ProcEntry> {
+  const table = new Map<number, ProcEntry>();
+  const e = readProcEntry(pid);
+  if (e !== undefined) table.set(pid, e);
+  return table;
+}
+
 /**
- * Starts measuring the processes `select` picks (or `root` and its descendants and process
- * group, given a pid). Samples at once, then every {@link SAMPLE_INTERVAL_MS} while `active()`
- * says there is something to sample (a threads attempt that started no process costs no scan).
+ * Starts measuring the processes `select` picks (or, given the pid of a process started just
+ * now, it and its descendants and process group). Samples at once, then every
+ * {@link SAMPLE_INTERVAL_MS} while `active()` says there is something to sample (a threads
+ * attempt that started no process costs no scan). A pid's first sample reads its own entry
+ * only, not the whole table: nothing below a process started just now has started yet (a
+ * `true` command step's two table scans were most of its runner CPU; bench row "local, 1 at a
+ * time" of tools/bench/command.bench.mjs).
  */
 export function startMeter(target: number | TreeSelector, active: () => boolean = () => true): UsageMeter {
   const meter = new TreeMeter(typeof target === 'number' ? (table) => treeOf(table, target) : target);
@@ -54,16 +72,17 @@ export function startMeter(target: number | TreeSelector, active: () => boolean 
     timer = setInterval(tick, SAMPLE_INTERVAL_MS);
     timer.unref();
   }
-  const first = active() ? sampleAll([meter]) : Promise.resolve();
+  const first = active() ? sampleAll([meter], typeof target === 'number' ? target : undefined) : Promise.resolve();
   return {
     peek: () => meter.result(),
-    async stop() {
+    async stop(groupGone = false) {
       await first;
       if (meters.delete(entry) && meters.size === 0) {
         clearInterval(timer);
         timer = undefined;
       }
-      if (active()) await sampleAll([meter]);
+      const nothingLeft = groupGone && typeof target === 'number' && meter.sawOnly(target);
+      if (active() && !nothingLeft) await sampleAll([meter]);
       return meter.result();
     },
   };

@@ -70,19 +70,17 @@ export class TreeMeter {
     const tick = ++this.#tick;
     const members = new Set(await this.#select(table));
     let rss = 0;
-    await Promise.all(
-      [...members].map(async (pid) => {
-        const e = table.get(pid);
-        if (e === undefined) return;
-        const s = this.#seen.get(pid);
-        if (s === undefined) this.#seen.set(pid, { ppid: e.ppid, cpuMs: e.cpuMs, childCpuMs: e.childCpuMs, last: tick });
-        else Object.assign(s, { ppid: e.ppid, cpuMs: e.cpuMs, childCpuMs: e.childCpuMs, last: tick });
-        const mem = await readProcMemory(pid);
-        if (mem === undefined) return;
-        rss += mem.rssBytes;
-        this.#peakRss = Math.max(this.#peakRss, mem.peakRssBytes);
-      }),
-    );
+    for (const pid of members) {
+      const e = table.get(pid);
+      if (e === undefined) continue;
+      const s = this.#seen.get(pid);
+      if (s === undefined) this.#seen.set(pid, { ppid: e.ppid, cpuMs: e.cpuMs, childCpuMs: e.childCpuMs, last: tick });
+      else Object.assign(s, { ppid: e.ppid, cpuMs: e.cpuMs, childCpuMs: e.childCpuMs, last: tick });
+      const mem = readProcMemory(pid);
+      if (mem === undefined) continue;
+      rss += mem.rssBytes;
+      this.#peakRss = Math.max(this.#peakRss, mem.peakRssBytes);
+    }
     this.#peakRss = Math.max(this.#peakRss, rss);
     for (const [pid, s] of this.#seen) if (s.goneAt === undefined && !(members.has(pid) && table.has(pid))) s.goneAt = tick;
     if (gpu !== undefined) {
@@ -98,6 +96,12 @@ export class TreeMeter {
       const utils = [...gpus].flatMap((g) => (gpu.utilization.has(g) ? [gpu.utilization.get(g) as number] : []));
       if (utils.length > 0) this.#gpuUtil.push(utils.reduce((a, b) => a + b, 0) / utils.length);
     }
+  }
+
+  /** No process but `pid` (if any) was ever seen. */
+  sawOnly(pid: number): boolean {
+    for (const seen of this.#seen.keys()) if (seen !== pid) return false;
+    return true;
   }
 
   /** What was measured so far. */
