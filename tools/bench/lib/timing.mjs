@@ -1,4 +1,5 @@
 // Small timing and statistics helpers shared by the cases and the orchestrator.
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 
 /**
@@ -35,6 +36,26 @@ export function timeSync(fn) {
   const t = clock();
   const value = fn();
   return { ms: clock() - t, value };
+}
+
+/** CPU time (ms, 10 ms ticks) of the children this process has waited for: `/proc/self/stat`'s cutime + cstime. */
+function waitedChildrenMs() {
+  const text = readFileSync('/proc/self/stat', 'latin1');
+  const f = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return (Number(f[13]) + Number(f[14])) * 10;
+}
+
+/**
+ * Milliseconds `fn` takes when the work is a child process it waits for (a Python peer): with
+ * `CAIRN_BENCH_CLOCK=cpu`, the child's CPU time (and this process's), as {@link clock} counts a
+ * Cairn row's; else wall time.
+ */
+export function timeChildSync(fn) {
+  if (process.env.CAIRN_BENCH_CLOCK !== 'cpu') return timeSync(fn);
+  settle();
+  const t = clock() + waitedChildrenMs();
+  const value = fn();
+  return { ms: clock() + waitedChildrenMs() - t, value };
 }
 
 /** Median of a non-empty list of numbers. */
