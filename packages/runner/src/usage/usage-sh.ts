@@ -23,11 +23,49 @@
 /** Seconds between two samples of a shell-measured program. */
 export const SH_SAMPLE_SECONDS = 1;
 
+/**
+ * Shell functions that turn `times` fields and /proc/uptime into milliseconds with builtins (no
+ * fork). A plain string: its `${…}` are the shell's.
+ */
+const NUMBERS = [
+  '# Builtins only where a fork is not needed: on a loaded host each fork+exec costs milliseconds',
+  '# (command.bench.mjs, "ssh" row: ~14 processes a step were these functions).',
+  '# cairn_unum VALUE: sets cairn_un to VALUE\'s digits without leading zeros (0 when VALUE is not a',
+  '# number: arithmetic on it would end the shell; a leading 0 would read as octal).',
+  'cairn_unum() { cairn_un=$1; case "$cairn_un" in \'\'|*[!0-9]*) cairn_un=0; return;; esac; while :; do case "$cairn_un" in 0?*) cairn_un=${cairn_un#0};; *) return;; esac; done; }',
+  '# cairn_ufrac DIGITS: sets cairn_un to the first three digits after a decimal point as milliseconds.',
+  'cairn_ufrac() { cairn_uf="${1}000"; cairn_uf=${cairn_uf%"${cairn_uf#???}"}; cairn_unum "$cairn_uf"; }',
+  '# cairn_usec FIELD: sets cairn_un to the milliseconds of a `times` field (`1m2.345s`).',
+  'cairn_usec() {',
+  '  cairn_um=${1%%m*}; cairn_uss=${1#*m}; cairn_uss=${cairn_uss%s}',
+  '  case "$cairn_uss" in *.*) cairn_ufrac "${cairn_uss#*.}";; *) cairn_un=0;; esac; cairn_uv=$cairn_un',
+  '  cairn_unum "${cairn_uss%%.*}"; cairn_uv=$((cairn_uv + cairn_un * 1000))',
+  '  cairn_unum "$cairn_um"; cairn_un=$((cairn_uv + cairn_un * 60000))',
+  '}',
+  '# cairn_ums: sets cairn_un to a clock in milliseconds (/proc/uptime: only differences are used), else date\'s.',
+  'cairn_ums() {',
+  '  if [ -r /proc/uptime ] && read -r cairn_uup cairn_uidle < /proc/uptime; then',
+  '    case "$cairn_uup" in *.*) cairn_ufrac "${cairn_uup#*.}";; *) cairn_un=0;; esac; cairn_uv=$cairn_un',
+  '    cairn_unum "${cairn_uup%%.*}"; cairn_un=$((cairn_uv + cairn_un * 1000))',
+  '  else',
+  '    cairn_ud=$(date +%s%3N 2>/dev/null); case "$cairn_ud" in *[!0-9]*|\'\') cairn_ud=$(( $(date +%s) * 1000 ));; esac; cairn_unum "$cairn_ud"',
+  '  fi',
+  '}',
+  '# cairn_ucpu FILE: sets cairn_un to the CPU ms of this shell\'s waited children (`times`\' second line; FILE is scratch).',
+  'cairn_ucpu() {',
+  '  times > "$1"',
+  '  cairn_uu=; cairn_us=',
+  '  { read -r cairn_uu cairn_us; read -r cairn_uu cairn_us; } < "$1"',
+  '  cairn_usec "$cairn_uu"; cairn_ucu=$cairn_un',
+  '  cairn_usec "$cairn_us"; cairn_un=$((cairn_ucu + cairn_un))',
+  '}',
+].join('\n') + '\n';
+
 /** The shell functions (POSIX sh, `ps` and `awk`). */
 export const USAGE_SH_FUNCTIONS = String.raw`# Usage of the program's process tree (runner usage/usage-sh.ts).
-cairn_ums() { d=$(date +%s%3N 2>/dev/null); case "$d" in *[!0-9]*|'') echo "$(( $(date +%s) * 1000 ))" ;; *) echo "$d" ;; esac; }
-cairn_ucpu() { times > "$1"; awk 'NR == 2 { s = 0; for (i = 1; i <= 2; i++) { split($i, a, "m"); sub("s", "", a[2]); s += a[1] * 60 + a[2] } printf "%d\n", s * 1000 }' "$1" > "$1.cpu"; rm -f "$1"; }
-cairn_ustart() { cairn_ucpu "$1.times"; cairn_u0=$(cat "$1.times.cpu"); cairn_ut0=$(cairn_ums); }
+`+
+  NUMBERS +
+  String.raw`cairn_ustart() { cairn_ucpu "$1.times"; cairn_u0=$cairn_un; cairn_ums; cairn_ut0=$cairn_un; }
 cairn_usample() {
   { ps -e -o pid= -o ppid= -o rss= 2>/dev/null; echo '--'
     if command -v nvidia-smi >/dev/null 2>&1; then
@@ -62,13 +100,16 @@ cairn_uloop() {
   done
 }
 cairn_uwrite() {
-  cairn_ucpu "$2.times"; cairn_ucpu1=$(cat "$2.times.cpu"); cairn_ut1=$(cairn_ums)
-  set -- "$1" "$2" "$3" "$4" $(cat "$2" 2>/dev/null || echo "0 -1 0 0")
+  cairn_ucpu "$2.times"; cairn_ucpu1=$cairn_un; cairn_ums; cairn_ut1=$cairn_un
+  cairn_wpk=0; cairn_wpg=-1; cairn_wus=0; cairn_wun=0
+  if [ -f "$2" ]; then read -r cairn_wpk cairn_wpg cairn_wus cairn_wun < "$2" || :; fi
+  cairn_unum "$cairn_wpk"; cairn_wpk=$cairn_un; cairn_unum "$cairn_wus"; cairn_wus=$cairn_un; cairn_unum "$cairn_wun"; cairn_wun=$cairn_un
+  case "$cairn_wpg" in -1) ;; *) cairn_unum "$cairn_wpg"; cairn_wpg=$cairn_un;; esac
   cairn_ugpu=
-  [ "$6" -ge 0 ] && cairn_ugpu=",\"gpuPeakMemoryBytes\":$(($6 * 1048576))"
-  [ "$8" -gt 0 ] && cairn_ugpu="$cairn_ugpu,\"gpuUtilizationPercent\":$(($7 / $8))"
+  [ "$cairn_wpg" -ge 0 ] && cairn_ugpu=",\"gpuPeakMemoryBytes\":$((cairn_wpg * 1048576))"
+  [ "$cairn_wun" -gt 0 ] && cairn_ugpu="$cairn_ugpu,\"gpuUtilizationPercent\":$((cairn_wus / cairn_wun))"
   printf '{"executor":"%s","wallMs":%d,"cpuMs":%d,"cpuScope":"tree","peakMemoryBytes":%d,"memoryKind":"rss","memoryScope":"tree"%s,"sampleIntervalMs":${SH_SAMPLE_SECONDS * 1000},"exitCode":%d,"signal":null}\n' \
-    "$3" "$((cairn_ut1 - cairn_ut0))" "$((cairn_ucpu1 - cairn_u0))" "$(($5 * 1024))" "$cairn_ugpu" "$4" > "$1.tmp" && mv -f "$1.tmp" "$1"
-  rm -f "$2" "$2.times.cpu"
+    "$3" "$((cairn_ut1 - cairn_ut0))" "$((cairn_ucpu1 - cairn_u0))" "$((cairn_wpk * 1024))" "$cairn_ugpu" "$4" > "$1.tmp" && mv -f "$1.tmp" "$1"
+  rm -f "$2" "$2.times"
 }
 `;
