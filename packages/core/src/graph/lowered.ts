@@ -126,3 +126,45 @@ export function loweredIdentities(t: LoweredTables, out?: Uint8Array): Uint8Arra
   out.set(result.hex);
   return out;
 }
+
+/**
+ * The TypeScript twin of the native `loweredIdentitiesPacked`: the packed tables are read as
+ * views and hashed by {@link loweredIdentities}. Malformed input throws `CAIRN_GRAPH_INPUT`.
+ */
+export function loweredIdentitiesPacked(words: Uint32Array, bytes: Uint8Array): void {
+  if (!(words instanceof Uint32Array)) throw graphInputError('words must be a Uint32Array');
+  if (!(bytes instanceof Uint8Array)) throw graphInputError('bytes must be a Uint8Array');
+  if (words.length < 3) throw graphInputError(`words ends at ${words.length} but the header [n, e, v] needs 3 words`);
+  const n = words[0]!, e = words[1]!, v = words[2]!;
+  let at = 3;
+  const take = (len: number, what: string): Uint32Array => {
+    if (at + len > words.length) throw graphInputError(`words ends at ${words.length} but ${what} needs ${len} more from word ${at}`);
+    return words.subarray(at, (at += len));
+  };
+  const offsets = take(n + 1, 'offsets');
+  const deps = take(e, 'deps');
+  const nameOffsets = take(n + 1, 'nameOffsets');
+  const versionOf = take(n, 'versionOf');
+  const versionOffsets = take(v + 1, 'versionOffsets');
+  const extraOffsets = take(n + 1, 'extraOffsets');
+  let pos = 0;
+  const split = (len: number, what: string): Uint8Array => {
+    if (pos + len > bytes.length) throw graphInputError(`bytes has ${bytes.length - pos} bytes left but ${what} needs ${len}`);
+    return bytes.subarray(pos, (pos += len));
+  };
+  const names = split(nameOffsets[n]!, 'names');
+  const versions = split(versionOffsets[v]!, 'versions');
+  const extras = split(extraOffsets[n]!, 'extras');
+  const fingerprints = split(16 * n, 'fingerprints');
+  const hashes = split(16 * n, 'the hashes');
+  const t: LoweredTables = {
+    graph: { offsets, deps },
+    names: { offsets: nameOffsets, bytes: names },
+    versionOf,
+    versions: { offsets: versionOffsets, bytes: versions },
+    fingerprints,
+    extras: { offsets: extraOffsets, bytes: extras },
+    known: hashes,
+  };
+  loweredIdentities(t, hashes);
+}
