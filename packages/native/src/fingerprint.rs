@@ -237,8 +237,13 @@ pub fn lowered_identities(l: &Lowered, known: Option<&[u8]>, hashes: &mut [u8]) 
 /// [`lowered_identities`] with the known hashes already in `hashes` (checked by
 /// [`check_known`]): the all-zero entries are computed in place, the others are kept.
 pub fn lowered_identities_in_place(l: &Lowered, hashes: &mut [u8]) {
-    let mut s = Scratch::default();
-    let mut attrs: Vec<u8> = Vec::with_capacity(256);
+    // Sized once for a typical node: a call per pulled handle hashes one or two, and growing
+    // these from empty cost more allocations than the hashing (bench row "stream-100k-generator").
+    let mut s = Scratch {
+        buf: Vec::with_capacity(1024),
+        sorted: Vec::with_capacity(16),
+    };
+    let mut attrs: Vec<u8> = Vec::with_capacity(1024);
     for i in 0..l.graph.len() {
         if hashes[16 * i] != 0 {
             continue;
