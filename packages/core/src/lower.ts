@@ -420,8 +420,12 @@ function lowerPass(state: Lowering, roots: readonly unknown[]): StepSpec[] | und
       hashNew(state, first, names);
     } else {
       checkOutputPaths(sources, offsets, edges, pinned, graph.layout);
-      flush();
-      hashNew(state, first, undefined);
+      // A session's later call hashes its payloads in its one backend call (hashCall), unless a chunk already went.
+      if (first > 0 && chunkStart === first) hashNew(state, first, undefined, payloads);
+      else {
+        flush();
+        hashNew(state, first, undefined);
+      }
     }
   }
   if (passed.length > 0) computeIdentities(passed);
@@ -469,15 +473,16 @@ function extraOf(h: ArtifactStep<unknown>): string {
 /**
  * Computes the step hashes of nodes `[first, n)` in one backend call and publishes the grown
  * tables to the specs. A plain call's nodes all go to the backend as they are; a session's
- * later call is {@link hashCall}.
+ * later call is {@link hashCall} (with `payloads`, the new nodes' payloads not hashed yet).
  */
-function hashNew(state: Lowering, first: number, names: TableWriter | undefined): void {
-  const { sources, offsets, edges, versionOf, fingerprints, graph } = state;
-  const n = sources.length;
+function hashNew(state: Lowering, first: number, names: TableWriter | undefined, payloads?: TableWriter): void {
+  const n = state.sources.length;
   if (first > 0) {
     state.hashes = growU8(state.hashes, 16 * first, 16 * n);
-    hashCall(state, first);
+    if (payloads !== undefined) state.fingerprints = growU8(state.fingerprints, 16 * first, 16 * n);
+    hashCall(state, first, payloads);
   } else {
+    const { sources, offsets, edges, versionOf, fingerprints } = state;
     if (names === undefined) {
       names = NAMES;
       names.clear();
@@ -497,6 +502,7 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined)
     const hashes = getBackend().loweredIdentities(tables);
     if (!state.session) {
       // One call: the tables are trimmed to what the specs read.
+      const graph = state.graph;
       graph.offsets = offsets.slice(0, n + 1);
       graph.edges = edges.slice(0, offsets[n]);
       graph.fingerprints = fingerprints.subarray(0, 16 * n);
@@ -505,9 +511,10 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined)
     }
     state.hashes = hashes;
   }
-  graph.offsets = offsets;
-  graph.edges = edges;
-  graph.fingerprints = fingerprints;
+  const graph = state.graph;
+  graph.offsets = state.offsets;
+  graph.edges = state.edges;
+  graph.fingerprints = state.fingerprints;
   graph.hashes = state.hashes;
 }
 
@@ -515,11 +522,12 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined)
  * The step hashes of a session's nodes `[first, n)` (into `state.hashes`), from one backend
  * call of only these nodes and the nodes of earlier calls they depend on (the boundary, given
  * with their known hashes): a call's work is its new nodes, not the whole session. The tables
- * are packed into two arrays (`loweredIdentitiesPacked`): a call per pulled handle hashes a
- * few nodes, and a dozen table arguments and views cost more than the hashing (bench row
- * "stream-100k-generator").
+ * are packed into two arrays (`loweredIdentitiesPacked`), with `payloads` (one a new node) if
+ * their fingerprints are not in `state.fingerprints` yet: a call per pulled handle hashes a
+ * few nodes, and a second backend call, a dozen table arguments and their views cost more than
+ * the hashing (bench row "stream-100k-generator").
  */
-function hashCall(state: Lowering, first: number): void {
+function hashCall(state: Lowering, first: number, payloads: TableWriter | undefined): void {
   const { sources, offsets, edges, versionOf, fingerprints, hashes } = state;
   const n = sources.length;
   const m = n - first;
@@ -539,35 +547,36 @@ function hashCall(state: Lowering, first: number): void {
   const b = boundary.length;
   const k = b + m;
   const e = e1 - e0;
-  // words: [k, e, k], offsets (k + 1), deps (e), nameOffsets (k + 1), versionOf (k: one version
-  // entry per node), versionOffsets (k + 1), extraOffsets (k + 1).
-  if (5 * k + e + 7 > packedWords.length) packedWords = new Uint32Array(Math.max(2 * packedWords.length, 5 * k + e + 7));
+  const p = payloads === undefined ? 0 : m;
+  // words: [k, e, k, p], offsets (k + 1), deps (e), nameOffsets (k + 1), versionOf (k: one
+  // version entry per node), versionOffsets (k + 1), extraOffsets (k + 1), payloadOffsets (p + 1).
+  const size = 5 * k + e + p + 9;
+  if (size > packedWords.length) packedWords = new Uint32Array(Math.max(2 * packedWords.length, size));
   const w = packedWords;
   w[0] = k;
   w[1] = e;
   w[2] = k;
-  const wOffsets = 3, wDeps = wOffsets + k + 1, wNames = wDeps + e, wVersionOf = wNames + k + 1, wVersions = wVersionOf + k, wExtras = wVersions + k + 1;
-  w.fill(0, wOffsets, wOffsets + b + 1);
+  w[3] = p;
+  const wOffsets = 4, wDeps = wOffsets + k + 1, wNames = wDeps + e, wVersionOf = wNames + k + 1, wVersions = wVersionOf + k, wExtras = wVersions + k + 1, wPayloads = wExtras + k + 1;
+  for (let j = 0; j <= b; j++) w[wOffsets + j] = 0;
   for (let i = 0; i < m; i++) w[wOffsets + b + i + 1] = (offsets[first + i + 1] as number) - e0;
   for (let j = e0; j < e1; j++) {
     const d = edges[j] as number;
     w[wDeps + j - e0] = d < first ? (slot[d] as number) - 1 : b + d - first;
   }
   for (let j = 0; j < b; j++) slot[boundary[j] as number] = 0;
-  /** Session node of local node `j`. */
-  const nodeAt = (j: number): number => (j < b ? (boundary[j] as number) : first + j - b);
   const out = PACKED;
   out.clear();
   w[wNames] = 0;
   for (let j = 0; j < k; j++) {
-    out.text((sources[nodeAt(j)] as ArtifactStep<unknown>).name);
+    out.text((sources[j < b ? (boundary[j] as number) : first + j - b] as ArtifactStep<unknown>).name);
     w[wNames + j + 1] = out.pos;
   }
   let base = out.pos;
   const vw = state.versions.writer;
   w[wVersions] = 0;
   for (let j = 0; j < k; j++) {
-    const id = versionOf[nodeAt(j)] as number;
+    const id = versionOf[j < b ? (boundary[j] as number) : first + j - b] as number;
     const v0 = vw.offsets[id] as number, v1 = vw.offsets[id + 1] as number;
     out.reserve(v1 - v0);
     for (let p = v0; p < v1; p++) out.bytes[out.pos++] = vw.bytes[p] as number;
@@ -581,18 +590,28 @@ function hashCall(state: Lowering, first: number): void {
     if (j >= b) out.text(extraOf(sources[first + j - b] as ArtifactStep<unknown>));
     w[wExtras + j + 1] = out.pos - base;
   }
+  w[wPayloads] = 0;
+  if (payloads !== undefined) {
+    const pay = payloads.offsets;
+    for (let i = 1; i <= p; i++) w[wPayloads + i] = pay[i] as number;
+    out.reserve(payloads.pos);
+    payloads.bytes.copy(out.bytes, out.pos, 0, payloads.pos);
+    out.pos += payloads.pos;
+  }
   out.reserve(32 * k);
   const bytes = out.bytes;
-  let p = out.pos;
-  bytes.fill(0x30, p, p + 16 * b);
-  p += 16 * b;
-  for (let q = 16 * first; q < 16 * n; q++) bytes[p++] = fingerprints[q] as number;
-  const at = p;
+  // A boundary node's fingerprint is not read (its hash is given): its 16 bytes are left as they are.
+  const fp = out.pos + 16 * b;
+  let at = fp;
+  if (payloads === undefined) for (let q = 16 * first; q < 16 * n; q++) bytes[at++] = fingerprints[q] as number;
+  else at += 16 * m;
+  const hs = at;
   for (let j = 0; j < b; j++) {
     const d = 16 * (boundary[j] as number);
-    for (let q = 0; q < 16; q++) bytes[p++] = hashes[d + q] as number;
+    for (let q = 0; q < 16; q++) bytes[at++] = hashes[d + q] as number;
   }
-  bytes.fill(0, p, p + 16 * m);
+  for (let q = 0; q < 16 * m; q++) bytes[at++] = 0;
   getBackend().loweredIdentitiesPacked(w, bytes);
-  for (let q = at + 16 * b, to = 16 * first; to < 16 * n; q++, to++) hashes[to] = bytes[q] as number;
+  for (let q = hs + 16 * b, to = 16 * first; to < 16 * n; q++, to++) hashes[to] = bytes[q] as number;
+  if (payloads !== undefined) for (let q = fp, to = 16 * first; to < 16 * n; q++, to++) fingerprints[to] = bytes[q] as number;
 }

@@ -56,6 +56,11 @@ describe('LoweringSession', () => {
     const whole = lower(hs).map((s) => [s.nameWithHash, s.fingerprint]);
     const session = new LoweringSession();
     expect(hs.map((h) => session.lower([h])[0] as StepSpec).map((s) => [s.nameWithHash, s.fingerprint])).toEqual(whole);
+    // A later call whose payloads pass a hashing chunk (48 KiB) hashes them chunk by chunk instead.
+    const big = hs.map((h, i) => apply({ name: `big${i}`, version: 'v1', fn: noop, inputs: { h, pad: 'p'.repeat(600) } }));
+    const two = new LoweringSession();
+    two.lower([big[0]]);
+    expect(two.lower(big).map((s) => [s.nameWithHash, s.fingerprint])).toEqual(lower(big).map((s) => [s.nameWithHash, s.fingerprint]));
   });
 
   it('returns the same spec for a handle every time and lowers each handle once', () => {

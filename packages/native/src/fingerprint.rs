@@ -298,35 +298,51 @@ fn split_bytes<'a>(bytes: &mut &'a [u8], len: usize) -> &'a [u8] {
 }
 
 /// [`lowered_identities_in_place`] for tables packed into two arrays, so that a caller with a
-/// few nodes (a lowering session's call per pulled handle) passes two arguments instead of a
-/// dozen (bench row "stream-100k-generator"). `words` is `[n, e, v]`, then `offsets` (n + 1),
-/// `deps` (e), `nameOffsets` (n + 1), `versionOf` (n), `versionOffsets` (v + 1) and
-/// `extraOffsets` (n + 1); `bytes` is the names, the versions, the extras, the fingerprints
-/// (16n) and the hashes (16n): known ones in, every one out. Anything after is ignored.
+/// few nodes (a lowering session's call per pulled handle) makes one call with two arguments
+/// instead of two calls with a dozen (bench row "stream-100k-generator"). `words` is
+/// `[n, e, v, p]`, then `offsets` (n + 1), `deps` (e), `nameOffsets` (n + 1), `versionOf` (n),
+/// `versionOffsets` (v + 1), `extraOffsets` (n + 1) and `payloadOffsets` (p + 1); `bytes` is
+/// the names, the versions, the extras, the payloads, the fingerprints (16n) and the hashes
+/// (16n): known ones in, every one out. The last `p` nodes' fingerprints are computed from
+/// their payloads (as [`xxh64_hex_many`]) and written; the others are given. Anything after
+/// is ignored.
 pub fn lowered_identities_packed(words: &[u32], bytes: &mut [u8]) -> Result<(), InputError> {
     let mut w = Packed { words, at: 0 };
-    let head = w.take(3, "the header [n, e, v]")?;
-    let (n, e, v) = (head[0] as usize, head[1] as usize, head[2] as usize);
+    let head = w.take(4, "the header [n, e, v, p]")?;
+    let (n, e, v, p) = (head[0] as usize, head[1] as usize, head[2] as usize, head[3] as usize);
+    if p > n {
+        return Err(InputError(format!("{p} payloads for {n} nodes: at most one a node")));
+    }
     let offsets = w.take(n + 1, "offsets")?;
     let deps = w.take(e, "deps")?;
     let name_offsets = w.take(n + 1, "nameOffsets")?;
     let version_of = w.take(n, "versionOf")?;
     let version_offsets = w.take(v + 1, "versionOffsets")?;
     let extra_offsets = w.take(n + 1, "extraOffsets")?;
+    let payload_offsets = w.take(p + 1, "payloadOffsets")?;
     // Each length is below 2^36: their sum cannot overflow.
     let last = |o: &[u32]| o[o.len() - 1] as usize;
-    let lens = [last(name_offsets), last(version_offsets), last(extra_offsets), 16 * n];
-    let need = lens.iter().sum::<usize>() + 16 * n;
+    let lens = [
+        last(name_offsets),
+        last(version_offsets),
+        last(extra_offsets),
+        last(payload_offsets),
+    ];
+    let need = lens.iter().sum::<usize>() + 32 * n;
     if need > bytes.len() {
         return Err(InputError(format!(
             "bytes has {} bytes but its tables and the hashes need {need}",
             bytes.len()
         )));
     }
-    let (tables, rest) = bytes.split_at_mut(need - 16 * n);
+    let (tables, rest) = bytes.split_at_mut(need - 32 * n);
     let mut t: &[u8] = tables;
-    let [names, versions, extras, fingerprints] = lens.map(|len| split_bytes(&mut t, len));
+    let [names, versions, extras, payloads] = lens.map(|len| split_bytes(&mut t, len));
+    let (fingerprints, rest) = rest.split_at_mut(16 * n);
+    let payloads = ByteTable::any(payload_offsets, payloads, "payloadOffsets", "payloads")?;
+    xxh64_hex_many(&payloads, &mut fingerprints[16 * (n - p)..]);
     let hashes = &mut rest[..16 * n];
+    let fingerprints = &*fingerprints;
     let l = Lowered {
         graph: Csr::new(offsets, deps)?,
         names: ByteTable::new(name_offsets, names, n, "nameOffsets", "names")?,
@@ -509,17 +525,35 @@ mod tests {
             assert_eq!(known, hashes, "{} (half known, in place)", c.at("name").as_str());
             // Packed into two arrays (as a lowering session's call per pulled handle passes them),
             // the half known, with junk after both: the same hashes.
-            let mut words = vec![n as u32, t.1.len() as u32, (t.5.len() - 1) as u32];
-            for part in [&t.0, &t.1, &t.2, &t.4, &t.5, &t.9] {
+            // The second half's fingerprints come from their payloads in the same call.
+            let p = n - n / 2;
+            let first_payload = t.7[n / 2];
+            let payload_offsets: Vec<u32> = t.7[n / 2..].iter().map(|o| o - first_payload).collect();
+            let mut words = vec![n as u32, t.1.len() as u32, (t.5.len() - 1) as u32, p as u32];
+            for part in [&t.0, &t.1, &t.2, &t.4, &t.5, &t.9, &payload_offsets] {
                 words.extend_from_slice(part);
             }
             words.extend_from_slice(&[9, 9]);
-            let mut bytes = [&t.3[..], &t.6, &t.10, &fps].concat();
+            let mut bytes = [
+                &t.3[..],
+                &t.6,
+                &t.10,
+                &t.8[first_payload as usize..],
+                &fps[..16 * (n / 2)],
+            ]
+            .concat();
+            bytes.resize(bytes.len() + 16 * p, b'?');
             let at = bytes.len();
             bytes.extend_from_slice(&hashes[..16 * (n / 2)]);
             bytes.resize(at + 16 * n + 5, 0);
             bytes[at + 16 * n..].fill(b'x');
             lowered_identities_packed(&words, &mut bytes).unwrap();
+            assert_eq!(
+                &bytes[at - 16 * n..at],
+                &fps[..],
+                "{} (packed fingerprints)",
+                c.at("name").as_str()
+            );
             assert_eq!(
                 &bytes[at..at + 16 * n],
                 &hashes[..],
@@ -527,8 +561,8 @@ mod tests {
                 c.at("name").as_str()
             );
             // Short of a word or of the hashes' bytes: an error naming what is missing, never a panic.
-            let short = lowered_identities_packed(&words[..words.len() - 3], &mut bytes).unwrap_err();
-            assert!(short.0.contains("extraOffsets"), "{}", short.0);
+            let short = lowered_identities_packed(&words[..words.len() - 3 - p], &mut bytes).unwrap_err();
+            assert!(short.0.contains("payloadOffsets"), "{}", short.0);
             if n > 0 {
                 let cut = at + 16 * n - 1;
                 assert!(

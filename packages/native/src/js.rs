@@ -17,7 +17,7 @@ use crate::toposort::toposort;
 use crate::xxh64::{STATE_BYTES, Xxh64State, write_hex, xxh64};
 
 /// Bumped whenever the JS-facing surface changes; index.js refuses a stale build.
-const ABI_VERSION: u32 = 5;
+const ABI_VERSION: u32 = 6;
 
 /// The two constants of the surface, `abiVersion` and `xxh64StateBytes` (napi-rs exports a
 /// `#[napi] const` under its Rust name only).
@@ -319,10 +319,12 @@ pub fn js_lowered_identities<'env>(
     Ok(out_)
 }
 
-/// `loweredIdentities` with its tables packed into two arrays (see the kernel
-/// `lowered_identities_packed`): `words` = `[n, e, v]`, `offsets`, `deps`, `nameOffsets`,
-/// `versionOf`, `versionOffsets`, `extraOffsets`; `bytes` = names, versions, extras,
-/// fingerprints (16n), then the hashes (16n), known ones given and every one written back.
+/// `loweredIdentities` with its tables packed into two arrays, and the last `p` nodes'
+/// fingerprints hashed from their payloads in the same call (see the kernel
+/// `lowered_identities_packed`): `words` = `[n, e, v, p]`, `offsets`, `deps`, `nameOffsets`,
+/// `versionOf`, `versionOffsets`, `extraOffsets`, `payloadOffsets`; `bytes` = names, versions,
+/// extras, payloads, fingerprints (16n), then the hashes (16n), known ones given and every one
+/// written back.
 #[napi(
     js_name = "loweredIdentitiesPacked",
     ts_args_type = "words: Uint32Array, bytes: Uint8Array",
