@@ -470,6 +470,12 @@ function extraOf(h: ArtifactStep<unknown>): string {
   return h.expectedFingerprint === undefined ? '' : `,"expectedFingerprint":${JSON.stringify(h.expectedFingerprint)}`;
 }
 
+/** Appends {@link extraOf} `h` to `extras`. */
+function addExtra(extras: TableWriter, h: ArtifactStep<unknown>): void {
+  if (h.expectedFingerprint === undefined) extras.addEmpty();
+  else extras.add(extraOf(h));
+}
+
 /**
  * Computes the step hashes of nodes `[first, n)` in one backend call and publishes the grown
  * tables to the specs. A plain call's nodes all go to the backend as they are; a session's
@@ -490,7 +496,7 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined,
     }
     const extras = EXTRAS;
     extras.clear();
-    for (let i = 0; i < n; i++) extras.add(extraOf(sources[i] as ArtifactStep<unknown>));
+    for (let i = 0; i < n; i++) addExtra(extras, sources[i] as ArtifactStep<unknown>);
     const tables: LoweredTables = {
       graph: { offsets: offsets.subarray(0, n + 1), deps: edges.subarray(0, offsets[n]) },
       names: names.table(),
