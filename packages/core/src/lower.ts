@@ -543,8 +543,8 @@ function hashCall(state: Lowering, first: number, payloads: TableWriter | undefi
   const boundary = BOUNDARY;
   boundary.length = 0;
   const slot = (state.slot = growI32(state.slot, first));
-  for (let k = e0; k < e1; k++) {
-    const d = edges[k] as number;
+  for (let q = e0; q < e1; q++) {
+    const d = edges[q] as number;
     if (d < first && slot[d] === 0) {
       boundary.push(d);
       slot[d] = boundary.length;
@@ -585,7 +585,7 @@ function hashCall(state: Lowering, first: number, payloads: TableWriter | undefi
     const id = versionOf[j < b ? (boundary[j] as number) : first + j - b] as number;
     const v0 = vw.offsets[id] as number, v1 = vw.offsets[id + 1] as number;
     out.reserve(v1 - v0);
-    for (let p = v0; p < v1; p++) out.bytes[out.pos++] = vw.bytes[p] as number;
+    for (let c = v0; c < v1; c++) out.bytes[out.pos++] = vw.bytes[c] as number;
     w[wVersionOf + j] = j;
     w[wVersions + j + 1] = out.pos - base;
   }
