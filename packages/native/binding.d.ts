@@ -37,6 +37,15 @@ export interface NativeFunctions {
    */
   loweredIdentities(offsets: Uint32Array, deps: Uint32Array, nameOffsets: Uint32Array, names: Uint8Array, versionOf: Uint32Array, versionOffsets: Uint32Array, versions: Uint8Array, fingerprints: Uint8Array, extraOffsets: Uint32Array, extras: Uint8Array, known?: Uint8Array, out?: Uint8Array): Uint8Array;
   /**
+   * `loweredIdentities` with its tables packed into two arrays, and the last `p` nodes'
+   * fingerprints hashed from their payloads in the same call (see the kernel
+   * `lowered_identities_packed`): `words` = `[n, e, v, p]`, `offsets`, `deps`, `nameOffsets`,
+   * `versionOf`, `versionOffsets`, `extraOffsets`, `payloadOffsets`; `bytes` = names, versions,
+   * extras, payloads, fingerprints (16n), then the hashes (16n), known ones given and every one
+   * written back.
+   */
+  loweredIdentitiesPacked(words: Uint32Array, bytes: Uint8Array): void;
+  /**
    * Reads the file `name + suffix` for every name in `names` (separated by NUL bytes; `''` names
    * none), relative to the directory `base` (`''`: names are paths as they are), on a thread of
    * libuv's pool; several calls at once are read on several threads. File `i` is

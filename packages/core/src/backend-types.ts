@@ -105,6 +105,17 @@ export interface CoreBackend {
    * and `out` is returned, instead of a new array.
    */
   loweredIdentities(tables: LoweredTables, out?: Uint8Array): Uint8Array;
+  /**
+   * {@link loweredIdentities} with the tables packed into two arrays, and the last `p` nodes'
+   * fingerprints computed from their payloads (as {@link xxh64HexMany}) in the same call: for
+   * callers that hash a few nodes at a time (one call of two arguments instead of two calls
+   * of a dozen). `words`: `[n, e, v, p]`, then `offsets` (n + 1), `deps` (e), `nameOffsets`
+   * (n + 1), `versionOf` (n), `versionOffsets` (v + 1), `extraOffsets` (n + 1),
+   * `payloadOffsets` (p + 1). `bytes`: the names, the versions, the extras, the payloads, the
+   * fingerprints (16n; the last p written), then the hashes (16n): the known ones given (as
+   * `known`), all-zero ones computed in place. Elements after these are ignored.
+   */
+  loweredIdentitiesPacked(words: Uint32Array, bytes: Uint8Array): void;
 }
 
 /** A streaming XXH64 hasher. */

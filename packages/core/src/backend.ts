@@ -4,7 +4,7 @@ import type { BackendKind, ByteTable, CoreBackend, CsrGraph, LoweredTables, Xxh6
 import { CairnError } from './errors.js';
 import { expand } from './graph/expand.js';
 import { fingerprintAll } from './graph/fingerprint-all.js';
-import { duplicateSteps, loweredIdentities, xxh64HexMany } from './graph/lowered.js';
+import { duplicateSteps, loweredIdentities, loweredIdentitiesPacked, xxh64HexMany } from './graph/lowered.js';
 import { toposort } from './graph/toposort.js';
 import { createXxh64, xxh64, xxh64Hex } from './hash/xxh64.js';
 
@@ -49,6 +49,7 @@ export const jsBackend: CoreBackend = Object.freeze({
   duplicateSteps,
   xxh64HexMany,
   loweredIdentities,
+  loweredIdentitiesPacked,
 });
 
 /** Rethrows the native module's bad-input errors as `CAIRN_GRAPH_INPUT`, as the fallback throws them. */
@@ -133,6 +134,13 @@ export function adaptNative(b: NativeBinding): CoreBackend {
       try {
         const { graph: g, names, versions, extras } = t;
         return b.loweredIdentities(g.offsets, g.deps, names.offsets, names.bytes, t.versionOf, versions.offsets, versions.bytes, t.fingerprints, extras.offsets, extras.bytes, t.known, out);
+      } catch (err) {
+        throw mapNativeError(err);
+      }
+    },
+    loweredIdentitiesPacked(words: Uint32Array, bytes: Uint8Array) {
+      try {
+        b.loweredIdentitiesPacked(words, bytes);
       } catch (err) {
         throw mapNativeError(err);
       }

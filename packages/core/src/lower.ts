@@ -277,27 +277,12 @@ const NEXT: number[] = [];
 const NAMES = new TableWriter();
 const EXTRAS = new TableWriter();
 
-/** The local tables of a session's call (see {@link hashNew}), reused from call to call. */
-class LocalTables {
-  offsets = new Uint32Array(256);
-  deps = new Uint32Array(1024);
-  versionOf = new Uint32Array(256);
-  fingerprints = new Uint8Array(16 * 256);
-  known = new Uint8Array(16 * 256);
-
-  /** Room for `nodes` nodes and `edges` edges. */
-  reserve(nodes: number, edges: number): void {
-    if (nodes + 1 > this.offsets.length) {
-      const size = Math.max(2 * this.offsets.length, nodes + 1);
-      this.offsets = new Uint32Array(size);
-      this.versionOf = new Uint32Array(size);
-      this.fingerprints = new Uint8Array(16 * size);
-      this.known = new Uint8Array(16 * size);
-    }
-    if (edges > this.deps.length) this.deps = new Uint32Array(Math.max(2 * this.deps.length, edges));
-  }
-}
-const LOCAL = new LocalTables();
+/**
+ * The packed tables of a session's call (see {@link hashCall}), reused from call to call: `bytes`
+ * is written through a `TableWriter`, `words` (`loweredIdentitiesPacked`'s) grows as needed.
+ */
+const PACKED = new TableWriter();
+let packedWords = new Uint32Array(1024);
 /** {@link hashNew}'s boundary list, reused from call to call. */
 const BOUNDARY: number[] = [];
 
@@ -435,8 +420,12 @@ function lowerPass(state: Lowering, roots: readonly unknown[]): StepSpec[] | und
       hashNew(state, first, names);
     } else {
       checkOutputPaths(sources, offsets, edges, pinned, graph.layout);
-      flush();
-      hashNew(state, first, undefined);
+      // A session's later call hashes its payloads in its one backend call (hashCall), unless a chunk already went.
+      if (first > 0 && chunkStart === first) hashNew(state, first, undefined, payloads);
+      else {
+        flush();
+        hashNew(state, first, undefined);
+      }
     }
   }
   if (passed.length > 0) computeIdentities(passed);
@@ -476,26 +465,30 @@ function checkSameStep(sources: readonly ArtifactStep<unknown>[], offsets: Uint3
   }
 }
 
-/** Appends the `hashAttrs` extra of `h` (canonical members after `deps`; usually none). */
+/** The `hashAttrs` extra of `h`: canonical members after `deps` (usually none: ''). */
+function extraOf(h: ArtifactStep<unknown>): string {
+  return h.expectedFingerprint === undefined ? '' : `,"expectedFingerprint":${JSON.stringify(h.expectedFingerprint)}`;
+}
+
+/** Appends {@link extraOf} `h` to `extras`. */
 function addExtra(extras: TableWriter, h: ArtifactStep<unknown>): void {
   if (h.expectedFingerprint === undefined) extras.addEmpty();
-  else extras.add(`,"expectedFingerprint":${JSON.stringify(h.expectedFingerprint)}`);
+  else extras.add(extraOf(h));
 }
 
 /**
  * Computes the step hashes of nodes `[first, n)` in one backend call and publishes the grown
- * tables to the specs. Nodes of earlier calls they depend on go to the backend first, as
- * nodes with known hashes and no dependencies, so the call's work is its new nodes and their
- * edges, not the whole session (bench row "apply handles of one graph: generator vs array").
+ * tables to the specs. A plain call's nodes all go to the backend as they are; a session's
+ * later call is {@link hashCall} (with `payloads`, the new nodes' payloads not hashed yet).
  */
-function hashNew(state: Lowering, first: number, names: TableWriter | undefined): void {
-  const { sources, offsets, edges, versionOf, fingerprints, graph } = state;
-  const n = sources.length;
-  const m = n - first;
-  let tables: LoweredTables;
-  /** Nodes of earlier calls that new nodes depend on, in first-seen order. */
-  let boundary: number[] | undefined;
-  if (first === 0) {
+function hashNew(state: Lowering, first: number, names: TableWriter | undefined, payloads?: TableWriter): void {
+  const n = state.sources.length;
+  if (first > 0) {
+    state.hashes = growU8(state.hashes, 16 * first, 16 * n);
+    if (payloads !== undefined) state.fingerprints = growU8(state.fingerprints, 16 * first, 16 * n);
+    hashCall(state, first, payloads);
+  } else {
+    const { sources, offsets, edges, versionOf, fingerprints } = state;
     if (names === undefined) {
       names = NAMES;
       names.clear();
@@ -504,7 +497,7 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined)
     const extras = EXTRAS;
     extras.clear();
     for (let i = 0; i < n; i++) addExtra(extras, sources[i] as ArtifactStep<unknown>);
-    tables = {
+    const tables: LoweredTables = {
       graph: { offsets: offsets.subarray(0, n + 1), deps: edges.subarray(0, offsets[n]) },
       names: names.table(),
       versionOf: versionOf.subarray(0, n),
@@ -512,85 +505,119 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined)
       fingerprints: fingerprints.subarray(0, 16 * n),
       extras: extras.table(),
     };
-  } else {
-    // Local numbering: the boundary nodes first (0..b), then the new nodes (b..b+m). A node's
-    // local number + 1 is kept in `state.slot` during the call (0: not numbered yet).
-    boundary = BOUNDARY;
-    boundary.length = 0;
-    const slot = (state.slot = growI32(state.slot, first));
-    const e0 = offsets[first] as number, e1 = offsets[n] as number;
-    for (let k = e0; k < e1; k++) {
-      const d = edges[k] as number;
-      if (d < first && slot[d] === 0) {
-        boundary.push(d);
-        slot[d] = boundary.length;
-      }
+    const hashes = getBackend().loweredIdentities(tables);
+    if (!state.session) {
+      // One call: the tables are trimmed to what the specs read.
+      const graph = state.graph;
+      graph.offsets = offsets.slice(0, n + 1);
+      graph.edges = edges.slice(0, offsets[n]);
+      graph.fingerprints = fingerprints.subarray(0, 16 * n);
+      graph.hashes = hashes;
+      return;
     }
-    const b = boundary.length;
-    const t = LOCAL;
-    t.reserve(b + m, e1 - e0);
-    const localOffsets = t.offsets.subarray(0, b + m + 1);
-    localOffsets.fill(0, 0, b + 1);
-    for (let i = 0; i < m; i++) localOffsets[b + i + 1] = (offsets[first + i + 1] as number) - e0;
-    const localDeps = t.deps.subarray(0, e1 - e0);
-    for (let k = e0; k < e1; k++) {
-      const d = edges[k] as number;
-      localDeps[k - e0] = d < first ? (slot[d] as number) - 1 : b + d - first;
-    }
-    const localNames = NAMES;
-    const localExtras = EXTRAS;
-    localNames.clear();
-    localExtras.clear();
-    const localVersionOf = t.versionOf.subarray(0, b + m);
-    const localFingerprints = t.fingerprints.subarray(0, 16 * (b + m));
-    const known = t.known.subarray(0, 16 * (b + m));
-    // Copied by loops, not by `set(subarray)`: a call per pulled handle moves a few dozen bytes,
-    // and each subarray is an object for the collector (bench row "apply handles of one graph").
-    const priorHashes = state.hashes;
-    for (let j = 0; j < b; j++) {
-      const d = boundary[j] as number;
-      slot[d] = 0;
-      localNames.add((sources[d] as ArtifactStep<unknown>).name);
-      localExtras.addEmpty();
-      localVersionOf[j] = versionOf[d] as number;
-      for (let k = 0; k < 16; k++) {
-        localFingerprints[16 * j + k] = fingerprints[16 * d + k] as number;
-        known[16 * j + k] = priorHashes[16 * d + k] as number;
-      }
-    }
-    known.fill(0, 16 * b);
-    for (let i = first; i < n; i++) {
-      const h = sources[i] as ArtifactStep<unknown>;
-      localNames.add(h.name);
-      addExtra(localExtras, h);
-      localVersionOf[b + i - first] = versionOf[i] as number;
-    }
-    for (let k = 16 * first, at = 16 * b; k < 16 * n; k++, at++) localFingerprints[at] = fingerprints[k] as number;
-    tables = {
-      graph: { offsets: localOffsets, deps: localDeps },
-      names: localNames.table(),
-      versionOf: localVersionOf,
-      versions: state.versions.writer.table(),
-      fingerprints: localFingerprints,
-      extras: localExtras.table(),
-      known,
-    };
+    state.hashes = hashes;
   }
-  // A session's call writes into its local `known` table (no new array per pulled handle).
-  const hashes = getBackend().loweredIdentities(tables, tables.known);
-  if (!state.session) {
-    // One call: the tables are trimmed to what the specs read.
-    graph.offsets = offsets.slice(0, n + 1);
-    graph.edges = edges.slice(0, offsets[n]);
-    graph.fingerprints = fingerprints.subarray(0, 16 * n);
-    graph.hashes = hashes;
-    return;
-  }
-  const from = 16 * (boundary?.length ?? 0);
-  const all = (state.hashes = growU8(state.hashes, 16 * first, 16 * n));
-  for (let k = from, at = 16 * first; k < hashes.length; k++, at++) all[at] = hashes[k] as number;
-  graph.offsets = offsets;
-  graph.edges = edges;
-  graph.fingerprints = fingerprints;
+  const graph = state.graph;
+  graph.offsets = state.offsets;
+  graph.edges = state.edges;
+  graph.fingerprints = state.fingerprints;
   graph.hashes = state.hashes;
+}
+
+/**
+ * The step hashes of a session's nodes `[first, n)` (into `state.hashes`), from one backend
+ * call of only these nodes and the nodes of earlier calls they depend on (the boundary, given
+ * with their known hashes): a call's work is its new nodes, not the whole session. The tables
+ * are packed into two arrays (`loweredIdentitiesPacked`), with `payloads` (one a new node) if
+ * their fingerprints are not in `state.fingerprints` yet: a call per pulled handle hashes a
+ * few nodes, and a second backend call, a dozen table arguments and their views cost more than
+ * the hashing (bench row "stream-100k-generator").
+ */
+function hashCall(state: Lowering, first: number, payloads: TableWriter | undefined): void {
+  const { sources, offsets, edges, versionOf, fingerprints, hashes } = state;
+  const n = sources.length;
+  const m = n - first;
+  const e0 = offsets[first] as number, e1 = offsets[n] as number;
+  // Local numbering: the boundary nodes first (0..b), then the new nodes (b..b+m). A node's
+  // local number + 1 is kept in `state.slot` during the call (0: not numbered yet).
+  const boundary = BOUNDARY;
+  boundary.length = 0;
+  const slot = (state.slot = growI32(state.slot, first));
+  for (let q = e0; q < e1; q++) {
+    const d = edges[q] as number;
+    if (d < first && slot[d] === 0) {
+      boundary.push(d);
+      slot[d] = boundary.length;
+    }
+  }
+  const b = boundary.length;
+  const k = b + m;
+  const e = e1 - e0;
+  const p = payloads === undefined ? 0 : m;
+  // words: [k, e, k, p], offsets (k + 1), deps (e), nameOffsets (k + 1), versionOf (k: one
+  // version entry per node), versionOffsets (k + 1), extraOffsets (k + 1), payloadOffsets (p + 1).
+  const size = 5 * k + e + p + 9;
+  if (size > packedWords.length) packedWords = new Uint32Array(Math.max(2 * packedWords.length, size));
+  const w = packedWords;
+  w[0] = k;
+  w[1] = e;
+  w[2] = k;
+  w[3] = p;
+  const wOffsets = 4, wDeps = wOffsets + k + 1, wNames = wDeps + e, wVersionOf = wNames + k + 1, wVersions = wVersionOf + k, wExtras = wVersions + k + 1, wPayloads = wExtras + k + 1;
+  for (let j = 0; j <= b; j++) w[wOffsets + j] = 0;
+  for (let i = 0; i < m; i++) w[wOffsets + b + i + 1] = (offsets[first + i + 1] as number) - e0;
+  for (let j = e0; j < e1; j++) {
+    const d = edges[j] as number;
+    w[wDeps + j - e0] = d < first ? (slot[d] as number) - 1 : b + d - first;
+  }
+  for (let j = 0; j < b; j++) slot[boundary[j] as number] = 0;
+  const out = PACKED;
+  out.clear();
+  w[wNames] = 0;
+  for (let j = 0; j < k; j++) {
+    out.text((sources[j < b ? (boundary[j] as number) : first + j - b] as ArtifactStep<unknown>).name);
+    w[wNames + j + 1] = out.pos;
+  }
+  let base = out.pos;
+  const vw = state.versions.writer;
+  w[wVersions] = 0;
+  for (let j = 0; j < k; j++) {
+    const id = versionOf[j < b ? (boundary[j] as number) : first + j - b] as number;
+    const v0 = vw.offsets[id] as number, v1 = vw.offsets[id + 1] as number;
+    out.reserve(v1 - v0);
+    for (let c = v0; c < v1; c++) out.bytes[out.pos++] = vw.bytes[c] as number;
+    w[wVersionOf + j] = j;
+    w[wVersions + j + 1] = out.pos - base;
+  }
+  base = out.pos;
+  w[wExtras] = 0;
+  for (let j = 0; j < k; j++) {
+    // A boundary node's hash is given: its attrs (extras, fingerprint) are not read.
+    if (j >= b) out.text(extraOf(sources[first + j - b] as ArtifactStep<unknown>));
+    w[wExtras + j + 1] = out.pos - base;
+  }
+  w[wPayloads] = 0;
+  if (payloads !== undefined) {
+    const pay = payloads.offsets;
+    for (let i = 1; i <= p; i++) w[wPayloads + i] = pay[i] as number;
+    out.reserve(payloads.pos);
+    payloads.bytes.copy(out.bytes, out.pos, 0, payloads.pos);
+    out.pos += payloads.pos;
+  }
+  out.reserve(32 * k);
+  const bytes = out.bytes;
+  // A boundary node's fingerprint is not read (its hash is given): its 16 bytes are left as they are.
+  const fp = out.pos + 16 * b;
+  let at = fp;
+  if (payloads === undefined) for (let q = 16 * first; q < 16 * n; q++) bytes[at++] = fingerprints[q] as number;
+  else at += 16 * m;
+  const hs = at;
+  for (let j = 0; j < b; j++) {
+    const d = 16 * (boundary[j] as number);
+    for (let q = 0; q < 16; q++) bytes[at++] = hashes[d + q] as number;
+  }
+  for (let q = 0; q < 16 * m; q++) bytes[at++] = 0;
+  getBackend().loweredIdentitiesPacked(w, bytes);
+  for (let q = hs + 16 * b, to = 16 * first; to < 16 * n; q++, to++) hashes[to] = bytes[q] as number;
+  if (payloads !== undefined) for (let q = fp, to = 16 * first; to < 16 * n; q++, to++) fingerprints[to] = bytes[q] as number;
 }

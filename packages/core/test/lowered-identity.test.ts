@@ -220,6 +220,35 @@ describe('lowered fingerprints and identities', () => {
     expect(lower(own, { layout: 'content' }).overrideOutputPath).toBe('own/v1'); // the step's own layout wins
   });
 
+  it('golden lowered-step vectors through loweredIdentitiesPacked, some hashes known, some fingerprints from payloads, on every backend', () => {
+    const golden = JSON.parse(readFileSync(new URL('../../../fixtures/golden/lowered.json', import.meta.url), 'utf8'));
+    type Node = { name: string; version: string; payload: string; deps: number[]; expected?: string };
+    for (const b of [jsBackend, nativeBackend]) {
+      if (!b) continue;
+      for (const c of golden.cases as { name: string; nodes: Node[]; fingerprints: string[]; hashes: string[] }[]) {
+        const nodes = c.nodes;
+        // Every node computed, then each node's dependencies given as known (as a lowering
+        // session's call gives them); the fingerprints given, or the last half's from payloads.
+        const givens = [new Set<number>(), ...nodes.map((x) => new Set(x.deps))];
+        for (const given of givens) {
+          for (const p of [0, nodes.length - (nodes.length >> 1)]) {
+            const { words, bytes, fingerprintsAt, hashesAt } = packed(nodes, c.fingerprints, c.hashes, given, p);
+            b.loweredIdentitiesPacked(words, bytes);
+            const text = (at: number) => Buffer.from(bytes.subarray(at, at + 16 * nodes.length)).toString();
+            expect(text(hashesAt), `${b.kind}: ${c.name}`).toBe(c.hashes.join(''));
+            expect(text(fingerprintsAt), `${b.kind}: ${c.name}`).toBe(c.fingerprints.join(''));
+          }
+        }
+        if (nodes.length === 0) continue;
+        const { words, bytes } = packed(nodes, c.fingerprints, c.hashes, new Set(), 1);
+        expect(() => b.loweredIdentitiesPacked(words.subarray(0, words.length - 9), bytes), b.kind).toThrow(expect.objectContaining({ code: 'CAIRN_GRAPH_INPUT' }));
+        expect(() => b.loweredIdentitiesPacked(words, bytes.subarray(0, 10)), b.kind).toThrow(expect.objectContaining({ code: 'CAIRN_GRAPH_INPUT' }));
+        words[3] = nodes.length + 1;
+        expect(() => b.loweredIdentitiesPacked(words, bytes), b.kind).toThrow(expect.objectContaining({ code: 'CAIRN_GRAPH_INPUT' }));
+      }
+    }
+  });
+
   it('duplicateSteps: both backends report each repeat with its first occurrence', () => {
     const names = ['a', 'b', 'a', 'c', 'a', 'b', 'é', 'é'];
     const versionOf = new Uint32Array([0, 0, 0, 0, 1, 0, 0, 0]);
@@ -236,4 +265,33 @@ function table(strings: readonly string[]): { offsets: Uint32Array; bytes: Uint8
   const offsets = new Uint32Array(strings.length + 1);
   parts.forEach((p, i) => (offsets[i + 1] = (offsets[i] as number) + p.length));
   return { offsets, bytes: Buffer.concat(parts) };
+}
+
+/**
+ * The packed tables of `loweredIdentitiesPacked` for `nodes` (one version entry per node), the
+ * nodes of `given` with their hashes known, the last `p` with their payloads instead of their
+ * fingerprints; 8 words and 40 bytes of junk after, which it ignores.
+ */
+function packed(
+  nodes: readonly { name: string; version: string; payload: string; deps: number[]; expected?: string }[],
+  fingerprints: readonly string[],
+  hashes: readonly string[],
+  given: ReadonlySet<number>,
+  p: number,
+): { words: Uint32Array; bytes: Uint8Array; fingerprintsAt: number; hashesAt: number } {
+  const n = nodes.length;
+  const deps = nodes.flatMap((x) => x.deps);
+  const names = table(nodes.map((x) => x.name));
+  const versions = table(nodes.map((x) => x.version));
+  const extras = table(nodes.map((x) => (x.expected === undefined ? '' : `,"expectedFingerprint":${JSON.stringify(x.expected)}`)));
+  const payloads = table(nodes.slice(n - p).map((x) => x.payload));
+  const offsets = [0];
+  for (const x of nodes) offsets.push((offsets[offsets.length - 1] as number) + x.deps.length);
+  const words = Uint32Array.from([n, deps.length, n, p, ...offsets, ...deps, ...names.offsets, ...nodes.map((_, i) => i), ...versions.offsets, ...extras.offsets, ...payloads.offsets, ...new Array(8).fill(7)]);
+  const fps = fingerprints.map((f, i) => (i < n - p ? f : '?'.repeat(16))).join('');
+  const known = nodes.map((_, i) => (given.has(i) ? (hashes[i] as string) : '\0'.repeat(16))).join('');
+  const parts = [names.bytes, versions.bytes, extras.bytes, payloads.bytes, Buffer.from(fps), Buffer.from(known, 'latin1')];
+  const bytes = new Uint8Array(Buffer.concat([...parts, Buffer.alloc(40, 0x61)]));
+  const fingerprintsAt = parts.slice(0, 4).reduce((a, x) => a + x.length, 0);
+  return { words, bytes, fingerprintsAt, hashesAt: fingerprintsAt + 16 * n };
 }

@@ -46,6 +46,23 @@ describe('LoweringSession', () => {
     }
   });
 
+  it('a handle at a time: names and versions needing escapes, many versions and pinned fingerprints hash as in one lower() call', () => {
+    const hs: ArtifactStep<unknown>[] = [];
+    for (let i = 0; i < 200; i++) {
+      const deps = [hs[i - 1], hs[(i * 7) % Math.max(i, 1)], hs[i >> 1]].filter((d): d is ArtifactStep<unknown> => d !== undefined && i > 0);
+      const h = apply({ name: i % 3 === 0 ? `s"${i}é日` : `s${i}`, version: `v\\${i % 11}`, fn: noop, inputs: { i, deps: [...new Set(deps)], out: OUT } });
+      hs.push(i % 4 === 0 ? apply({ name: h.name, version: h.version, fn: noop, inputs: h.inputs as never, expectedFingerprint: h.lower().fingerprint as string }) : h);
+    }
+    const whole = lower(hs).map((s) => [s.nameWithHash, s.fingerprint]);
+    const session = new LoweringSession();
+    expect(hs.map((h) => session.lower([h])[0] as StepSpec).map((s) => [s.nameWithHash, s.fingerprint])).toEqual(whole);
+    // A later call whose payloads pass a hashing chunk (48 KiB) hashes them chunk by chunk instead.
+    const big = hs.map((h, i) => apply({ name: `big${i}`, version: 'v1', fn: noop, inputs: { h, pad: 'p'.repeat(600) } }));
+    const two = new LoweringSession();
+    two.lower([big[0]]);
+    expect(two.lower(big).map((s) => [s.nameWithHash, s.fingerprint])).toEqual(lower(big).map((s) => [s.nameWithHash, s.fingerprint]));
+  });
+
   it('returns the same spec for a handle every time and lowers each handle once', () => {
     const hs = randomHandles(99, 400);
     const session = new LoweringSession();

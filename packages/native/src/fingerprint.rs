@@ -237,8 +237,13 @@ pub fn lowered_identities(l: &Lowered, known: Option<&[u8]>, hashes: &mut [u8]) 
 /// [`lowered_identities`] with the known hashes already in `hashes` (checked by
 /// [`check_known`]): the all-zero entries are computed in place, the others are kept.
 pub fn lowered_identities_in_place(l: &Lowered, hashes: &mut [u8]) {
-    let mut s = Scratch::default();
-    let mut attrs: Vec<u8> = Vec::with_capacity(256);
+    // Sized once for a typical node: a call per pulled handle hashes one or two, and growing
+    // these from empty cost more allocations than the hashing (bench row "stream-100k-generator").
+    let mut s = Scratch {
+        buf: Vec::with_capacity(1024),
+        sorted: Vec::with_capacity(16),
+    };
+    let mut attrs: Vec<u8> = Vec::with_capacity(1024);
     for i in 0..l.graph.len() {
         if hashes[16 * i] != 0 {
             continue;
@@ -261,6 +266,95 @@ pub fn lowered_identities_in_place(l: &Lowered, hashes: &mut [u8]) {
         attrs.push(b'}');
         hash_node(&l.graph, &l.names, i, &attrs, hashes, &mut s);
     }
+}
+
+/// Reads the tables of one packed call of [`lowered_identities_packed`] in order.
+struct Packed<'a> {
+    words: &'a [u32],
+    at: usize,
+}
+
+impl<'a> Packed<'a> {
+    fn take(&mut self, len: usize, what: &str) -> Result<&'a [u32], InputError> {
+        let end = self.at.checked_add(len).filter(|&e| e <= self.words.len());
+        let Some(end) = end else {
+            return Err(InputError(format!(
+                "words ends at {} but {what} needs {len} more from word {}",
+                self.words.len(),
+                self.at
+            )));
+        };
+        let s = &self.words[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+}
+
+/// Splits `len` bytes off the front of `bytes` (which holds at least that many).
+fn split_bytes<'a>(bytes: &mut &'a [u8], len: usize) -> &'a [u8] {
+    let (head, tail) = bytes.split_at(len);
+    *bytes = tail;
+    head
+}
+
+/// [`lowered_identities_in_place`] for tables packed into two arrays, so that a caller with a
+/// few nodes (a lowering session's call per pulled handle) makes one call with two arguments
+/// instead of two calls with a dozen (bench row "stream-100k-generator"). `words` is
+/// `[n, e, v, p]`, then `offsets` (n + 1), `deps` (e), `nameOffsets` (n + 1), `versionOf` (n),
+/// `versionOffsets` (v + 1), `extraOffsets` (n + 1) and `payloadOffsets` (p + 1); `bytes` is
+/// the names, the versions, the extras, the payloads, the fingerprints (16n) and the hashes
+/// (16n): known ones in, every one out. The last `p` nodes' fingerprints are computed from
+/// their payloads (as [`xxh64_hex_many`]) and written; the others are given. Anything after
+/// is ignored.
+pub fn lowered_identities_packed(words: &[u32], bytes: &mut [u8]) -> Result<(), InputError> {
+    let mut w = Packed { words, at: 0 };
+    let head = w.take(4, "the header [n, e, v, p]")?;
+    let (n, e, v, p) = (head[0] as usize, head[1] as usize, head[2] as usize, head[3] as usize);
+    if p > n {
+        return Err(InputError(format!("{p} payloads for {n} nodes: at most one a node")));
+    }
+    let offsets = w.take(n + 1, "offsets")?;
+    let deps = w.take(e, "deps")?;
+    let name_offsets = w.take(n + 1, "nameOffsets")?;
+    let version_of = w.take(n, "versionOf")?;
+    let version_offsets = w.take(v + 1, "versionOffsets")?;
+    let extra_offsets = w.take(n + 1, "extraOffsets")?;
+    let payload_offsets = w.take(p + 1, "payloadOffsets")?;
+    // Each length is below 2^36: their sum cannot overflow.
+    let last = |o: &[u32]| o[o.len() - 1] as usize;
+    let lens = [
+        last(name_offsets),
+        last(version_offsets),
+        last(extra_offsets),
+        last(payload_offsets),
+    ];
+    let need = lens.iter().sum::<usize>() + 32 * n;
+    if need > bytes.len() {
+        return Err(InputError(format!(
+            "bytes has {} bytes but its tables and the hashes need {need}",
+            bytes.len()
+        )));
+    }
+    let (tables, rest) = bytes.split_at_mut(need - 32 * n);
+    let mut t: &[u8] = tables;
+    let [names, versions, extras, payloads] = lens.map(|len| split_bytes(&mut t, len));
+    let (fingerprints, rest) = rest.split_at_mut(16 * n);
+    let payloads = ByteTable::any(payload_offsets, payloads, "payloadOffsets", "payloads")?;
+    xxh64_hex_many(&payloads, &mut fingerprints[16 * (n - p)..]);
+    let hashes = &mut rest[..16 * n];
+    let fingerprints = &*fingerprints;
+    let l = Lowered {
+        graph: Csr::new(offsets, deps)?,
+        names: ByteTable::new(name_offsets, names, n, "nameOffsets", "names")?,
+        version_of,
+        versions: ByteTable::any(version_offsets, versions, "versionOffsets", "versions")?,
+        fingerprints,
+        extras: ByteTable::new(extra_offsets, extras, n, "extraOffsets", "extras")?,
+    }
+    .check()?;
+    check_known(hashes, n)?;
+    lowered_identities_in_place(&l, hashes);
+    Ok(())
 }
 
 /// The result of [`fingerprint_all`].
@@ -429,6 +523,55 @@ mod tests {
             // The same with the known half already in the output (as the binding's `out` = `known` does).
             lowered_identities_in_place(&l, &mut known);
             assert_eq!(known, hashes, "{} (half known, in place)", c.at("name").as_str());
+            // Packed into two arrays (as a lowering session's call per pulled handle passes them),
+            // the half known, with junk after both: the same hashes.
+            // The second half's fingerprints come from their payloads in the same call.
+            let p = n - n / 2;
+            let first_payload = t.7[n / 2];
+            let payload_offsets: Vec<u32> = t.7[n / 2..].iter().map(|o| o - first_payload).collect();
+            let mut words = vec![n as u32, t.1.len() as u32, (t.5.len() - 1) as u32, p as u32];
+            for part in [&t.0, &t.1, &t.2, &t.4, &t.5, &t.9, &payload_offsets] {
+                words.extend_from_slice(part);
+            }
+            words.extend_from_slice(&[9, 9]);
+            let mut bytes = [
+                &t.3[..],
+                &t.6,
+                &t.10,
+                &t.8[first_payload as usize..],
+                &fps[..16 * (n / 2)],
+            ]
+            .concat();
+            bytes.resize(bytes.len() + 16 * p, b'?');
+            let at = bytes.len();
+            bytes.extend_from_slice(&hashes[..16 * (n / 2)]);
+            bytes.resize(at + 16 * n + 5, 0);
+            bytes[at + 16 * n..].fill(b'x');
+            lowered_identities_packed(&words, &mut bytes).unwrap();
+            assert_eq!(
+                &bytes[at - 16 * n..at],
+                &fps[..],
+                "{} (packed fingerprints)",
+                c.at("name").as_str()
+            );
+            assert_eq!(
+                &bytes[at..at + 16 * n],
+                &hashes[..],
+                "{} (packed)",
+                c.at("name").as_str()
+            );
+            // Short of a word or of the hashes' bytes: an error naming what is missing, never a panic.
+            let short = lowered_identities_packed(&words[..words.len() - 3 - p], &mut bytes).unwrap_err();
+            assert!(short.0.contains("payloadOffsets"), "{}", short.0);
+            if n > 0 {
+                let cut = at + 16 * n - 1;
+                assert!(
+                    lowered_identities_packed(&words, &mut bytes[..cut])
+                        .unwrap_err()
+                        .0
+                        .contains("need")
+                );
+            }
             // The default (content) location of each step: name/version-hash (docs/identity.md).
             let paths = c.at("paths").as_array();
             assert_eq!(paths.len(), n, "{}", c.at("name").as_str());

@@ -8,7 +8,8 @@ use napi_derive::napi;
 use crate::duplicates::duplicate_steps;
 use crate::expand::expand;
 use crate::fingerprint::{
-    Lowered, check_known, fingerprint_into, lowered_identities, lowered_identities_in_place, xxh64_hex_many,
+    Lowered, check_known, fingerprint_into, lowered_identities, lowered_identities_in_place, lowered_identities_packed,
+    xxh64_hex_many,
 };
 use crate::graph::{ByteTable, Csr, Order};
 use crate::js_args::{Arg, Code, OrBad, R, View, bad, new_typed, u32_array};
@@ -16,7 +17,7 @@ use crate::toposort::toposort;
 use crate::xxh64::{STATE_BYTES, Xxh64State, write_hex, xxh64};
 
 /// Bumped whenever the JS-facing surface changes; index.js refuses a stale build.
-const ABI_VERSION: u32 = 4;
+const ABI_VERSION: u32 = 6;
 
 /// The two constants of the surface, `abiVersion` and `xxh64StateBytes` (napi-rs exports a
 /// `#[napi] const` under its Rust name only).
@@ -316,6 +317,26 @@ pub fn js_lowered_identities<'env>(
         }
     }
     Ok(out_)
+}
+
+/// `loweredIdentities` with its tables packed into two arrays, and the last `p` nodes'
+/// fingerprints hashed from their payloads in the same call (see the kernel
+/// `lowered_identities_packed`): `words` = `[n, e, v, p]`, `offsets`, `deps`, `nameOffsets`,
+/// `versionOf`, `versionOffsets`, `extraOffsets`, `payloadOffsets`; `bytes` = names, versions,
+/// extras, payloads, fingerprints (16n), then the hashes (16n), known ones given and every one
+/// written back.
+#[napi(
+    js_name = "loweredIdentitiesPacked",
+    ts_args_type = "words: Uint32Array, bytes: Uint8Array",
+    ts_return_type = "void"
+)]
+pub fn js_lowered_identities_packed(env: &Env, words: Unknown, bytes: Unknown) -> Result<(), Code> {
+    let w = Arg::new(env, words).u32s("words")?;
+    let b = Arg::new(env, bytes).u8s("bytes")?;
+    if b.overlaps(w) {
+        return Err(bad("bytes must not share memory with words"));
+    }
+    lowered_identities_packed(unsafe { w.u32s() }, unsafe { b.u8s_mut() }).or_bad()
 }
 
 /// Steps of one lowering sharing a name (bytes of the `names` table) and a version id:

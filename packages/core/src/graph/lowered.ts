@@ -126,3 +126,49 @@ export function loweredIdentities(t: LoweredTables, out?: Uint8Array): Uint8Arra
   out.set(result.hex);
   return out;
 }
+
+/**
+ * The TypeScript twin of the native `loweredIdentitiesPacked`: the packed tables are read as
+ * views, the last `p` fingerprints hashed by {@link xxh64HexMany} and the identities by
+ * {@link loweredIdentities}. Malformed input throws `CAIRN_GRAPH_INPUT`.
+ */
+export function loweredIdentitiesPacked(words: Uint32Array, bytes: Uint8Array): void {
+  if (!(words instanceof Uint32Array)) throw graphInputError('words must be a Uint32Array');
+  if (!(bytes instanceof Uint8Array)) throw graphInputError('bytes must be a Uint8Array');
+  if (words.length < 4) throw graphInputError(`words ends at ${words.length} but the header [n, e, v, p] needs 4 words`);
+  const n = words[0]!, e = words[1]!, v = words[2]!, p = words[3]!;
+  if (p > n) throw graphInputError(`${p} payloads for ${n} nodes: at most one a node`);
+  let at = 4;
+  const take = (len: number, what: string): Uint32Array => {
+    if (at + len > words.length) throw graphInputError(`words ends at ${words.length} but ${what} needs ${len} more from word ${at}`);
+    return words.subarray(at, (at += len));
+  };
+  const offsets = take(n + 1, 'offsets');
+  const deps = take(e, 'deps');
+  const nameOffsets = take(n + 1, 'nameOffsets');
+  const versionOf = take(n, 'versionOf');
+  const versionOffsets = take(v + 1, 'versionOffsets');
+  const extraOffsets = take(n + 1, 'extraOffsets');
+  const payloadOffsets = take(p + 1, 'payloadOffsets');
+  const need = nameOffsets[n]! + versionOffsets[v]! + extraOffsets[n]! + payloadOffsets[p]! + 32 * n;
+  if (need > bytes.length) throw graphInputError(`bytes has ${bytes.length} bytes but its tables and the hashes need ${need}`);
+  let pos = 0;
+  const split = (len: number): Uint8Array => bytes.subarray(pos, (pos += len));
+  const names = split(nameOffsets[n]!);
+  const versions = split(versionOffsets[v]!);
+  const extras = split(extraOffsets[n]!);
+  const payloads = split(payloadOffsets[p]!);
+  const fingerprints = split(16 * n);
+  const hashes = split(16 * n);
+  xxh64HexMany({ offsets: payloadOffsets, bytes: payloads }, fingerprints, 16 * (n - p));
+  const t: LoweredTables = {
+    graph: { offsets, deps },
+    names: { offsets: nameOffsets, bytes: names },
+    versionOf,
+    versions: { offsets: versionOffsets, bytes: versions },
+    fingerprints,
+    extras: { offsets: extraOffsets, bytes: extras },
+    known: hashes,
+  };
+  loweredIdentities(t, hashes);
+}
