@@ -5,7 +5,7 @@
  * tools/bench/ui.bench.mjs).
  */
 import { hostname, userInfo } from 'node:os';
-import type { StepSpec } from '@cairn/core';
+import { computeIdentities, type StepSpec } from '@cairn/core';
 import { jsonString } from './line.js';
 
 /** The user this process runs as; `unknown` without a passwd entry (a container's uid). */
@@ -29,6 +29,9 @@ export function writePlan(put: (text: string) => void, runId: string, prefix: st
   put(`{"type":"plan","runId":${jsonString(runId)},"time":${Date.now()},"host":${jsonString(hostname())},"user":${jsonString(userName())},"targets":[`);
   for (let i = 0; i < targets.length; i++) put(`${i > 0 ? ',' : ''}${jsonString((targets[i] as StepSpec).name)}`);
   put('],"steps":[');
+  // Each step's path needs its identity: hashed here in one batch, not one spec at a time as the
+  // walk asks (the plan is written before discovery hashes; bench row warm-100k).
+  computeIdentities(targets);
   const index = new Map<StepSpec, number>();
   const stack: StepSpec[] = [];
   const next: number[] = [];
