@@ -22,7 +22,7 @@ function userName(): string {
  * everything upstream of them under `prefix`. Steps come in the order of `indexSpecs` (a
  * depth-first post-order from each target in turn), found by one walk whose map is both the set
  * of steps seen and their indices: a step's line is written as the walk leaves it, when its
- * dependencies have theirs (bench rows warm-100k and files-10k: `indexSpecs`' two passes, its set
+ * dependencies have theirs (bench row warm-100k: `indexSpecs`' two passes, its set
  * and its CSR arrays were a third of the plan's cost).
  */
 export function writePlan(put: (text: string) => void, runId: string, prefix: string, targets: readonly StepSpec[]): void {

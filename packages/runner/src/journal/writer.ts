@@ -30,7 +30,7 @@ const FIRST_CHUNK = 16 << 10;
 const LARGEST_CHUNK = 1 << 20;
 /**
  * Characters of lines gathered into one string before they are encoded: one `Buffer.write` per
- * ~100 events or plan steps instead of one each (bench rows warm-100k and files-10k).
+ * ~100 events or plan steps instead of one each (bench row warm-100k).
  */
 const TEXT_BATCH = 16 << 10;
 
