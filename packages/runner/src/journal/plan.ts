@@ -5,7 +5,7 @@
  * tools/bench/ui.bench.mjs).
  */
 import { hostname, userInfo } from 'node:os';
-import { computeIdentities, type StepSpec } from '@cairn/core';
+import { computeIdentities, indexSpecs, type StepSpec } from '@cairn/core';
 import { jsonString } from './line.js';
 
 /** The user this process runs as; `unknown` without a passwd entry (a container's uid). */
@@ -17,52 +17,19 @@ function userName(): string {
   }
 }
 
-/**
- * Writes, through `put`, the plan line (without its newline) of run `runId` of `targets` and
- * everything upstream of them under `prefix`. Steps come in the order of `indexSpecs` (a
- * depth-first post-order from each target in turn), found by one walk whose map is both the set
- * of steps seen and their indices: a step's line is written as the walk leaves it, when its
- * dependencies have theirs (bench row warm-100k: `indexSpecs`' two passes, its set
- * and its CSR arrays were a third of the plan's cost).
- */
+/** Writes, through `put`, the plan line (without its newline) of run `runId` of `targets` and everything upstream of them under `prefix`. */
 export function writePlan(put: (text: string) => void, runId: string, prefix: string, targets: readonly StepSpec[]): void {
+  // Each step's path needs its identity: hashed here in one batch, not one spec at a time as the
+  // loop below asks (the plan is written before discovery hashes; bench row warm-100k).
+  computeIdentities(targets);
+  const { nodes, graph } = indexSpecs(targets);
   put(`{"type":"plan","runId":${jsonString(runId)},"time":${Date.now()},"host":${jsonString(hostname())},"user":${jsonString(userName())},"targets":[`);
   for (let i = 0; i < targets.length; i++) put(`${i > 0 ? ',' : ''}${jsonString((targets[i] as StepSpec).name)}`);
   put('],"steps":[');
-  // Each step's path needs its identity: hashed here in one batch, not one spec at a time as the
-  // walk asks (the plan is written before discovery hashes; bench row warm-100k).
-  computeIdentities(targets);
-  const index = new Map<StepSpec, number>();
-  const stack: StepSpec[] = [];
-  const next: number[] = [];
-  for (let r = 0; r < targets.length; r++) {
-    const root = targets[r] as StepSpec;
-    if (index.has(root)) continue;
-    stack.push(root);
-    next.push(0);
-    while (stack.length > 0) {
-      const top = stack.length - 1;
-      const node = stack[top] as StepSpec;
-      const deps = node.deps;
-      const i = next[top] as number;
-      if (i < deps.length) {
-        next[top] = i + 1;
-        const d = deps[i] as StepSpec;
-        if (!index.has(d)) {
-          stack.push(d);
-          next.push(0);
-        }
-        continue;
-      }
-      stack.pop();
-      next.pop();
-      if (index.has(node)) continue;
-      const n = index.size;
-      index.set(node, n);
-      let line = `${n > 0 ? ',' : ''}{"name":${jsonString(node.name)},"path":${jsonString(node.outputPath(prefix))},"deps":[`;
-      for (let k = 0; k < deps.length; k++) line += k > 0 ? `,${index.get(deps[k] as StepSpec) as number}` : `${index.get(deps[k] as StepSpec) as number}`;
-      put(`${line}]}`);
-    }
+  const { offsets, deps } = graph;
+  for (let i = 0; i < nodes.length; i++) {
+    const s = nodes[i] as StepSpec;
+    put(`${i > 0 ? ',' : ''}{"name":${jsonString(s.name)},"path":${jsonString(s.outputPath(prefix))},"deps":[${deps.subarray(offsets[i], offsets[i + 1]).join(',')}]}`);
   }
   put(']}');
 }

@@ -28,11 +28,7 @@ export const OBJECT_FLUSH_SHARE = 10;
 /** Bytes of the buffers lines are encoded into: the first is small (most runs are), each next one twice the last, up to the largest. A line longer than a quarter of one gets its own. */
 const FIRST_CHUNK = 16 << 10;
 const LARGEST_CHUNK = 1 << 20;
-/**
- * Characters of lines gathered into one string before they are encoded: one `Buffer.write` per
- * ~100 events or plan steps instead of one each (bench row warm-100k).
- */
-const TEXT_BATCH = 16 << 10;
+const NEWLINE = 0x0a;
 
 /** Appends one run's events and plan to its journal; see the file's comment. */
 export class RunJournal {
@@ -47,8 +43,6 @@ export class RunJournal {
    * (most of the journal's cost on a 100k-step run).
    */
   #chunk: Buffer = Buffer.allocUnsafeSlow(FIRST_CHUNK);
-  /** Lines not encoded yet (at most {@link TEXT_BATCH} characters and one line: they die young too). */
-  #text = '';
   /** Bytes of `#chunk` used, and where the part not yet handed to the store starts. */
   #used = 0;
   #from = 0;
@@ -82,28 +76,15 @@ export class RunJournal {
   /** Records one event; it reaches the store at the next flush. */
   write(entry: RunnerEvent | JournalPlan): void {
     if (this.#failed || this.#closed) return;
-    this.#add(journalText(entry));
+    this.#put(journalText(entry));
     this.#newline();
   }
 
   /** Records the run's plan (plan.ts): `targets` and everything upstream of them under `prefix`. */
   plan(prefix: string, targets: readonly StepSpec[]): void {
     if (this.#failed || this.#closed) return;
-    writePlan(this.#add, this.#runId, prefix, targets);
+    writePlan(this.#put, this.#runId, prefix, targets);
     this.#newline();
-  }
-
-  /** Adds `text` after what was written, encoding the lines gathered so far once there are enough. */
-  readonly #add = (text: string): void => {
-    this.#text += text;
-    if (this.#text.length >= TEXT_BATCH) this.#encode();
-  };
-
-  /** Encodes the gathered lines. */
-  #encode(): void {
-    const text = this.#text;
-    this.#text = '';
-    this.#put(text);
   }
 
   /** Encodes `text` after what was written. */
@@ -123,15 +104,15 @@ export class RunJournal {
     this.#used += this.#chunk.write(text, this.#used);
   };
 
-  /** Ends a line. */
+  /** Ends a line (`#put` always leaves room for it). */
   #newline(): void {
-    this.#add('\n');
+    if (this.#used >= this.#chunk.length) this.#put('\n');
+    else this.#chunk[this.#used++] = NEWLINE;
     this.#timer ??= setTimeout(this.#tick, this.#intervalMs).unref();
   }
 
   /** Moves the bytes of `#chunk` not handed over yet to `#pending` (never rewritten: the chunk only grows past them). */
   #cut(): void {
-    if (this.#text !== '') this.#encode();
     if (this.#used > this.#from) this.#pending.push(this.#chunk.subarray(this.#from, this.#used));
     this.#from = this.#used;
   }
@@ -140,7 +121,7 @@ export class RunJournal {
   readonly #tick = (): void => {
     void this.#flush().finally(() => {
       this.#timer = undefined;
-      if (!this.#closed && (this.#text !== '' || this.#used > this.#from || this.#pending.length > 0 || this.#unwritten)) this.#timer = setTimeout(this.#tick, this.#intervalMs).unref();
+      if (!this.#closed && (this.#used > this.#from || this.#pending.length > 0 || this.#unwritten)) this.#timer = setTimeout(this.#tick, this.#intervalMs).unref();
     });
   };
 
