@@ -95,6 +95,7 @@ mod open {
         // The same number on every architecture (the unified syscall table).
         const SYS_OPENAT2: c_long = 437;
         const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+        const EPERM: i32 = 1;
         const ENOSYS: i32 = 38;
         static MISSING: AtomicBool = AtomicBool::new(false);
         if MISSING.load(Ordering::Relaxed) {
@@ -104,13 +105,25 @@ mod open {
             Ok(c) => c,
             Err(_) => return Some(Err(std::io::Error::from_raw_os_error(22))),
         };
-        let how = OpenHow { flags: O_CLOEXEC as u64, mode: 0, resolve: RESOLVE_NO_SYMLINKS };
-        let fd = unsafe { syscall(SYS_OPENAT2, base.as_raw_fd() as c_long, c.as_ptr(), &how as *const OpenHow, std::mem::size_of::<OpenHow>()) };
+        let how = OpenHow {
+            flags: O_CLOEXEC as u64,
+            mode: 0,
+            resolve: RESOLVE_NO_SYMLINKS,
+        };
+        let fd = unsafe {
+            syscall(
+                SYS_OPENAT2,
+                base.as_raw_fd() as c_long,
+                c.as_ptr(),
+                &how as *const OpenHow,
+                std::mem::size_of::<OpenHow>(),
+            )
+        };
         if fd < 0 {
             let e = std::io::Error::last_os_error();
             // ENOSYS: no openat2 (a seccomp filter may also answer EPERM, which opening a
             // plain file never does).
-            if matches!(e.raw_os_error(), Some(ENOSYS) | Some(1)) {
+            if matches!(e.raw_os_error(), Some(ENOSYS) | Some(EPERM)) {
                 MISSING.store(true, Ordering::Relaxed);
                 return None;
             }
@@ -189,7 +202,10 @@ fn read_into(file: &mut File, chunk: &mut [u8], out: &mut Vec<u8>) -> std::io::R
 /// serves a step only from a real directory, and this spares it an `lstat` per step (bench row
 /// warm-100k).
 pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8], no_links: bool) -> FileBatch {
-    let mut batch = FileBatch { links_checked: no_links, ..FileBatch::default() };
+    let mut batch = FileBatch {
+        links_checked: no_links,
+        ..FileBatch::default()
+    };
     if names.is_empty() {
         return batch;
     }
@@ -214,12 +230,24 @@ pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8], no_links: bool) -> F
         }
         file.extend_from_slice(name);
         file.extend_from_slice(suffix);
-        let through_dir = dir.as_ref().filter(|_| no_links).and_then(|d| open::open_at_no_links(d, &file));
+        let through_dir = dir
+            .as_ref()
+            .filter(|_| no_links && !name.is_empty())
+            .and_then(|d| open::open_at_no_links(d, &file));
         let opened = if name.is_empty() {
             Err(PHASE_OPEN | ENOENT)
         } else if let Some(r) = through_dir {
             r.map_err(|e| PHASE_OPEN | errno(&e))
-        } else if no_links && is_link(if dir.is_some() { base } else { b"" }, if dir.is_some() { name } else { &file[..file.len() - suffix.len()] }) {
+        } else if no_links
+            && is_link(
+                if dir.is_some() { base } else { b"" },
+                if dir.is_some() {
+                    name
+                } else {
+                    &file[..file.len() - suffix.len()]
+                },
+            )
+        {
             Err(PHASE_OPEN | ELOOP)
         } else if let Some(d) = &dir {
             open::open_at(d, &file).map_err(|e| PHASE_OPEN | errno(&e))
@@ -356,7 +384,11 @@ mod tests {
             assert_eq!(b.errors, vec![READ_OK, PHASE_OPEN | ELOOP, PHASE_OPEN | ENOENT]);
             assert_eq!(&b.bytes, b"SUCCESS");
             let followed = read_files(base, names.as_bytes(), b"/.executor_status", false);
-            assert_eq!(followed.errors, vec![READ_OK, READ_OK, PHASE_OPEN | ENOENT], "without no_links, links are followed");
+            assert_eq!(
+                followed.errors,
+                vec![READ_OK, READ_OK, PHASE_OPEN | ENOENT],
+                "without no_links, links are followed"
+            );
         }
         let _ = fs::remove_dir_all(&d);
     }

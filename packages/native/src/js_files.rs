@@ -70,7 +70,13 @@ impl Task for ReadFiles {
     ts_args_type = "base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array, noLinks?: boolean",
     ts_return_type = "Promise<NativeFileBatch>"
 )]
-pub fn js_read_files(env: &Env, base: Unknown, names: Unknown, suffix: Unknown, no_links: Option<bool>) -> Result<AsyncTask<ReadFiles>, Code> {
+pub fn js_read_files(
+    env: &Env,
+    base: Unknown,
+    names: Unknown,
+    suffix: Unknown,
+    no_links: Option<bool>,
+) -> Result<AsyncTask<ReadFiles>, Code> {
     let mut scratch = Vec::new();
     let base = Arg::new(env, base).bytes("base", &mut scratch)?.to_vec();
     let names = Arg::new(env, names).bytes("names", &mut scratch)?.to_vec();
@@ -80,5 +86,10 @@ pub fn js_read_files(env: &Env, base: Unknown, names: Unknown, suffix: Unknown, 
     } else {
         suffix.bytes("suffix", &mut scratch)?.to_vec()
     };
-    Ok(AsyncTask::new(ReadFiles { base, names, suffix, no_links: no_links.unwrap_or(false) }))
+    Ok(AsyncTask::new(ReadFiles {
+        base,
+        names,
+        suffix,
+        no_links: no_links.unwrap_or(false),
+    }))
 }
