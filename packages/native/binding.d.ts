@@ -10,6 +10,8 @@ export interface NativeFileBatch {
   readonly ends: Uint32Array;
   /** 0 for a file read, else why not (see `readFiles`). */
   readonly errors: Uint32Array;
+  /** True when `noLinks` was asked: no file was read through a named directory that is a symbolic link. */
+  readonly linksChecked: boolean;
 }
 
 /** The functions exported by `cairn-native.<platform>.node`. */
@@ -52,10 +54,13 @@ export interface NativeFunctions {
    * `bytes[ends[i-1], ends[i])` (`ends[-1]` = 0) when `errors[i]` is 0; else it has no bytes and
    * `errors[i]` is an errno plus `1 << 16` when `open` failed (a missing file, or an empty name:
    * `65536 + ENOENT`) or `2 << 16` when `read` did, or `0xffffffff`: not read, the batch would
-   * pass 4 GiB. Bad arguments throw at once (as every function here does); the promise rejects
-   * only on an N-API failure. @default suffix ''
+   * pass 4 GiB. `noLinks`: a name that is a symbolic link is not read but fails as
+   * `65536 + ELOOP` (so may a file reached through another link below `base`, on Linux), and
+   * `linksChecked` says so: the caller reads those itself (files.rs). Bad arguments throw at once
+   * (as every function here does); the promise rejects only on an N-API failure.
+   * @default suffix '', noLinks false
    */
-  readFiles(base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array): Promise<NativeFileBatch>;
+  readFiles(base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array, noLinks?: boolean): Promise<NativeFileBatch>;
   /** Kahn's algorithm, dependencies first (see `CoreBackend.toposort` in @cairn/core). */
   toposort(offsets: Uint32Array, deps: Uint32Array): NativeOrder;
   /** XXH64 of `data` (a string is hashed as UTF-8). The seed is taken mod 2^64. @default seed 0n */

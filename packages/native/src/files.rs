@@ -23,6 +23,10 @@ const EIO: u32 = 5;
 const ENOTDIR: u32 = 20;
 const EISDIR: u32 = 21;
 const EINVAL: u32 = 22;
+#[cfg(target_os = "macos")]
+const ELOOP: u32 = 62;
+#[cfg(not(target_os = "macos"))]
+const ELOOP: u32 = 40;
 
 /// The files' contents, in order: file `i` is `bytes[ends[i-1]..ends[i]]` (`ends[-1]` = 0) when
 /// `errors[i]` is [`READ_OK`], else it has no bytes and `errors[i]` says why.
@@ -31,6 +35,9 @@ pub struct FileBatch {
     pub bytes: Vec<u8>,
     pub ends: Vec<u32>,
     pub errors: Vec<u32>,
+    /// True when asked to refuse links ([`read_files`]'s `no_links`): then no file was read
+    /// through a named directory that is a symbolic link.
+    pub links_checked: bool,
 }
 
 /// The errno of `e` (portable for the kinds a caller tells apart; the OS code elsewhere on Unix).
@@ -68,6 +75,67 @@ mod open {
         }
         Ok(unsafe { File::from_raw_fd(fd) })
     }
+
+    /// `open_at` that fails with ELOOP where any part of `name` is a symbolic link (Linux's
+    /// `openat2` with `RESOLVE_NO_SYMLINKS`: no `lstat` more per file); `None` where the kernel
+    /// has no `openat2` (before 5.6, or refused by a seccomp filter).
+    #[cfg(target_os = "linux")]
+    pub fn open_at_no_links(base: &File, name: &[u8]) -> Option<std::io::Result<File>> {
+        use std::ffi::c_long;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        #[repr(C)]
+        struct OpenHow {
+            flags: u64,
+            mode: u64,
+            resolve: u64,
+        }
+        unsafe extern "C" {
+            fn syscall(num: c_long, ...) -> c_long;
+        }
+        // The same number on every architecture (the unified syscall table).
+        const SYS_OPENAT2: c_long = 437;
+        const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+        const EPERM: i32 = 1;
+        const ENOSYS: i32 = 38;
+        static MISSING: AtomicBool = AtomicBool::new(false);
+        if MISSING.load(Ordering::Relaxed) {
+            return None;
+        }
+        let c = match CString::new(name) {
+            Ok(c) => c,
+            Err(_) => return Some(Err(std::io::Error::from_raw_os_error(22))),
+        };
+        let how = OpenHow {
+            flags: O_CLOEXEC as u64,
+            mode: 0,
+            resolve: RESOLVE_NO_SYMLINKS,
+        };
+        let fd = unsafe {
+            syscall(
+                SYS_OPENAT2,
+                base.as_raw_fd() as c_long,
+                c.as_ptr(),
+                &how as *const OpenHow,
+                std::mem::size_of::<OpenHow>(),
+            )
+        };
+        if fd < 0 {
+            let e = std::io::Error::last_os_error();
+            // ENOSYS: no openat2 (a seccomp filter may also answer EPERM, which opening a
+            // plain file never does).
+            if matches!(e.raw_os_error(), Some(ENOSYS) | Some(EPERM)) {
+                MISSING.store(true, Ordering::Relaxed);
+                return None;
+            }
+            return Some(Err(e));
+        }
+        Some(Ok(unsafe { File::from_raw_fd(fd as c_int) }))
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    pub fn open_at_no_links(_base: &File, _name: &[u8]) -> Option<std::io::Result<File>> {
+        None
+    }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
@@ -76,6 +144,22 @@ mod open {
     pub fn open_at(_base: &File, _name: &[u8]) -> std::io::Result<File> {
         Err(std::io::Error::from(std::io::ErrorKind::Unsupported))
     }
+    pub fn open_at_no_links(_base: &File, _name: &[u8]) -> Option<std::io::Result<File>> {
+        None
+    }
+}
+
+/// Whether the directory `name` (below `base`, or a path when `base` is empty) is a symbolic
+/// link; false when it cannot be told (the open that follows reports the problem).
+fn is_link(base: &[u8], name: &[u8]) -> bool {
+    let mut p = Vec::with_capacity(base.len() + 1 + name.len());
+    if !base.is_empty() {
+        p.extend_from_slice(base);
+        p.push(b'/');
+    }
+    p.extend_from_slice(name);
+    // readlink(2) succeeds on links only (std's symlink_metadata needs lstat64@GLIBC_2.33: glibc_floor.rs).
+    path_of(&p).is_some_and(|p| std::fs::read_link(p).is_ok())
 }
 
 #[cfg(unix)]
@@ -111,8 +195,17 @@ fn read_into(file: &mut File, chunk: &mut [u8], out: &mut Vec<u8>) -> std::io::R
 /// slice names none; an empty name names no file), relative to the directory `base` (empty:
 /// the names are paths as they are). A suffix saves the caller building every file's name
 /// (`step-dir` + `/.executor_status`).
-pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8]) -> FileBatch {
-    let mut batch = FileBatch::default();
+///
+/// `no_links`: a file whose name (the directory before the suffix) is a symbolic link is not
+/// read, and fails as `PHASE_OPEN | ELOOP`; so may a file reached through any other link below
+/// `base` (Linux, with `openat2`). The caller reads those itself, as it would have: a warm run
+/// serves a step only from a real directory, and this spares it an `lstat` per step (bench row
+/// warm-100k).
+pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8], no_links: bool) -> FileBatch {
+    let mut batch = FileBatch {
+        links_checked: no_links,
+        ..FileBatch::default()
+    };
     if names.is_empty() {
         return batch;
     }
@@ -137,8 +230,25 @@ pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8]) -> FileBatch {
         }
         file.extend_from_slice(name);
         file.extend_from_slice(suffix);
+        let through_dir = dir
+            .as_ref()
+            .filter(|_| no_links && !name.is_empty())
+            .and_then(|d| open::open_at_no_links(d, &file));
         let opened = if name.is_empty() {
             Err(PHASE_OPEN | ENOENT)
+        } else if let Some(r) = through_dir {
+            r.map_err(|e| PHASE_OPEN | errno(&e))
+        } else if no_links
+            && is_link(
+                if dir.is_some() { base } else { b"" },
+                if dir.is_some() {
+                    name
+                } else {
+                    &file[..file.len() - suffix.len()]
+                },
+            )
+        {
+            Err(PHASE_OPEN | ELOOP)
         } else if let Some(d) = &dir {
             open::open_at(d, &file).map_err(|e| PHASE_OPEN | errno(&e))
         } else {
@@ -205,9 +315,9 @@ mod tests {
             d.join("a/under-a-file"),
             d.join("dir"),
         ];
-        let b = read_files(b"", &join(&paths), b"");
+        let b = read_files(b"", &join(&paths), b"", false);
         let base = d.to_str().unwrap().as_bytes();
-        let r = read_files(base, &relative(&d, &paths), b"");
+        let r = read_files(base, &relative(&d, &paths), b"", false);
         assert_eq!(
             (&r.bytes, &r.ends, &r.errors),
             (&b.bytes, &b.ends, &b.errors),
@@ -249,23 +359,50 @@ mod tests {
             } else {
                 "s1\0s2\0none".to_string()
             };
-            let b = read_files(base, names.as_bytes(), b"/.executor_status");
+            let b = read_files(base, names.as_bytes(), b"/.executor_status", false);
             assert_eq!(b.errors, vec![READ_OK, READ_OK, PHASE_OPEN | ENOENT]);
             assert_eq!(&b.bytes, b"s1s2");
         }
         let _ = fs::remove_dir_all(&d);
     }
 
+    #[cfg(unix)]
+    #[test]
+    fn no_links_refuses_a_named_directory_that_is_a_link() {
+        let d = scratch("links");
+        fs::create_dir(d.join("real")).unwrap();
+        fs::write(d.join("real").join(".executor_status"), "SUCCESS").unwrap();
+        std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
+        for base in [d.to_str().unwrap().as_bytes(), b""] {
+            let names = if base.is_empty() {
+                format!("{}/real\0{}/link\0{}/none", d.display(), d.display(), d.display())
+            } else {
+                "real\0link\0none".to_string()
+            };
+            let b = read_files(base, names.as_bytes(), b"/.executor_status", true);
+            assert!(b.links_checked);
+            assert_eq!(b.errors, vec![READ_OK, PHASE_OPEN | ELOOP, PHASE_OPEN | ENOENT]);
+            assert_eq!(&b.bytes, b"SUCCESS");
+            let followed = read_files(base, names.as_bytes(), b"/.executor_status", false);
+            assert_eq!(
+                followed.errors,
+                vec![READ_OK, READ_OK, PHASE_OPEN | ENOENT],
+                "without no_links, links are followed"
+            );
+        }
+        let _ = fs::remove_dir_all(&d);
+    }
+
     #[test]
     fn a_missing_base_fails_each_open_as_a_path_would() {
-        let b = read_files(b"/nonexistent-cairn-base", b"a\0b/c", b"");
+        let b = read_files(b"/nonexistent-cairn-base", b"a\0b/c", b"", false);
         assert_eq!(b.errors, vec![PHASE_OPEN | ENOENT, PHASE_OPEN | ENOENT]);
     }
 
     #[test]
     fn no_names_no_entries_and_an_empty_name_is_missing() {
-        assert!(read_files(b"", b"", b"x").ends.is_empty());
-        let b = read_files(b"", b"\0", b"/x");
+        assert!(read_files(b"", b"", b"x", false).ends.is_empty());
+        let b = read_files(b"", b"\0", b"/x", false);
         assert_eq!(b.errors, vec![PHASE_OPEN | ENOENT, PHASE_OPEN | ENOENT]);
     }
 }

@@ -22,12 +22,16 @@ pub struct ReadFilesResult {
     /// 0 for a file read, else why not (see `readFiles`).
     #[napi(readonly)]
     pub errors: Uint32Array,
+    /// True when `noLinks` was asked: no file was read through a named directory that is a symbolic link.
+    #[napi(readonly)]
+    pub links_checked: bool,
 }
 
 pub struct ReadFiles {
     base: Vec<u8>,
     names: Vec<u8>,
     suffix: Vec<u8>,
+    no_links: bool,
 }
 
 impl Task for ReadFiles {
@@ -35,7 +39,7 @@ impl Task for ReadFiles {
     type JsValue = ReadFilesResult;
 
     fn compute(&mut self) -> Result<FileBatch> {
-        Ok(read_files(&self.base, &self.names, &self.suffix))
+        Ok(read_files(&self.base, &self.names, &self.suffix, self.no_links))
     }
 
     /// The bytes go to JS without a copy (a copy where the runtime forbids external buffers):
@@ -45,6 +49,7 @@ impl Task for ReadFiles {
             bytes: Uint8Array::new(batch.bytes),
             ends: Uint32Array::new(batch.ends),
             errors: Uint32Array::new(batch.errors),
+            links_checked: batch.links_checked,
         })
     }
 }
@@ -55,14 +60,23 @@ impl Task for ReadFiles {
 /// `bytes[ends[i-1], ends[i])` (`ends[-1]` = 0) when `errors[i]` is 0; else it has no bytes and
 /// `errors[i]` is an errno plus `1 << 16` when `open` failed (a missing file, or an empty name:
 /// `65536 + ENOENT`) or `2 << 16` when `read` did, or `0xffffffff`: not read, the batch would
-/// pass 4 GiB. Bad arguments throw at once (as every function here does); the promise rejects
-/// only on an N-API failure. @default suffix ''
+/// pass 4 GiB. `noLinks`: a name that is a symbolic link is not read but fails as
+/// `65536 + ELOOP` (so may a file reached through another link below `base`, on Linux), and
+/// `linksChecked` says so: the caller reads those itself (files.rs). Bad arguments throw at once
+/// (as every function here does); the promise rejects only on an N-API failure.
+/// @default suffix '', noLinks false
 #[napi(
     js_name = "readFiles",
-    ts_args_type = "base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array",
+    ts_args_type = "base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array, noLinks?: boolean",
     ts_return_type = "Promise<NativeFileBatch>"
 )]
-pub fn js_read_files(env: &Env, base: Unknown, names: Unknown, suffix: Unknown) -> Result<AsyncTask<ReadFiles>, Code> {
+pub fn js_read_files(
+    env: &Env,
+    base: Unknown,
+    names: Unknown,
+    suffix: Unknown,
+    no_links: Option<bool>,
+) -> Result<AsyncTask<ReadFiles>, Code> {
     let mut scratch = Vec::new();
     let base = Arg::new(env, base).bytes("base", &mut scratch)?.to_vec();
     let names = Arg::new(env, names).bytes("names", &mut scratch)?.to_vec();
@@ -72,5 +86,10 @@ pub fn js_read_files(env: &Env, base: Unknown, names: Unknown, suffix: Unknown) 
     } else {
         suffix.bytes("suffix", &mut scratch)?.to_vec()
     };
-    Ok(AsyncTask::new(ReadFiles { base, names, suffix }))
+    Ok(AsyncTask::new(ReadFiles {
+        base,
+        names,
+        suffix,
+        no_links: no_links.unwrap_or(false),
+    }))
 }

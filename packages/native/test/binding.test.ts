@@ -1,5 +1,5 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { constants, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import loader from '../index.js';
@@ -173,6 +173,16 @@ describe.runIf(b)('native binding', () => {
       }
       const none = await n.readFiles(d, '');
       expect([none.bytes.length, none.ends.length, none.errors.length]).toEqual([0, 0, 0]);
+      // noLinks: a name that is a link is not read (ELOOP at open), and the batch says links were checked.
+      symlinkSync(join(d, 'dir'), join(d, 'link'));
+      writeFileSync(join(d, 'dir', 'f'), 'in dir');
+      for (const base of [d, '']) {
+        const at = (x: string) => (base === '' ? join(d, x) : x);
+        const r = await n.readFiles(base, [at('dir'), at('link')].join('\0'), '/f', true);
+        expect({ errors: Array.from(r.errors), checked: r.linksChecked }).toEqual({ errors: [0, 65536 + constants.errno.ELOOP], checked: true });
+        const followed = await n.readFiles(base, [at('dir'), at('link')].join('\0'), '/f');
+        expect({ errors: Array.from(followed.errors), checked: followed.linksChecked }).toEqual({ errors: [0, 0], checked: false });
+      }
     } finally {
       rmSync(d, { recursive: true, force: true });
     }

@@ -75,10 +75,22 @@ describe('batch reads of small files', () => {
       for (const set of [dirs, steps]) {
         const seq = readSequential(set.map((d) => `${d}/${name}`));
         expect(plain((await readInDirs(set, name)) as FileTexts), name).toEqual(plain(seq));
+        // noLinks: a file behind a link is read here instead, with the same answer.
+        expect(plain((await readInDirs(set, name, true)) as FileTexts), `${name}, noLinks`).toEqual(plain(seq));
         for (const x of plain(seq)) if (typeof x === 'object' && x !== null) codes.add((x as { code: string }).code);
       }
     }
     expect(codes).toEqual(new Set(['EISDIR', 'ENAMETOOLONG', 'ELOOP']));
+  });
+
+  it.runIf(batchReadsNative)('noLinks: a file read from a real directory is known link-free; one behind a link is not', async () => {
+    const steps = storeFixture(1).filter((p) => !p.startsWith('s3:'));
+    const texts = (await readInDirs(steps, '.executor_status', true)) as FileTexts;
+    const free = (name: string) => texts.linkFree(steps.findIndex((p) => p.endsWith(`/${name}-0`)));
+    expect([free('built'), free('failed'), free('linked'), free('absent')]).toEqual([true, true, false, false]);
+    expect(texts.at(steps.findIndex((p) => p.endsWith('/linked-0')))).toBe('SUCCESS');
+    const plainRead = (await readInDirs(steps, '.executor_status')) as FileTexts;
+    expect(steps.some((_, i) => plainRead.linkFree(i))).toBe(false);
   });
 
   it.runIf(batchReadsNative)('a name holding a NUL byte cannot reach the native side: the batch is read as fs reads it', async () => {

@@ -5,7 +5,7 @@
  * tools/bench/ui.bench.mjs).
  */
 import { hostname, userInfo } from 'node:os';
-import { indexSpecs, type StepSpec } from '@cairn/core';
+import { computeIdentities, indexSpecs, type StepSpec } from '@cairn/core';
 import { jsonString } from './line.js';
 
 /** The user this process runs as; `unknown` without a passwd entry (a container's uid). */
@@ -19,6 +19,9 @@ function userName(): string {
 
 /** Writes, through `put`, the plan line (without its newline) of run `runId` of `targets` and everything upstream of them under `prefix`. */
 export function writePlan(put: (text: string) => void, runId: string, prefix: string, targets: readonly StepSpec[]): void {
+  // Each step's path needs its identity: hashed here in one batch, not one spec at a time as the
+  // loop below asks (the plan is written before discovery hashes; bench row warm-100k).
+  computeIdentities(targets);
   const { nodes, graph } = indexSpecs(targets);
   put(`{"type":"plan","runId":${jsonString(runId)},"time":${Date.now()},"host":${jsonString(hostname())},"user":${jsonString(userName())},"targets":[`);
   for (let i = 0; i < targets.length; i++) put(`${i > 0 ? ',' : ''}${jsonString((targets[i] as StepSpec).name)}`);

@@ -10,6 +10,7 @@
  * thread (io.ts), with the same answers: same texts, same missing files, same error codes and
  * messages (test/local-batch-read.test.ts compares the two).
  */
+import { constants } from 'node:os';
 import { getSystemErrorMap } from 'node:util';
 import native from '@cairn/native';
 import { syncIo } from './io.js';
@@ -26,6 +27,8 @@ const PHASE_READ = 2 << 16;
 const NOT_READ = 0xffffffff;
 const ENOENT = 2;
 const ENOTDIR = 20;
+/** What the native side answers for a file it did not read because a link was on its way (`noLinks`). */
+const LINKED = PHASE_OPEN | constants.errno.ELOOP;
 
 /** The `readFiles` of the loaded native module, or undefined (no module, or CAIRN_NATIVE=0). */
 const readFiles = native.binding?.readFiles;
@@ -65,13 +68,15 @@ export interface FileTexts {
   readonly length: number;
   /** File `i`'s text (made on every call), `null` when it does not exist, or its read error. */
   at(i: number): ReadResult;
+  /** True when file `i` was read and its directory is known not to be a symbolic link (read with `noLinks`). */
+  linkFree(i: number): boolean;
 }
 
 /** `files` read one after another on the main thread. */
 export function readSequential(files: readonly string[]): FileTexts {
   const out = new Array<ReadResult>(files.length);
   for (let i = 0; i < files.length; i++) out[i] = readHere(files[i] as string);
-  return { length: out.length, at: (i) => out[i] as ReadResult };
+  return { length: out.length, at: (i) => out[i] as ReadResult, linkFree: () => false };
 }
 
 interface Chunk {
@@ -81,13 +86,16 @@ interface Chunk {
   readonly buf: Buffer;
   readonly ends: Uint32Array;
   readonly errors: Uint32Array;
+  /** The native side refused links (`noLinks`; a module built before it ignores the flag). */
+  readonly linksChecked: boolean;
 }
 
 function textOf(c: Chunk, i: number): ReadResult {
   const e = c.errors[i] as number;
   if (e === 0) return c.buf.toString('utf8', i === 0 ? 0 : (c.ends[i - 1] as number), c.ends[i] as number);
   const file = (c.dirs[i] as string) + c.suffix;
-  if (e === NOT_READ) return readHere(file);
+  // A file behind a link (noLinks) is read here, as it would have been: the caller then checks its directory.
+  if (e === NOT_READ || (e === LINKED && c.linksChecked)) return readHere(file);
   const errno = e & 0xffff;
   const open = (e & ~0xffff) === PHASE_OPEN;
   // Missing as io.ts's isMissing says (by number: a cold run finds 10^5 missing files, no Error each).
@@ -99,8 +107,10 @@ function textOf(c: Chunk, i: number): ReadResult {
  * several threads); undefined when the native module is not loaded. The native side opens them
  * relative to a directory above them all (`openat`: the kernel walks only the rest of each
  * path). Names holding a NUL byte cannot be passed: such a batch is read here (and fails as fs fails).
+ * `noLinks`: the native side also tells which files it read from a directory that is not a
+ * symbolic link (`linkFree`), so the caller need not `lstat` them (bench row warm-100k).
  */
-export function readInDirs(dirs: readonly string[], name: string): Promise<FileTexts> | undefined {
+export function readInDirs(dirs: readonly string[], name: string, noLinks = false): Promise<FileTexts> | undefined {
   if (readFiles === undefined) return undefined;
   const suffix = `/${name}`;
   const base = commonDir(dirs);
@@ -108,9 +118,10 @@ export function readInDirs(dirs: readonly string[], name: string): Promise<FileT
   let nuls = 0;
   for (let at = names.indexOf('\0'); at >= 0 && nuls < dirs.length; at = names.indexOf('\0', at + 1)) nuls++;
   if (nuls !== dirs.length - 1 || name.includes('\0')) return Promise.resolve(readSequential(dirs.map((d) => d + suffix)));
-  return readFiles(base, names, suffix).then((r) => {
-    const c: Chunk = { dirs, suffix, buf: Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength), ends: r.ends, errors: r.errors };
-    return { length: dirs.length, at: (i) => textOf(c, i) };
+  return readFiles(base, names, suffix, noLinks).then((r) => {
+    const linksChecked = r.linksChecked === true;
+    const c: Chunk = { dirs, suffix, buf: Buffer.from(r.bytes.buffer, r.bytes.byteOffset, r.bytes.byteLength), ends: r.ends, errors: r.errors, linksChecked };
+    return { length: dirs.length, at: (i) => textOf(c, i), linkFree: (i) => linksChecked && c.errors[i] === 0 };
   });
 }
 

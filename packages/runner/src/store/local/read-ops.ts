@@ -140,7 +140,8 @@ async function readChunk(paths: readonly string[], from: number, to: number, wan
     }
   }
   if (dirs.length === 0) return;
-  const texts = await (readInDirs(dirs, STATUS_FILE) as Promise<FileTexts>);
+  // noLinks: the native side refuses step directories that are links as it opens their status (no lstat each).
+  const texts = await (readInDirs(dirs, STATUS_FILE, true) as Promise<FileTexts>);
   const recordAt: number[] = [];
   const recordStatus: string[] = [];
   const recordDirs: string[] = [];
@@ -149,7 +150,7 @@ async function readChunk(paths: readonly string[], from: number, to: number, wan
     const text = texts.at(k);
     const w = want(i);
     if (text instanceof Error) out[i] = unreadable(text);
-    else if (text !== null && isLink(dirs[k] as string)) out[i] = linked(dirs[k] as string);
+    else if (text !== null && !texts.linkFree(k) && isLink(dirs[k] as string)) out[i] = linked(dirs[k] as string);
     else if (!needsRecord(text, w)) out[i] = safeState(text, unreadRecord(w), w);
     else {
       recordAt.push(i);
