@@ -224,6 +224,22 @@ export class LoweringSession {
   }
 }
 
+/** The growing tables of a lowering. */
+interface GrowingTables {
+  readonly versionOf: Uint32Array<ArrayBuffer>;
+  readonly mutableAt: Uint8Array;
+  readonly offsets: Uint32Array<ArrayBuffer>;
+  readonly edges: Uint32Array<ArrayBuffer>;
+  readonly fingerprints: Uint8Array;
+}
+
+/**
+ * The last one-call lowering's tables, reused by the next: its specs keep trimmed copies.
+ * Grown anew by doubling in every call, they allocated twice the graph's size in array
+ * buffers, which starts V8's marking of the whole heap (bench row "lower() 1M layered").
+ */
+let spareTables: GrowingTables | undefined;
+
 /**
  * What one lowering has numbered so far, in growing tables: every node of one `lower()` call,
  * or of every call of a {@link LoweringSession}. Node `i` is `sources[i]`; the specs are views
@@ -239,11 +255,11 @@ class Lowering {
   readonly made: IdentTable | undefined;
   /** Whether the tables outlive one call (kept at their capacity instead of trimmed). */
   readonly session: boolean;
-  versionOf: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
-  mutableAt = new Uint8Array(1024);
-  offsets: Uint32Array<ArrayBuffer> = new Uint32Array(1024);
-  edges: Uint32Array<ArrayBuffer> = new Uint32Array(4096);
-  fingerprints: Uint8Array = new Uint8Array(16 * 1024);
+  versionOf: Uint32Array<ArrayBuffer>;
+  mutableAt: Uint8Array;
+  offsets: Uint32Array<ArrayBuffer>;
+  edges: Uint32Array<ArrayBuffer>;
+  fingerprints: Uint8Array;
   hashes: Uint8Array = EMPTY_U8;
   /** Scratch of {@link hashNew}: node `i`'s local number + 1 during one call, else 0. */
   slot: Int32Array = new Int32Array(0);
@@ -253,6 +269,15 @@ class Lowering {
     this.session = session;
     // A session's calls must find the steps of earlier calls by name@version: it always dedupes.
     this.made = dedupe || session ? new IdentTable(this.sources) : undefined;
+    const tables = (!session && spareTables) || { versionOf: new Uint32Array(1024), mutableAt: new Uint8Array(1024), offsets: new Uint32Array(1024), edges: new Uint32Array(4096), fingerprints: new Uint8Array(16 * 1024) };
+    if (!session) spareTables = undefined; // taken: a lowering started meanwhile (from a toJSON) makes its own
+    ({ versionOf: this.versionOf, mutableAt: this.mutableAt, offsets: this.offsets, edges: this.edges, fingerprints: this.fingerprints } = tables);
+  }
+
+  /** Hands this one-call lowering's tables to the next call (its specs keep copies). */
+  spare(): void {
+    const { versionOf, mutableAt, offsets, edges, fingerprints } = this;
+    spareTables = { versionOf, mutableAt, offsets, edges, fingerprints };
   }
 
   /** Makes room for node `n` (and the offset after it). */
@@ -511,8 +536,9 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined,
       const graph = state.graph;
       graph.offsets = offsets.slice(0, n + 1);
       graph.edges = edges.slice(0, offsets[n]);
-      graph.fingerprints = fingerprints.subarray(0, 16 * n);
+      graph.fingerprints = fingerprints.slice(0, 16 * n);
       graph.hashes = hashes;
+      state.spare();
       return;
     }
     state.hashes = hashes;

@@ -54,6 +54,16 @@ export class TableWriter {
     this.pos = p + b.write(s, p, 'utf8');
   }
 
+  /** Appends `s`, known to be ASCII (a constant), to the open entry. */
+  ascii(s: string): void {
+    const n = s.length;
+    this.reserve(n);
+    const b = this.bytes;
+    const p = this.pos;
+    for (let i = 0; i < n; i++) b[p + i] = s.charCodeAt(i);
+    this.pos = p + n;
+  }
+
   /** Closes the open entry. */
   end(): void {
     if (this.count + 2 > this.offsets.length) this.offsets = growU32(this.offsets, this.count + 2);
