@@ -346,6 +346,21 @@ mod tests {
         let _ = fs::remove_dir_all(&d);
     }
 
+    /// The names of a batch below `d`: relative to it, or absolute when the batch has no base.
+    fn batch_names(d: &std::path::Path, absolute: bool, names: &[&str]) -> String {
+        let full: Vec<String> = names
+            .iter()
+            .map(|n| {
+                if absolute {
+                    format!("{}/{n}", d.display())
+                } else {
+                    (*n).to_string()
+                }
+            })
+            .collect();
+        full.join("\0")
+    }
+
     #[test]
     fn a_suffix_is_appended_to_every_name() {
         let d = scratch("suffix");
@@ -354,11 +369,7 @@ mod tests {
             fs::write(d.join(n).join(".executor_status"), n).unwrap();
         }
         for base in [d.to_str().unwrap().as_bytes(), b""] {
-            let names = if base.is_empty() {
-                format!("{}/s1\0{}/s2\0{}/none", d.display(), d.display(), d.display())
-            } else {
-                "s1\0s2\0none".to_string()
-            };
+            let names = batch_names(&d, base.is_empty(), &["s1", "s2", "none"]);
             let b = read_files(base, names.as_bytes(), b"/.executor_status", false);
             assert_eq!(b.errors, vec![READ_OK, READ_OK, PHASE_OPEN | ENOENT]);
             assert_eq!(&b.bytes, b"s1s2");
@@ -374,11 +385,7 @@ mod tests {
         fs::write(d.join("real").join(".executor_status"), "SUCCESS").unwrap();
         std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
         for base in [d.to_str().unwrap().as_bytes(), b""] {
-            let names = if base.is_empty() {
-                format!("{}/real\0{}/link\0{}/none", d.display(), d.display(), d.display())
-            } else {
-                "real\0link\0none".to_string()
-            };
+            let names = batch_names(&d, base.is_empty(), &["real", "link", "none"]);
             let b = read_files(base, names.as_bytes(), b"/.executor_status", true);
             assert!(b.links_checked);
             assert_eq!(b.errors, vec![READ_OK, PHASE_OPEN | ELOOP, PHASE_OPEN | ENOENT]);
