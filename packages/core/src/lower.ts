@@ -6,6 +6,8 @@ import { inputsMayChange } from './mutable-inputs.js';
 import { computeIdentities } from './identity.js';
 import { checkOutputPaths } from './output-paths.js';
 import { growU32, TableWriter } from './pack.js';
+import { IdentTable, VersionTable } from './lower-tables.js';
+import { extraOf, hashCall } from './session-hash.js';
 import { fingerprintPayload, writePayload } from './payload.js';
 import { captureProvenance } from './provenance.js';
 import { revealSecrets, SECRET_VALUES } from './secret.js';
@@ -87,83 +89,6 @@ function checkHandle(h: ArtifactStep<unknown>, deps: Uint32Array, from: number, 
       );
     }
   }
-}
-
-/**
- * The nodes of one lowering, findable by `name@version` (to catch two different steps
- * sharing one). An open-addressing table of node indices hashed on the name: a
- * million-entry `Map` of `name@version` strings costs several times more.
- */
-class IdentTable {
-  readonly #sources: readonly ArtifactStep<unknown>[];
-  /** Pairs (index + 1, name hash); index 0 marks an empty slot. Hashes are compared before handles are touched. */
-  #slots = new Int32Array(2048);
-  #count = 0;
-
-  constructor(sources: readonly ArtifactStep<unknown>[]) {
-    this.#sources = sources;
-  }
-
-  /** The node named `name@version`, or -1. */
-  find(name: string, version: string): number {
-    const slots = this.#slots;
-    const mask = (slots.length >> 1) - 1;
-    const h = hashName(name);
-    for (let p = h & mask; ; p = (p + 1) & mask) {
-      const at = slots[2 * p] as number;
-      if (at === 0) return -1;
-      if (slots[2 * p + 1] !== h) continue;
-      const s = this.#sources[at - 1] as ArtifactStep<unknown>;
-      if (s.name === name && s.version === version) return at - 1;
-    }
-  }
-
-  /** Adds node `index` (named as its source, not already present). */
-  add(index: number): void {
-    this.#count++;
-    if (4 * this.#count > this.#slots.length) {
-      const old = this.#slots;
-      this.#slots = new Int32Array(2 * old.length);
-      for (let p = 0; p < old.length; p += 2) if (old[p] !== 0) this.#place((old[p] as number) - 1, old[p + 1] as number);
-    }
-    this.#place(index, hashName((this.#sources[index] as ArtifactStep<unknown>).name));
-  }
-
-  #place(index: number, h: number): void {
-    const slots = this.#slots;
-    const mask = (slots.length >> 1) - 1;
-    let p = h & mask;
-    while ((slots[2 * p] as number) !== 0) p = (p + 1) & mask;
-    slots[2 * p] = index + 1;
-    slots[2 * p + 1] = h;
-  }
-}
-
-/** The distinct versions of one lowering, numbered in first-seen order. */
-class VersionTable {
-  readonly writer = new TableWriter();
-  readonly #ids = new Map<string, number>();
-  #last = '';
-  #lastId = -1;
-
-  id(version: string): number {
-    if (version === this.#last) return this.#lastId;
-    let id = this.#ids.get(version);
-    if (id === undefined) {
-      id = this.#ids.size;
-      this.#ids.set(version, id);
-      this.writer.add(version);
-    }
-    this.#last = version;
-    return (this.#lastId = id);
-  }
-}
-
-/** FNV-1a over the UTF-16 code units. */
-function hashName(s: string): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);
-  return h | 0;
 }
 
 /** Options of {@link lower}. */
@@ -301,23 +226,6 @@ const STACK: ArtifactStep<unknown>[] = [];
 const NEXT: number[] = [];
 const NAMES = new TableWriter();
 const EXTRAS = new TableWriter();
-
-/**
- * The packed tables of a session's call (see {@link hashCall}), reused from call to call: `bytes`
- * is written through a `TableWriter`, `words` (`loweredIdentitiesPacked`'s) grows as needed.
- */
-const PACKED = new TableWriter();
-let packedWords = new Uint32Array(1024);
-/** {@link hashNew}'s boundary list, reused from call to call. */
-const BOUNDARY: number[] = [];
-
-/** `a`, or a zeroed copy at least `min` long (doubling), keeping its contents. */
-function growI32(a: Int32Array, min: number): Int32Array {
-  if (min <= a.length) return a;
-  const b = new Int32Array(Math.max(2 * a.length, min, 1024));
-  b.set(a);
-  return b;
-}
 
 /** `a` (holding `used` bytes) copied into one at least `min` long, doubling. */
 function growU8(a: Uint8Array, used: number, min: number): Uint8Array {
@@ -490,11 +398,6 @@ function checkSameStep(sources: readonly ArtifactStep<unknown>[], offsets: Uint3
   }
 }
 
-/** The `hashAttrs` extra of `h`: canonical members after `deps` (usually none: ''). */
-function extraOf(h: ArtifactStep<unknown>): string {
-  return h.expectedFingerprint === undefined ? '' : `,"expectedFingerprint":${JSON.stringify(h.expectedFingerprint)}`;
-}
-
 /** Appends {@link extraOf} `h` to `extras`. */
 function addExtra(extras: TableWriter, h: ArtifactStep<unknown>): void {
   if (h.expectedFingerprint === undefined) extras.addEmpty();
@@ -548,102 +451,4 @@ function hashNew(state: Lowering, first: number, names: TableWriter | undefined,
   graph.edges = state.edges;
   graph.fingerprints = state.fingerprints;
   graph.hashes = state.hashes;
-}
-
-/**
- * The step hashes of a session's nodes `[first, n)` (into `state.hashes`), from one backend
- * call of only these nodes and the nodes of earlier calls they depend on (the boundary, given
- * with their known hashes): a call's work is its new nodes, not the whole session. The tables
- * are packed into two arrays (`loweredIdentitiesPacked`), with `payloads` (one a new node) if
- * their fingerprints are not in `state.fingerprints` yet: a call per pulled handle hashes a
- * few nodes, and a second backend call, a dozen table arguments and their views cost more than
- * the hashing (bench row "stream-100k-generator").
- */
-function hashCall(state: Lowering, first: number, payloads: TableWriter | undefined): void {
-  const { sources, offsets, edges, versionOf, fingerprints, hashes } = state;
-  const n = sources.length;
-  const m = n - first;
-  const e0 = offsets[first] as number, e1 = offsets[n] as number;
-  // Local numbering: the boundary nodes first (0..b), then the new nodes (b..b+m). A node's
-  // local number + 1 is kept in `state.slot` during the call (0: not numbered yet).
-  const boundary = BOUNDARY;
-  boundary.length = 0;
-  const slot = (state.slot = growI32(state.slot, first));
-  for (let q = e0; q < e1; q++) {
-    const d = edges[q] as number;
-    if (d < first && slot[d] === 0) {
-      boundary.push(d);
-      slot[d] = boundary.length;
-    }
-  }
-  const b = boundary.length;
-  const k = b + m;
-  const e = e1 - e0;
-  const p = payloads === undefined ? 0 : m;
-  // words: [k, e, k, p], offsets (k + 1), deps (e), nameOffsets (k + 1), versionOf (k: one
-  // version entry per node), versionOffsets (k + 1), extraOffsets (k + 1), payloadOffsets (p + 1).
-  const size = 5 * k + e + p + 9;
-  if (size > packedWords.length) packedWords = new Uint32Array(Math.max(2 * packedWords.length, size));
-  const w = packedWords;
-  w[0] = k;
-  w[1] = e;
-  w[2] = k;
-  w[3] = p;
-  const wOffsets = 4, wDeps = wOffsets + k + 1, wNames = wDeps + e, wVersionOf = wNames + k + 1, wVersions = wVersionOf + k, wExtras = wVersions + k + 1, wPayloads = wExtras + k + 1;
-  for (let j = 0; j <= b; j++) w[wOffsets + j] = 0;
-  for (let i = 0; i < m; i++) w[wOffsets + b + i + 1] = (offsets[first + i + 1] as number) - e0;
-  for (let j = e0; j < e1; j++) {
-    const d = edges[j] as number;
-    w[wDeps + j - e0] = d < first ? (slot[d] as number) - 1 : b + d - first;
-  }
-  for (let j = 0; j < b; j++) slot[boundary[j] as number] = 0;
-  const out = PACKED;
-  out.clear();
-  w[wNames] = 0;
-  for (let j = 0; j < k; j++) {
-    out.text((sources[j < b ? (boundary[j] as number) : first + j - b] as ArtifactStep<unknown>).name);
-    w[wNames + j + 1] = out.pos;
-  }
-  let base = out.pos;
-  const vw = state.versions.writer;
-  w[wVersions] = 0;
-  for (let j = 0; j < k; j++) {
-    const id = versionOf[j < b ? (boundary[j] as number) : first + j - b] as number;
-    const v0 = vw.offsets[id] as number, v1 = vw.offsets[id + 1] as number;
-    out.reserve(v1 - v0);
-    for (let c = v0; c < v1; c++) out.bytes[out.pos++] = vw.bytes[c] as number;
-    w[wVersionOf + j] = j;
-    w[wVersions + j + 1] = out.pos - base;
-  }
-  base = out.pos;
-  w[wExtras] = 0;
-  for (let j = 0; j < k; j++) {
-    // A boundary node's hash is given: its attrs (extras, fingerprint) are not read.
-    if (j >= b) out.text(extraOf(sources[first + j - b] as ArtifactStep<unknown>));
-    w[wExtras + j + 1] = out.pos - base;
-  }
-  w[wPayloads] = 0;
-  if (payloads !== undefined) {
-    const pay = payloads.offsets;
-    for (let i = 1; i <= p; i++) w[wPayloads + i] = pay[i] as number;
-    out.reserve(payloads.pos);
-    payloads.bytes.copy(out.bytes, out.pos, 0, payloads.pos);
-    out.pos += payloads.pos;
-  }
-  out.reserve(32 * k);
-  const bytes = out.bytes;
-  // A boundary node's fingerprint is not read (its hash is given): its 16 bytes are left as they are.
-  const fp = out.pos + 16 * b;
-  let at = fp;
-  if (payloads === undefined) for (let q = 16 * first; q < 16 * n; q++) bytes[at++] = fingerprints[q] as number;
-  else at += 16 * m;
-  const hs = at;
-  for (let j = 0; j < b; j++) {
-    const d = 16 * (boundary[j] as number);
-    for (let q = 0; q < 16; q++) bytes[at++] = hashes[d + q] as number;
-  }
-  for (let q = 0; q < 16 * m; q++) bytes[at++] = 0;
-  getBackend().loweredIdentitiesPacked(w, bytes);
-  for (let q = hs + 16 * b, to = 16 * first; to < 16 * n; q++, to++) hashes[to] = bytes[q] as number;
-  if (payloads !== undefined) for (let q = fp, to = 16 * first; to < 16 * n; q++, to++) fingerprints[to] = bytes[q] as number;
 }
