@@ -4,7 +4,7 @@
  * $CAIRN_CHECKPOINT_DIR and resumes from the latest; runners in child processes
  * (fixtures/checkpoint-runner.mjs, on the built dist/) SIGKILLed or paused (SIGSTOP) mid-step.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +15,8 @@ import { type JobRecord, localLayout, run, StepRunner, type StepRunError } from 
 import { attemptDir, jobFile, leaseFile, stagedAt } from '../src/store/local/layout.js';
 import { Graph } from './helpers/graph.js';
 import { scriptedExecutor } from './helpers/scripted-executor.js';
+import { spawnReporting } from '../../../tools/testenv/reporting-child.js';
+import { pidOf, progress } from '../../../tools/testenv/train-progress.js';
 
 const pkg = fileURLToPath(new URL('..', import.meta.url));
 const FIXTURE = join(pkg, 'test/fixtures/checkpoint');
@@ -54,38 +56,15 @@ function trainStep(runtime: Record<string, unknown>, extra: Record<string, unkno
   return lower(command({ name: 'train', version: 'v1', program: 'python3', args: ['train.py'], sources: ['train.py'], dir: FIXTURE, runtime, ...extra }));
 }
 
-/** Lines of the program's progress file: `{attempt}-{pid} {epoch} {checkpointDir}`. */
-function progress(work: string): { by: string; epoch: number; dir: string }[] {
-  const f = join(work, 'progress');
-  if (!existsSync(f)) return [];
-  return readFileSync(f, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => {
-      const [by, epoch, dir] = l.split(' ');
-      return { by: by as string, epoch: Number(epoch), dir: dir as string };
-    });
-}
-
-const pidOf = (work: string, attempt: number) => Number(readFileSync(join(work, `pid-${attempt}`), 'utf8').split(' ')[0]);
 const record = (path: string) => JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as { attempts?: { state: string }[]; result: unknown };
 /** Files the program wrote into the output (not Cairn's). */
 const madeBy = (path: string) => readdirSync(path).filter((n) => n.startsWith('made-by-'));
 
 /** A checkpoint-runner child. */
 function child(config: Record<string, unknown>) {
-  const proc = spawn(process.execPath, [RUNNER, JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  cleanups.push(() => proc.kill('SIGKILL'));
-  let out = '';
-  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const done = new Promise<Record<string, unknown>>((resolve) =>
-    proc.on('exit', () => {
-      const line = out.split('\n').find((l) => l.startsWith('DONE '));
-      resolve(line === undefined ? { ok: false, output: out } : (JSON.parse(line.slice(5)) as Record<string, unknown>));
-    }),
-  );
-  return { proc, done, output: () => out };
+  const c = spawnReporting(process.execPath, [RUNNER, JSON.stringify(config)]);
+  cleanups.push(() => c.proc.kill('SIGKILL'));
+  return c;
 }
 
 const killQuietly = (pid: number, signal: NodeJS.Signals) => {

@@ -6,7 +6,7 @@
  * wait on a live lease rather than take it over; a dead holder's lease stamped in the future is
  * taken over once the file is older than `staleMs`, with a warning naming it.
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,6 +14,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { StepRunner } from '../src/index.js';
 import { leaseFile } from '../src/store/local/layout.js';
 import { Graph, memoryLogger, tempDirs } from './helpers/graph.js';
+import { type ReportingChild, spawnReporting } from '../../../tools/testenv/reporting-child.js';
 
 const FIXTURES = fileURLToPath(new URL('./fixtures/', import.meta.url));
 const RUNNER = join(FIXTURES, 'lease-runner.mjs');
@@ -38,27 +39,13 @@ function canUnshare(): boolean {
 /** Timing shared by both runners: a lease refreshed every 200 ms, stale after 3 s of silence. */
 const TIMING = { heartbeatMs: 200, staleMs: 3000 };
 
-interface Child {
-  readonly output: () => string;
-  readonly done: Promise<{ ok: boolean; counts?: Record<string, number> }>;
-}
-
 /** Starts a lease-runner: `wrap` goes before node (unshare), `nodeArgs` after it, `offsetMs` shifts its clock. */
-function runner(work: string, stepMs: number, opts: { wrap?: string[]; offsetMs?: number } = {}): Child {
+function runner(work: string, stepMs: number, opts: { wrap?: string[]; offsetMs?: number } = {}): ReportingChild<{ ok: boolean; counts?: Record<string, number> }> {
   const node = [process.execPath, ...(opts.offsetMs === undefined ? [] : ['--import', CLOCK]), RUNNER, JSON.stringify({ work, stepMs, ...TIMING })];
   const [cmd, ...args] = [...(opts.wrap ?? []), ...node] as [string, ...string[]];
-  const proc = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, CAIRN_TEST_CLOCK_OFFSET_MS: String(opts.offsetMs ?? 0) } });
-  cleanups.push(() => proc.kill('SIGKILL'));
-  let out = '';
-  proc.stdout.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  const done = new Promise<{ ok: boolean; counts?: Record<string, number> }>((resolve) =>
-    proc.on('exit', () => {
-      const line = out.split('\n').find((l) => l.startsWith('DONE '));
-      resolve(line === undefined ? { ok: false } : JSON.parse(line.slice(5)));
-    }),
-  );
-  return { output: () => out, done };
+  const c = spawnReporting<{ ok: boolean; counts?: Record<string, number> }>(cmd, args, { ...process.env, CAIRN_TEST_CLOCK_OFFSET_MS: String(opts.offsetMs ?? 0) });
+  cleanups.push(() => c.proc.kill('SIGKILL'));
+  return c;
 }
 
 async function until(check: () => boolean, ms: number, what: string): Promise<void> {

@@ -5,7 +5,7 @@
  * bucket listing show the last committed attempt's files only; the paused runner ends with
  * CAIRN_LEASE_LOST. Runner processes: fixtures/gen-runner.mjs (the BUILT packages).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +15,7 @@ import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { S3Store } from '../src/index.js';
 import { clientOptions, freshPrefix, haveRgw, useGateway } from './helpers.js';
+import { spawnReporting } from '../../../tools/testenv/reporting-child.js';
 
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
 const RUNNER = fileURLToPath(new URL('./fixtures/gen-runner.mjs', import.meta.url));
@@ -39,18 +40,9 @@ describe.skipIf(!haveRgw)('S3 commits publish exactly one attempt, against a rea
 
   /** A gen-runner child on the gateway. */
   function runner(config: Record<string, unknown>) {
-    const proc = spawn(process.execPath, [RUNNER, JSON.stringify(config)], { env: { ...process.env, ...gw.get().env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    children.push(proc);
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    const done = new Promise<Outcome>((resolve) =>
-      proc.on('exit', () => {
-        const line = out.split('\n').find((l) => l.startsWith('DONE '));
-        resolve(line === undefined ? { ok: false, message: `no DONE line; output:\n${out.slice(-3000)}` } : (JSON.parse(line.slice(5)) as Outcome));
-      }),
-    );
-    return { proc, done, output: () => out };
+    const c = spawnReporting<Outcome>(process.execPath, [RUNNER, JSON.stringify(config)], { ...process.env, ...gw.get().env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' });
+    children.push(c.proc);
+    return c;
   }
 
   /** Every key under the step directory of `url` that is not metadata, relative to it. */

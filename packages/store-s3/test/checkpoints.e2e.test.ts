@@ -5,8 +5,8 @@
  * with two stores in this process. Runner processes: fixtures/ckpt-runner.mjs (the BUILT
  * packages) running the runner's real python3 training program.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { S3Store } from '../src/index.js';
 import { checkpointPrefix, parseHead, type CheckpointHead } from '../src/checkpoint-layout.js';
 import { clientOptions, freshPrefix, haveRgw, useGateway } from './helpers.js';
+import { spawnReporting } from '../../../tools/testenv/reporting-child.js';
+import { pidOf, progress } from '../../../tools/testenv/train-progress.js';
 
 const RUNNER = fileURLToPath(new URL('./fixtures/ckpt-runner.mjs', import.meta.url));
 const quiet = { info: () => undefined, warn: () => undefined, error: () => undefined };
@@ -52,41 +54,19 @@ function workDir(): string {
   return dir;
 }
 
-/** Lines of the program's progress file: `{attempt}-{pid} {epoch} {checkpointDir}`. */
-function progress(work: string): { by: string; epoch: number }[] {
-  const f = join(work, 'progress');
-  if (!existsSync(f)) return [];
-  return readFileSync(f, 'utf8')
-    .trim()
-    .split('\n')
-    .map((l) => {
-      const [by, epoch] = l.split(' ');
-      return { by: by as string, epoch: Number(epoch) };
-    });
-}
-const pidOf = (work: string, attempt: number) => Number(readFileSync(join(work, `pid-${attempt}`), 'utf8').split(' ')[0]);
 const epochOf = (name: string) => Number(name.slice('epoch-'.length));
 
 describe.skipIf(!haveRgw)('checkpoint directories on S3, against a real RADOS Gateway', () => {
   const gw = useGateway();
 
   function runner(config: Record<string, unknown>) {
-    const proc = spawn(process.execPath, [RUNNER, JSON.stringify({ store: { checkpointSyncMs: 150 }, ...config })], { env: { ...process.env, ...gw.get().env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { proc, done, output } = spawnReporting(process.execPath, [RUNNER, JSON.stringify({ store: { checkpointSyncMs: 150 }, ...config })], { ...process.env, ...gw.get().env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' });
     children.push(proc);
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    const done = new Promise<Record<string, unknown>>((resolve) =>
-      proc.on('exit', () => {
-        const line = out.split('\n').find((l) => l.startsWith('DONE '));
-        resolve(line === undefined ? { ok: false, output: out.slice(-3000) } : (JSON.parse(line.slice(5)) as Record<string, unknown>));
-      }),
-    );
     const path = async () => {
-      await until(() => /^PATH /m.test(out), 30_000, 'the runner to start');
-      return (/^PATH (\S+)/m.exec(out) as RegExpExecArray)[1] as string;
+      await until(() => /^PATH /m.test(output()), 30_000, 'the runner to start');
+      return (/^PATH (\S+)/m.exec(output()) as RegExpExecArray)[1] as string;
     };
-    return { proc, done, path, output: () => out };
+    return { proc, done, path, output };
   }
 
   /** The checkpoint head of the step at `url`; null when none. */

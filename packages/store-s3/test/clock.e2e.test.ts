@@ -5,13 +5,14 @@
  * timestamp lies an hour in the future is taken over once its lease object is `staleMs` old,
  * with a warning naming the lease.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { apply, lower } from '@cairn/core';
 import { StepRunner } from '@cairn/runner';
 import { afterEach, describe, expect, it } from 'vitest';
 import { S3Store } from '../src/index.js';
 import { clientOptions, freshPrefix, haveRgw, useGateway } from './helpers.js';
+import { spawnReporting } from '../../../tools/testenv/reporting-child.js';
 
 const RUNNER = fileURLToPath(new URL('./fixtures/gen-runner.mjs', import.meta.url));
 const CLOCK = fileURLToPath(new URL('../../../tools/testenv/clock-offset.mjs', import.meta.url)); // shared with the runner's lease test
@@ -27,21 +28,14 @@ describe.skipIf(!haveRgw)('S3 leases under skewed clocks, against a real RADOS G
 
   /** A gen-runner child whose clock is `offsetMs` ahead. */
   function runner(config: Record<string, unknown>, offsetMs = 0) {
-    const proc = spawn(process.execPath, ['--import', CLOCK, RUNNER, JSON.stringify(config)], {
-      env: { ...process.env, ...gw.get().env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', CAIRN_TEST_CLOCK_OFFSET_MS: String(offsetMs) },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    const c = spawnReporting<{ ok: boolean; counts?: Record<string, number> }>(process.execPath, ['--import', CLOCK, RUNNER, JSON.stringify(config)], {
+      ...process.env,
+      ...gw.get().env,
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      CAIRN_TEST_CLOCK_OFFSET_MS: String(offsetMs),
     });
-    children.push(proc);
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    const done = new Promise<{ ok: boolean; counts?: Record<string, number> }>((resolve) =>
-      proc.on('exit', () => {
-        const line = out.split('\n').find((l) => l.startsWith('DONE '));
-        resolve(line === undefined ? { ok: false } : JSON.parse(line.slice(5)));
-      }),
-    );
-    return { proc, done, output: () => out };
+    children.push(c.proc);
+    return c;
   }
 
   it('a runner whose clock runs 2 minutes ahead does not take over a live lease', { timeout: 120_000 }, async () => {

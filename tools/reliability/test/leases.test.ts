@@ -13,6 +13,7 @@ import { localLayout, StepRunner, type StepRunError } from '@cairn/runner';
 import { FIXTURES, scratchDir } from './children.js';
 import { assertBuilt } from './env.js';
 import { record } from './metrics.js';
+import { spawnReporting } from '../../testenv/reporting-child.js';
 
 const cleanups: (() => void)[] = [];
 afterEach(() => {
@@ -34,18 +35,9 @@ async function until(check: () => boolean, ms: number, what: string): Promise<vo
 
 /** A lease-runner child (fixtures/lease-runner.mjs). */
 function leaseRunner(config: { work: string; stepMs: number; heartbeatMs: number; staleMs: number }) {
-  const proc = spawn(process.execPath, [join(FIXTURES, 'lease-runner.mjs'), JSON.stringify(config)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  cleanups.push(() => proc.kill('SIGKILL'));
-  let out = '';
-  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-  const done = new Promise<Record<string, unknown>>((resolve) =>
-    proc.on('exit', () => {
-      const line = out.split('\n').find((l) => l.startsWith('DONE '));
-      resolve(line === undefined ? { ok: false, output: out } : (JSON.parse(line.slice(5)) as Record<string, unknown>));
-    }),
-  );
-  return { proc, done, output: () => out };
+  const c = spawnReporting(process.execPath, [join(FIXTURES, 'lease-runner.mjs'), JSON.stringify(config)]);
+  cleanups.push(() => c.proc.kill('SIGKILL'));
+  return c;
 }
 
 const slowPath = (work: string) => new StepSpec({ name: 'slow', hashAttrs: { v: 1 } }).outputPath(join(work, 'store'));

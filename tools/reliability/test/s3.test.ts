@@ -5,7 +5,6 @@
  * runner paused (SIGSTOP) past its lease while another takes the step over, the gateway killed
  * mid-run and restarted, wrong credentials, a missing bucket, and a record object holding garbage.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
@@ -15,6 +14,7 @@ import { rgwOrSkip, startRgw, type RgwInstance } from '../../testenv/rgw.js';
 import { FIXTURES, scratchDir } from './children.js';
 import { assertBuilt } from './env.js';
 import { record } from './metrics.js';
+import { spawnReporting } from '../../testenv/reporting-child.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 process.env.AWS_EC2_METADATA_DISABLED = 'true';
@@ -68,21 +68,9 @@ describe.skipIf(!haveRgw)('the S3 store under stress, against a real RADOS Gatew
 
   /** Starts a runner process on the gateway; `env` overrides the AWS environment. */
   function runner(config: RunnerConfig, env: Record<string, string> = {}) {
-    const proc: ChildProcess = spawn(process.execPath, [join(FIXTURES, 's3-runner.mjs'), JSON.stringify(config)], {
-      env: { ...process.env, ...rgw.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    cleanups.push(() => proc.kill('SIGKILL'));
-    let out = '';
-    proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
-    proc.stderr?.on('data', (d: Buffer) => (out += d.toString()));
-    const done = new Promise<Outcome>((resolve) =>
-      proc.on('exit', () => {
-        const line = out.split('\n').find((l) => l.startsWith('DONE '));
-        resolve(line === undefined ? { ok: false, message: `no DONE line; output:\n${out.slice(-3000)}` } : (JSON.parse(line.slice(5)) as Outcome));
-      }),
-    );
-    return { proc, done, output: () => out };
+    const c = spawnReporting<Outcome>(process.execPath, [join(FIXTURES, 's3-runner.mjs'), JSON.stringify(config)], { ...process.env, ...rgw.env, ...env });
+    cleanups.push(() => c.proc.kill('SIGKILL'));
+    return c;
   }
 
   /** A scratch directory removed after the test. */
