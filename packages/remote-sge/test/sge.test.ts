@@ -4,15 +4,16 @@
  * runner and grid packages. Without Grid Engine the suite is skipped locally and fails in CI.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { command, hasCode, lower, OUT } from '@cairn/core';
-import { type ArtifactRecord, localLayout, StepRunner } from '@cairn/runner';
+import { localLayout, StepRunner } from '@cairn/runner';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { jobFor, RecordingHost, tempRoot, workerEntry } from '../../../tools/testenv/grid-jobs.js';
 import { sgeOps } from '../../../tools/testenv/grid-clusters.js';
 import { describeExecutor } from '../../../tools/testenv/grid-suites.js';
 import { missingSgeBinaries, startSge, type SgeCell } from '../../../tools/testenv/sge.js';
+import { expectResumed } from '../../../tools/testenv/resumed.js';
 import { createSgeExecutor, type SgeExecutor, type SgeExecutorOptions } from '../src/index.js';
 
 const missing = missingSgeBinaries();
@@ -103,13 +104,7 @@ describe.skipIf(skip)('Grid Engine executor on a real one-host cell', () => {
     const env = { ...process.env, ...cell.env };
     const job = (/^\s*(\d+)\s/m.exec(execFileSync('qstat', ['-s', 'r'], { env, encoding: 'utf8' })) as RegExpExecArray)[1] as string;
     execFileSync('qmod', ['-rj', job], { env });
-    const summary = await running;
-    expect('counts' in summary && summary.counts).toEqual({ succeeded: 1 });
-    const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord & { attempts: { state: string }[] };
-    expect(record.attempts.map((a) => a.state)).toEqual(['preempted', 'succeeded']);
-    const lines = readFileSync(progress, 'utf8').trim().split('\n');
-    expect(lines[0]).toBe('attempt 1 starts at 0');
-    expect(Number(/^attempt 2 starts at (\d+)$/.exec(lines[1] ?? '')?.[1])).toBeGreaterThanOrEqual(2);
+    const lines = await expectResumed(running, path, progress);
     // The rescheduled job was deleted, not run again beside the retry.
     expect(lines).toHaveLength(2);
   }, 180_000);

@@ -12,10 +12,11 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { command, lower, OUT } from '@cairn/core';
-import { type ArtifactRecord, localLayout, StepRunner } from '@cairn/runner';
+import { localLayout, StepRunner } from '@cairn/runner';
 import { describe, expect, test } from 'vitest';
 import { createSlurmExecutor } from '../src/index.js';
 import { skipSlurm, useSlurmCluster } from './helpers.js';
+import { expectResumed } from '../../../tools/testenv/resumed.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -61,19 +62,6 @@ describe.skipIf(skipSlurm)('preemption on Slurm', () => {
       await sleep(100);
     }
     return { running, path, progress, env: { ...process.env, ...bed.cluster.env } };
-  }
-
-  /** The run ended with one preempted attempt, then one that resumed from at least checkpoint 2; the progress lines. */
-  async function expectResumed(running: Promise<unknown>, path: string, progress: string): Promise<string[]> {
-    const summary = (await running) as object;
-    expect('counts' in summary && summary.counts).toEqual({ succeeded: 1 });
-    const record = JSON.parse(readFileSync(join(path, '.artifact.json'), 'utf8')) as ArtifactRecord & { attempts: { state: string }[] };
-    expect(record.attempts.map((a) => a.state)).toEqual(['preempted', 'succeeded']);
-    const lines = readFileSync(progress, 'utf8').trim().split('\n');
-    expect(lines[0]).toBe('attempt 1 starts at 0');
-    // The second attempt resumed where the preempted one left off (at least the 2 checkpoints seen before).
-    expect(Number(/^attempt 2 starts at (\d+)$/.exec(lines[1] ?? '')?.[1])).toBeGreaterThanOrEqual(2);
-    return lines;
   }
 
   test('a job Slurm preempts is retried from preemptionRetries (not retries) and resumes from its checkpoints', async () => {
