@@ -83,6 +83,13 @@ export class Admission {
   }
 
   /** Resolves once fewer than `maxConcurrent` steps are queued (the puller's backpressure). */
+  /** Lets go of the steps its queues still point at (the run has ended: see shapes.ts). */
+  clear(): void {
+    this.#ready.length = 0;
+    this.#blocked.length = 0;
+    this.#head = this.#tail = 0;
+  }
+
   room(): Promise<void> | undefined {
     if (this.#tail - this.#head < this.#max) return undefined;
     return new Promise((resolve) => (this.#room = resolve));

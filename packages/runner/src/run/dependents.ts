@@ -53,6 +53,14 @@ export class Dependents {
     this.#host = host;
   }
 
+  /** Lets go of the edge tables (the run has ended: see shapes.ts). */
+  clear(): void {
+    this.#to.length = 0;
+    this.#next = new Int32Array(1024);
+    this.#free = -1;
+    this.#queue.length = 0;
+  }
+
   /** `node` waits on `dep` (which has not settled). */
   link(dep: Node, node: Node): void {
     let e = this.#free;

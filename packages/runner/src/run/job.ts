@@ -176,6 +176,14 @@ export class Job implements JobRequest {
     return ac;
   }
 
+  /**
+   * A job of the same shape with no step, for shapes.ts to keep after the run (an executor may
+   * still hold this one and read its step).
+   */
+  shell(): Job {
+    return new Job(this.#source, null as unknown as Node, this.staged, this.attempt);
+  }
+
   /** Stops the attempt (cancel, timeout, lease loss); the first reason wins. */
   abort(reason: unknown): void {
     if (this.aborted) return;

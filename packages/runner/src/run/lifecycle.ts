@@ -85,7 +85,8 @@ export function startLifecycle(run: Run, node: Node): void {
  */
 class StepLifecycle {
   readonly run: Run;
-  readonly node: Node;
+  /** The step (null once {@link release}d, after the run). */
+  node: Node;
   stage = START;
   /** The lease is ours: a failure goes through {@link failUnderLease}. */
   leased = false;
@@ -439,7 +440,25 @@ class StepLifecycle {
   end(): undefined {
     this.stage = DONE;
     this.leased = false;
+    this.run.lastEnded = this;
     return undefined;
+  }
+
+  /**
+   * Lets go of the step, its attempt's job and result and its errors, once its run has ended
+   * (shapes.ts keeps this lifecycle, and the shapes of its attempt result and job).
+   */
+  release(): void {
+    this.node = null as unknown as Node;
+    const r = this.r;
+    if (r !== undefined) {
+      // The same fields in the same order (the same shape), without the step's returned value or job.
+      this.r = { status: { state: r.status.state }, handle: undefined, executor: r.executor, start: r.start, end: r.end, stopped: undefined, adopted: r.adopted, job: r.job.shell() };
+    }
+    this.adopted = null;
+    this.attempts = null;
+    this.error = undefined;
+    this.failure = undefined;
   }
 
   /**

@@ -30,6 +30,7 @@ import { startLifecycle } from './lifecycle.js';
 import { ACTIVE, BUILT, type Node, type RunStamp, SETTLED } from './node.js';
 import type { RunSecrets } from '../secrets/resolver.js';
 import { writeSecretNames } from '../secrets/attempt-names.js';
+import { keepShapes } from './shapes.js';
 import type { RunJournal } from '../journal/writer.js';
 import type { Selection } from './selection.js';
 import { countsOf, type RunSummary, summaryOf } from './summary.js';
@@ -102,10 +103,10 @@ export class Run {
   readonly timing: LeaseTiming;
   /** This run's one lease holder. */
   readonly holder: LeaseHolder;
-  /** Every step of the run by output path. */
-  readonly nodes = new PathIndex<Node>();
+  /** Every step of the run by output path (the summary keeps it; {@link letGo} replaces it). */
+  nodes = new PathIndex<Node>();
   /** Lowers the handles the run is given or pulls, each once however many pulls reach it. */
-  readonly lowering: LoweringSession;
+  lowering: LoweringSession;
   /** Specs that share a node with another spec (their tags are cleared at the end too). */
   readonly aliases: StepSpec[] = [];
   /** Outputs of the versioned layout that content-addressed steps of this run do not reuse. */
@@ -117,6 +118,8 @@ export class Run {
   readonly leases: LeaseKeeper;
   /** The attempt running on the run's own stack right now. */
   syncJob: Job | null = null;
+  /** The lifecycle of the step that ended last (shapes.ts keeps it, released, with the run). */
+  lastEnded: { release(): void } | null = null;
   unsettled = 0;
   stopPulling = false;
   cancelled = false;
@@ -187,13 +190,32 @@ export class Run {
       await Promise.all([...this.#starting.keys()].map((n) => this.registry.release(n).catch((err: unknown) => this.logger.warn(`Stopping executor "${n}" failed: ${String(err)}`))));
     }
     const counts = countsOf(this.#counts);
+    const nodes = this.nodes;
+    // Every step has settled: the run is emptied and kept for its objects' shapes (shapes.ts).
+    keepShapes(this);
     this.#emit?.({ type: 'run-finished', runId: c.runId, prefix: c.prefix, counts, time: Date.now() });
     if (this.#fatal !== undefined) throw this.#fatal;
     if (this.cancelled) {
       throw new CairnError('CAIRN_CANCELLED', `The run was cancelled (${this.#counts.cancelled} step(s) stopped or not started). Rerun to resume: finished steps are not run again.`, { cause: this.cancelReason });
     }
     if (this.#failures.length > 0) throw new StepRunError(this.#failures, this.#counts['dep-failed']);
-    return summaryOf(c.runId, c.prefix, counts, this.nodes);
+    return summaryOf(c.runId, c.prefix, counts, nodes);
+  }
+
+  /**
+   * Lets go of what the ended run's steps and caller put in it (steps, specs, results, the
+   * lowering's tables, secret values), keeping the objects themselves: see shapes.ts.
+   */
+  letGo(): void {
+    this.nodes = new PathIndex<Node>();
+    this.lowering = new LoweringSession(this.config.lowerOptions);
+    this.aliases.length = 0;
+    this.refChecks.clear();
+    this.dependents.clear();
+    this.admission.clear();
+    this.config.secrets.forget();
+    this.syncJob = null;
+    this.lastEnded?.release();
   }
 
   /** A dry run: pulls and classifies `steps` (reading the store, writing nothing), then lets go of the specs. */

@@ -40,6 +40,12 @@ export class RunSecrets {
     return out;
   }
 
+  /** Drops the values resolved so far (the run has ended; a later look-up resolves again). */
+  forget(): void {
+    this.#values.clear();
+    this.#files.clear();
+  }
+
   /** True once any secret was resolved in this run (a run without secrets masks nothing). */
   get any(): boolean {
     return this.#values.size > 0;
