@@ -18,6 +18,8 @@ export interface SshdOptions {
   user?: string;
   /** TCP port on 127.0.0.1. @default a free port */
   port?: number;
+  /** sshd's `LogLevel` (VERBOSE logs each session's start in {@link SshdInstance.log}). @default INFO */
+  logLevel?: 'INFO' | 'VERBOSE';
 }
 
 /** A running sshd. */
@@ -192,6 +194,7 @@ export async function startSshd(options: SshdOptions = {}): Promise<SshdInstance
       'UseDNS no',
       'PrintMotd no',
       'Subsystem sftp internal-sftp',
+      `LogLevel ${options.logLevel ?? 'INFO'}`,
       '',
     ].join('\n'),
   );

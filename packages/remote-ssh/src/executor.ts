@@ -9,6 +9,7 @@ import { adopt } from './adopt.js';
 import { cancel } from './cancel.js';
 import { commandInfo } from './command.js';
 import { Fleet } from './fleet.js';
+import { closeShell } from './host-shell.js';
 import { sshWorkerBundle } from './host-worker.js';
 import { ready } from './hosts.js';
 import { entryBundle, jobDirName } from './launch.js';
@@ -153,6 +154,7 @@ class SshExecutor implements Executor {
       if (h.link) h.link.onClose = () => {};
       h.link?.close();
       h.link = undefined;
+      closeShell(h);
       h.conn.close();
     }
   }

@@ -9,6 +9,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { CairnError } from '@cairn/core';
 import { HostConnection } from './connection.js';
+import { closeShell } from './host-shell.js';
 import type { Fleet, FleetOptions, HostState } from './model.js';
 import type { SshHostOptions } from './options.js';
 import { HostSlots } from './placement.js';
@@ -36,6 +37,9 @@ export function openHost(h: SshHostOptions, opts: FleetOptions): HostState {
     cleanup: [],
     link: undefined,
     linking: undefined,
+    shell: undefined,
+    shellOpening: undefined,
+    shellRetryAt: 0,
   };
   conn.onConnect = () => killOrphans(state);
   return state;
@@ -74,6 +78,7 @@ export function loseHost(f: Fleet, h: HostState, err: Error): void {
   const link = h.link;
   h.link = undefined;
   link?.close();
+  closeShell(h);
   for (const j of f.jobs.values()) {
     if (j.host !== h || (j.phase !== 'running' && j.phase !== 'finishing')) continue;
     if (j.info.pid) h.orphans.push({ pid: j.info.pid, jobDir: j.info.jobDir, runsIn: j.runsIn });

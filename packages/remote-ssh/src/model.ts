@@ -13,6 +13,7 @@ import type { Bundler, CodeBundle, CodeUploader } from './deploy.js';
 import type { SshExecutorOptions, SshHostOptions } from './options.js';
 import type { Demand, HostSlots } from './placement.js';
 import type { OutputListing } from './runtime/protocol.js';
+import type { ShellChannel } from './shell-channel.js';
 import type { WorkerLink } from './worker-link.js';
 import type { RunsIn, WorkerMode } from './worker-policy.js';
 
@@ -106,6 +107,11 @@ export interface HostState {
   workerCheckedAt: number;
   /** The worker channel being opened (one attempt at a time). */
   linking: Promise<WorkerLink> | undefined;
+  /** The host's persistent shell (host-shell.ts), once open. */
+  shell: ShellChannel | undefined;
+  /** The shell being opened; or, after a failed open, not before this time (epoch ms). */
+  shellOpening: Promise<void> | undefined;
+  shellRetryAt: number;
 }
 
 /** What a job handle records (`JobHandle.info`), so a restarted runner can adopt the job. */
