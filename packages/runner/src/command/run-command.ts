@@ -40,6 +40,8 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
   const local = await fetchLocalDeps(ctx);
   ctx.signal.throwIfAborted();
   const files = attemptFiles();
+  // Whether a result file may be there to remove (most programs write none: not looked for again).
+  let resultMaybe = true;
   try {
     const { contextPath, resultPath } = files;
     const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: localDepPaths(ctx.depPaths, local), gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath, checkpointDir: ctx.checkpointDir };
@@ -52,9 +54,11 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
     const exit = await runProgram(step, t, launch.argv, env, ctx);
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (exit.failure !== undefined) throw exit.failure;
-    return readResult(step, t.program, resultPath, ctx);
+    const text = readResultFile(resultPath);
+    resultMaybe = text !== undefined;
+    return text === undefined ? undefined : reportedResult(step, t.program, text, ctx);
   } finally {
-    removeAttemptFiles(files);
+    removeAttemptFiles(files, resultMaybe);
   }
 }
 
@@ -173,16 +177,23 @@ function exists(path: string): boolean {
   }
 }
 
-/** The result the program reported, if it wrote one; its metadata goes to the attempt's log. */
-function readResult(step: string, program: string, resultPath: string, ctx: StepContext): unknown {
-  let text: string;
+/**
+ * The result file's text; undefined when the program wrote none. Synchronous, as the context
+ * file's write (scratch.ts): usually absent or a few bytes. Absence is found by a stat, not by
+ * a read's ENOENT error, whose stack V8 would capture (bench row "local, 1 at a time").
+ */
+function readResultFile(resultPath: string): string | undefined {
+  if (statSync(resultPath, { throwIfNoEntry: false }) === undefined) return undefined;
   try {
-    // Synchronous, as the context file's write (scratch.ts): usually absent or a few bytes.
-    text = readFileSync(resultPath, 'utf8');
+    return readFileSync(resultPath, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+/** The result the program reported in `text`; its metadata goes to the attempt's log. */
+function reportedResult(step: string, program: string, text: string, ctx: StepContext): unknown {
   const reported = parseReportedResult(step, program, text);
   if (reported.metadata !== undefined) ctx.log.info(`metadata ${JSON.stringify(reported.metadata)}`);
   return reported.result;
