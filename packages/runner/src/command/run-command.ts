@@ -13,7 +13,7 @@ import { CairnError, type CommandTemplate, type StepContext } from '@cairn/core'
 import { logPathsOf } from './log-paths.js';
 import { parseReportedResult } from './result-file.js';
 import { type Group, startGroup } from './process-group.js';
-import { readTemplate, checkSources } from './template.js';
+import { readTemplate, checkSourcesNow } from './template.js';
 import { fileTail, TailRing } from './tail.js';
 import { commandArgs, commandContext, commandEnv, commandLaunch, type CommandLaunch } from './context-file.js';
 import { fetchLocalDeps, localDepPaths, localize } from './local-deps.js';
@@ -33,16 +33,20 @@ export const DEFAULT_KILL_GRACE_MS = 1000;
 export async function runCommand(template: unknown, ctx: StepContext): Promise<unknown> {
   const step = ctx.name;
   const t = readTemplate(step, template);
-  await checkSources(step, t);
+  checkSourcesNow(step, t);
   ctx.signal.throwIfAborted();
-  if (ctx.checkpointDir !== undefined) ensureCheckpointDir(step, ctx.checkpointDir);
+  const checkpointDir = ctx.checkpointDir;
+  if (checkpointDir !== undefined) ensureCheckpointDir(step, checkpointDir);
   // Dependencies on an object store are fetched, and the program sees their local directories (local-deps.ts).
-  const local = await fetchLocalDeps(ctx);
+  const fetching = fetchLocalDeps(ctx);
+  const local = fetching instanceof Promise ? await fetching : fetching;
   ctx.signal.throwIfAborted();
   const files = attemptFiles();
+  // Whether a result file may be there to remove (most programs write none: not looked for again).
+  let resultMaybe = true;
   try {
     const { contextPath, resultPath } = files;
-    const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: localDepPaths(ctx.depPaths, local), gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath, checkpointDir: ctx.checkpointDir };
+    const attempt = { step, attempt: ctx.attempt, outputPath: ctx.outputPath, depPaths: localDepPaths(ctx.depPaths, local), gpuIndices: ctx.resources.gpuIndices, contextPath, resultPath, checkpointDir };
     const argv = localize(commandArgs(t, attempt), local);
     writeContext(files, JSON.stringify(localize(commandContext(t, attempt), local)));
     const launch = commandLaunch(t, argv);
@@ -52,9 +56,11 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
     const exit = await runProgram(step, t, launch.argv, env, ctx);
     if (ctx.signal.aborted) throw ctx.signal.reason;
     if (exit.failure !== undefined) throw exit.failure;
-    return readResult(step, t.program, resultPath, ctx);
+    const text = readResultFile(resultPath);
+    resultMaybe = text !== undefined;
+    return text === undefined ? undefined : reportedResult(step, t.program, text, ctx);
   } finally {
-    removeAttemptFiles(files);
+    removeAttemptFiles(files, resultMaybe);
   }
 }
 
@@ -84,13 +90,15 @@ async function runProgram(step: string, t: CommandTemplate, argv: readonly strin
     const err = openSync(logs.stderr, 'a');
     try {
       stderrFrom = statSync(logs.stderr).size;
-      group = await start(step, t, argv, env, ['ignore', out, err]);
+      const started = start(step, t, argv, env, ['ignore', out, err]);
+      group = started instanceof Promise ? await started : started;
     } finally {
       closeSync(out);
       closeSync(err);
     }
   } else {
-    group = await start(step, t, argv, env, ['ignore', 'pipe', 'pipe']);
+    const started = start(step, t, argv, env, ['ignore', 'pipe', 'pipe']);
+    group = started instanceof Promise ? await started : started;
     drained = once(group.child, 'close');
     ring = new TailRing();
     forward(group.child.stdout as Readable, process.stdout);
@@ -135,23 +143,31 @@ function forward(from: Readable, to: NodeJS.WritableStream): void {
   from.pipe(to, { end: false });
 }
 
-async function start(step: string, t: CommandTemplate, argv: readonly string[], env: NodeJS.ProcessEnv, stdio: ('ignore' | 'pipe' | number)[]): Promise<Group> {
+/** Starts the program's group (at once, or a promise when it could not be started: then a typed error). */
+function start(step: string, t: CommandTemplate, argv: readonly string[], env: NodeJS.ProcessEnv, stdio: ('ignore' | 'pipe' | number)[]): Group | Promise<Group> {
   // argv[0] is the program, or the environment's wrapper.
   const program = argv[0] as string;
+  let started: Group | Promise<Group>;
   try {
-    return await startGroup({ program, args: argv.slice(1), cwd: t.cwd, env, stdio });
+    started = startGroup({ program, args: argv.slice(1), cwd: t.cwd, env, stdio });
   } catch (cause) {
-    const code = (cause as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'EACCES') {
-      const cwdMissing = code === 'ENOENT' && !exists(t.cwd);
-      if (cwdMissing) {
-        throw new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": its project directory ${t.cwd} does not exist on this host; run it where the project is, or on an executor that stages its sources.`, { step, cause });
-      }
-      const where = program.includes('/') ? `at ${resolve(t.cwd, program)}` : `on PATH (${env.PATH ?? ''})`;
-      throw new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": cannot start ${JSON.stringify(program)}: ${code === 'EACCES' ? 'not executable' : 'not found'} ${where}; install it, fix the name, or give its path.`, { step, cause });
-    }
-    throw new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": cannot start ${JSON.stringify(program)}: ${(cause as Error).message}.`, { step, cause, retryable: true });
+    throw startError(step, t, program, env, cause);
   }
+  return started instanceof Promise ? started.catch((cause: unknown) => Promise.reject(startError(step, t, program, env, cause))) : started;
+}
+
+/** The typed error of a program that could not be started. */
+function startError(step: string, t: CommandTemplate, program: string, env: NodeJS.ProcessEnv, cause: unknown): CairnError {
+  const code = (cause as NodeJS.ErrnoException).code;
+  if (code === 'ENOENT' || code === 'EACCES') {
+    const cwdMissing = code === 'ENOENT' && !exists(t.cwd);
+    if (cwdMissing) {
+      return new CairnError('CAIRN_COMMAND_SOURCE', `Step "${step}": its project directory ${t.cwd} does not exist on this host; run it where the project is, or on an executor that stages its sources.`, { step, cause });
+    }
+    const where = program.includes('/') ? `at ${resolve(t.cwd, program)}` : `on PATH (${env.PATH ?? ''})`;
+    return new CairnError('CAIRN_COMMAND_NOT_FOUND', `Step "${step}": cannot start ${JSON.stringify(program)}: ${code === 'EACCES' ? 'not executable' : 'not found'} ${where}; install it, fix the name, or give its path.`, { step, cause });
+  }
+  return new CairnError('CAIRN_COMMAND_FAILED', `Step "${step}": cannot start ${JSON.stringify(program)}: ${(cause as Error).message}.`, { step, cause, retryable: true });
 }
 
 /** Creates the step's checkpoint directory if a clean-up removed it; `CAIRN_CHECKPOINT` before the program starts when it cannot be. */
@@ -173,16 +189,23 @@ function exists(path: string): boolean {
   }
 }
 
-/** The result the program reported, if it wrote one; its metadata goes to the attempt's log. */
-function readResult(step: string, program: string, resultPath: string, ctx: StepContext): unknown {
-  let text: string;
+/**
+ * The result file's text; undefined when the program wrote none. Synchronous, as the context
+ * file's write (scratch.ts): usually absent or a few bytes. Absence is found by a stat, not by
+ * a read's ENOENT error, whose stack V8 would capture (bench row "local, 1 at a time").
+ */
+function readResultFile(resultPath: string): string | undefined {
+  if (statSync(resultPath, { throwIfNoEntry: false }) === undefined) return undefined;
   try {
-    // Synchronous, as the context file's write (scratch.ts): usually absent or a few bytes.
-    text = readFileSync(resultPath, 'utf8');
+    return readFileSync(resultPath, 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
+}
+
+/** The result the program reported in `text`; its metadata goes to the attempt's log. */
+function reportedResult(step: string, program: string, text: string, ctx: StepContext): unknown {
   const reported = parseReportedResult(step, program, text);
   if (reported.metadata !== undefined) ctx.log.info(`metadata ${JSON.stringify(reported.metadata)}`);
   return reported.result;

@@ -51,9 +51,9 @@ export function writeContext(files: AttemptFiles, text: string): void {
   }
 }
 
-/** Removes the attempt's files (gone already is fine). */
-export function removeAttemptFiles(files: AttemptFiles): void {
-  for (const path of [files.contextPath, files.resultPath]) {
+/** Removes the attempt's files (gone already is fine); the result file only when `result` says it may be there. */
+export function removeAttemptFiles(files: AttemptFiles, result = true): void {
+  for (const path of result ? [files.contextPath, files.resultPath] : [files.contextPath]) {
     try {
       unlinkSync(path);
     } catch {

@@ -71,6 +71,11 @@ export function resolveValue(v: CommandValue, ctx: ContextValues): string {
  * recorded under an identity it was not built from, so it is refused (lower again, run again).
  */
 export async function checkSources(step: string, t: CommandTemplate): Promise<void> {
+  checkSourcesNow(step, t);
+}
+
+/** {@link checkSources}, synchronously (the hashing is: no promise to wait for in a local runner). */
+export function checkSourcesNow(step: string, t: CommandTemplate): void {
   for (const [rel, want] of Object.entries(t.sources)) {
     const path = join(t.cwd, rel);
     let got: string;

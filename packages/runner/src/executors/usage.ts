@@ -28,7 +28,7 @@
  *
  * GPU fields are there only where `nvidia-smi` was on the measuring host's PATH (usage/gpu.ts).
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { SAMPLE_INTERVAL_MS, type TreeUsage } from '../usage/tree-meter.js';
@@ -94,13 +94,28 @@ export function usageFile(attemptDir: string): string {
  */
 export function writeUsage(attemptDir: string, usage: AttemptUsage): void {
   try {
-    if (!existsSync(attemptDir)) {
-      if (!existsSync(dirname(attemptDir))) mkdirSync(dirname(attemptDir));
-      mkdirSync(attemptDir);
-    }
+    makeAttemptDir(attemptDir);
     writeFileSync(usageFile(attemptDir), JSON.stringify(usage));
   } catch {
     // not measured, then
+  }
+}
+
+/**
+ * Creates the attempt's directory (and `.cairn` above it) unless it exists, never the staged
+ * directory above them. One mkdir where the attempt's first file is written (a command step's
+ * usage: `.cairn` holds its logs already), not two existence checks first (bench row "local,
+ * 1 at a time" of command.bench.mjs).
+ */
+function makeAttemptDir(attemptDir: string): void {
+  try {
+    mkdirSync(attemptDir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EEXIST') return;
+    if (code !== 'ENOENT') throw err;
+    mkdirSync(dirname(attemptDir));
+    mkdirSync(attemptDir);
   }
 }
 
