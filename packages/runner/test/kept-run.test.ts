@@ -27,7 +27,7 @@ async function collected(refs: readonly WeakRef<object>[]): Promise<boolean> {
 function graph(): StepSpec[] {
   const a = apply({ name: 'kept-a', version: 'v1', fn: () => ({ rows: new Array(10_000).fill('row') }), inputs: {} });
   const b = apply({ name: 'kept-b', version: 'v1', fn: (x: { a: unknown }) => String(x.a).length, inputs: { a } });
-  const c = apply({ name: 'kept-c', version: 'v1', fn: (x: { b: number; token: string }) => x.b + x.token.length, inputs: { b, token: secret('CAIRN_TEST_KEPT_TOKEN') } });
+  const c = apply({ name: 'kept-c', version: 'v1', fn: (x: { b: string; token: string }) => x.b.length + x.token.length, inputs: { b, token: secret('CAIRN_TEST_KEPT_TOKEN') } });
   return lower([a, b, c]) as StepSpec[];
 }
 
