@@ -4,11 +4,19 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { apply, lower, OUT, StepSpec } from '@cairn/core';
 import { StepRunner } from '../src/index.js';
-import { recordHead } from '../src/store/record-head.js';
+import { recordHead, recordHeadIn } from '../src/store/record-head.js';
 import { parseRecord } from '../src/store/records.js';
 import { memoryLogger, tempDirs } from './helpers/graph.js';
 
 const dir = tempDirs();
+
+/** recordHeadIn of `text` inside a batch's bytes, between other files' bytes that look like records too. */
+function headInBatch(text: string) {
+  const before = Buffer.from('{\n  "cairn": 1,\n  "name": "before"\n}\n');
+  const after = Buffer.from('\n  "version": "after",\n  "outputPath": "/after"\n}\n');
+  const own = Buffer.from(text);
+  return recordHeadIn(Buffer.concat([before, own, after]), before.length, before.length + own.length);
+}
 const FIELDS = ['cairn', 'name', 'nameWithHash', 'version', 'outputPath'] as const;
 const fieldsOf = (r: Record<string, unknown> | null | undefined) => (r ? Object.fromEntries(FIELDS.filter((k) => r[k] !== undefined).map((k) => [k, r[k]])) : null);
 
@@ -24,9 +32,10 @@ async function records(): Promise<string[]> {
 describe('recordHead', () => {
   it('gives the fields JSON.parse gives, on records the runner wrote (escapes, look-alike keys in values)', async () => {
     for (const text of await records()) {
-      const h = recordHead(text);
-      expect(h.problem).toBeUndefined();
-      expect(fieldsOf(h.head as Record<string, unknown>)).toEqual(fieldsOf(JSON.parse(text)));
+      for (const h of [recordHead(text), headInBatch(text)]) {
+        expect(h.problem).toBeUndefined();
+        expect(fieldsOf(h.head as Record<string, unknown>)).toEqual(fieldsOf(JSON.parse(text)));
+      }
     }
   });
 
@@ -42,6 +51,7 @@ describe('recordHead', () => {
         parses = false;
       }
       expect(h.head === null, `cut at ${cut}`).toBe(!parses);
+      expect(headInBatch(part), `cut at ${cut}, in a batch`).toEqual(h);
     }
   });
 
@@ -49,9 +59,11 @@ describe('recordHead', () => {
     const compact = JSON.stringify({ cairn: 1, name: 'n', nameWithHash: 'n-1', outputPath: '/p' });
     expect(recordHead(compact).head).toMatchObject({ name: 'n', nameWithHash: 'n-1' });
     expect(recordHead('{"name": "marin", "version": "2026.11.30"}').head).toMatchObject({ name: 'marin' });
+    expect(headInBatch(compact)).toEqual(recordHead(compact));
     for (const bad of ['', 'garbage', '{"cairn": 1, "name"', '[1]']) {
       expect(recordHead(bad).head, bad).toBeNull();
       expect(recordHead(bad).problem).toBe(parseRecord(bad).problem);
+      expect(headInBatch(bad)).toEqual(recordHead(bad));
     }
   });
 });
