@@ -39,6 +39,11 @@ describe('recordHead', () => {
     }
   });
 
+  it('finds top-level members only, wherever they are (look-alike keys nested or ending the same before them)', () => {
+    const text = `${JSON.stringify({ cairn: 1, config: { version: 'inner', name: 'inner' }, subversion: 'no', fullname: 'no', name: 'n', nameWithHash: 'n-1', outputPath: '/p', version: 'outer' }, null, 2)}\n`;
+    for (const h of [recordHead(text), headInBatch(text)]) expect(fieldsOf(h.head as Record<string, unknown>)).toEqual(fieldsOf(JSON.parse(text)));
+  });
+
   it('a record cut short anywhere is unusable, as JSON.parse says', async () => {
     const [text] = await records();
     for (let cut = 0; cut < (text as string).trimEnd().length; cut++) {

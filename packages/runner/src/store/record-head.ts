@@ -25,7 +25,8 @@ export interface RecordHead {
 }
 
 const KEYS = ['name', 'nameWithHash', 'version', 'outputPath'] as const;
-const MARKERS = KEYS.map((k) => Buffer.from(`\n  "${k}": `, 'latin1'));
+/** `key": ` of each key: searched for, then checked to start a line as `\n  "` (an absent `version` is found absent ×2.5 faster so than by the whole marker: bench row warm-100k). */
+const TAILS = KEYS.map((k) => Buffer.from(`${k}": `, 'latin1'));
 /** How a record Cairn wrote starts. */
 const START = Buffer.from('{\n  "cairn": 1,', 'latin1');
 
@@ -58,6 +59,14 @@ function utf8(bytes: Buffer, from: number, to: number): string {
   return bytes.toString('utf8', from, to);
 }
 
+/** Where the value of the first top-level member `\n  "key": ` starts (`tail`: `key": `), or -1. */
+function memberAt(bytes: Buffer, tail: Buffer): number {
+  for (let at = bytes.indexOf(tail); at >= 0; at = bytes.indexOf(tail, at + 1)) {
+    if (at >= 4 && bytes[at - 1] === 34 && bytes[at - 2] === 32 && bytes[at - 3] === 32 && bytes[at - 4] === 10) return at + tail.length;
+  }
+  return -1;
+}
+
 function isSpace(c: number): boolean {
   return c === 32 || c === 10 || c === 13 || c === 9;
 }
@@ -84,10 +93,9 @@ function headOf(bytes: Buffer, text: string | undefined): { head: RecordHead | n
   if (bytes.length < START.length || bytes.compare(START, 0, START.length, 0, START.length) !== 0 || bytes[end] !== 125 || bytes[end - 1] !== 10) return whole(bytes, text);
   const head: Record<string, unknown> = { cairn: 1 };
   for (let k = 0; k < KEYS.length; k++) {
-    const marker = MARKERS[k] as Buffer;
-    const m = bytes.indexOf(marker);
-    if (m < 0) continue;
-    const value = stringAt(bytes, m + marker.length);
+    const at = memberAt(bytes, TAILS[k] as Buffer);
+    if (at < 0) continue;
+    const value = stringAt(bytes, at);
     if (value === undefined) return whole(bytes, text);
     head[KEYS[k] as string] = value;
   }
