@@ -8,9 +8,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { apply, OUT, StepSpec } from '@cairn/core';
+import { apply, indexSpecs, OUT, StepSpec } from '@cairn/core';
 import { journalDir, journalFile, MemoryStore, StepRunner, type JournalEntry, type RunnerEvent, type StoreBrowser } from '../src/index.js';
 import { journalText } from '../src/journal/line.js';
+import { writePlan } from '../src/journal/plan.js';
 import { OBJECT_FLUSH_MS, RunJournal } from '../src/journal/writer.js';
 import { memoryLogger, tempDirs } from './helpers/graph.js';
 
@@ -137,6 +138,33 @@ describe('journal lines', () => {
     expect((lines[777] as { step: string }).step).toBe(big);
     expect((lines[3] as { step: string }).step).toBe(middling);
     expect(lines.at(-1)).toMatchObject({ type: 'plan', steps: [{ name: 'é', deps: [] }] });
+  });
+});
+
+describe('the plan', () => {
+  it("lists every step as core's index of the graph does: dependencies first, shared and repeated ones once, several roots", () => {
+    const spec = (name: string, deps: StepSpec[] = []) => new StepSpec({ name, hashAttrs: { name }, deps, fn: () => undefined });
+    const a = spec('a');
+    const b = spec('b', [a]);
+    const c = spec('c', [a, b, a]);
+    const d = spec('d', [c, b]);
+    const e = spec('e', [a]);
+    const targets = [d, e, c, spec('f', [d, e])];
+    const parts: string[] = [];
+    writePlan((t) => parts.push(t), 'r', '/p', targets);
+    const plan = JSON.parse(parts.join('')) as Extract<JournalEntry, { type: 'plan' }>;
+    const { nodes, graph } = indexSpecs(targets);
+    expect(plan.steps).toEqual(nodes.map((s, i) => ({ name: s.name, path: s.outputPath('/p'), deps: [...graph.deps.subarray(graph.offsets[i], graph.offsets[i + 1])] })));
+    expect(plan.targets).toEqual(['d', 'e', 'c', 'f']);
+  });
+
+  it('step lines of runs in turn carry each its own run id and states', () => {
+    for (const runId of ['r1', 'r"2', 'r1']) {
+      for (const state of ['pending', 'cached', 'pending'] as const) {
+        const event = { type: 'step', runId, step: 's', path: '/p/s', state, time: 5 } as RunnerEvent;
+        expect(JSON.parse(journalText(event))).toEqual(event);
+      }
+    }
   });
 });
 

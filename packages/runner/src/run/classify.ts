@@ -53,14 +53,18 @@ function problemOf(spec: StepSpec, path: string, st: StoredState): string | unde
   return undefined;
 }
 
+/** The classifications every step of a warm (or a cold) run gets: one object each, not one per step. */
+const BUILT: Classification = Object.freeze({ verdict: 'built', reason: 'recorded SUCCESS' });
+const ABSENT: Classification = Object.freeze({ verdict: 'absent', reason: NOT_BUILT });
+
 /** Classifies a step's stored state (`st` read with its record). */
 export function classify(spec: StepSpec, path: string, st: StoredState | undefined): Classification {
   if (spec.mutable) return { verdict: 'mutable', reason: `mutable version "${spec.version}" is always rebuilt` };
-  if (st === undefined || (st.status === null && st.problem === undefined)) return { verdict: 'absent', reason: NOT_BUILT };
+  if (st === undefined || (st.status === null && st.problem === undefined)) return ABSENT;
   if (st.problem !== undefined) return { verdict: 'unusable', reason: `${st.problem}; treated as not built`, problem: st.problem };
   if (st.status === 'SUCCESS') {
     const problem = problemOf(spec, path, st);
-    return problem === undefined ? { verdict: 'built', reason: 'recorded SUCCESS' } : { verdict: 'unusable', reason: `${problem}; treated as not built`, problem };
+    return problem === undefined ? BUILT : { verdict: 'unusable', reason: `${problem}; treated as not built`, problem };
   }
   if (st.status === 'FAILED' || st.status === 'DEP_FAILED') return { verdict: 'failed-before', reason: `recorded ${st.status}` };
   return { verdict: 'not-built', reason: `recorded ${st.status}` };

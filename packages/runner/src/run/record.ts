@@ -78,7 +78,9 @@ export function buildRecord(node: Node, status: StatusToken, attempts: readonly 
   const runtime = spec.runtime;
   let config: unknown = spec.hashAttrs;
   if (spec.kind === 'apply') {
-    const byKey: Record<string, string> = {};
+    // Keyed by identities, a new property name per step: a null-prototype object is a dictionary
+    // from the start, where a literal made V8 build a hidden class for each (bench row files-10k).
+    const byKey = Object.create(null) as Record<string, string>;
     for (let i = 0; i < deps.length; i++) byKey[(deps[i] as StepSpec).nameWithHash] = depPaths[i] as string;
     // OUT is the final path here: the record says where the output is, not where it was staged.
     const resolved = jsonSafe(resolveInputs(spec, node.path, byKey));

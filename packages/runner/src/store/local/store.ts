@@ -124,6 +124,10 @@ export class LocalStore implements Store {
 
   *#checkedLease(dir: string, parent: string, holder: LeaseHolder): Generator<unknown, boolean, unknown> {
     for (const prefix of this.#prefixes) yield* checkStepDir(this.#io, prefix, parent);
+    // The lease is written into this directory next; made first, a step in a directory of its
+    // own (name/version) does not fail a write on the missing directory, thrown as an Error with
+    // its stack, before the lease makes it (bench row files-10k).
+    yield this.#io.mkdir(parent, true);
     this.#checked.add(parent);
     return yield* createLease(this.#io, dir, holder);
   }
