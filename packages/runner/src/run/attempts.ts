@@ -131,6 +131,11 @@ function resultOf(status: JobStatus, job: Job, handle: JobHandle | undefined, ex
   return { status, handle, executor, start, end: Date.now(), stopped: job.aborted ? job.reason : undefined, adopted, job };
 }
 
+/** `r` without the step's returned value, errors or job (a stepless shell), made by the same literal (the same shape): kept after its run (shapes.ts). */
+export function releasedResult(r: AttemptResult): AttemptResult {
+  return resultOf({ state: r.status.state }, r.job.shell(), undefined, r.executor, r.start, r.adopted);
+}
+
 /** The result of a `runSync` that returned a promise (a function of its own: a closure in begin would make every call allocate what it captures). */
 async function resultLater(status: Promise<JobStatus>, job: Job, key: string, start: number): Promise<AttemptResult> {
   return resultOf(await untilAborted(status, job), job, undefined, key, start, false);

@@ -19,7 +19,7 @@ import { type AttemptRecord, errorData, type JobRecord } from '../store/records.
 import type { StagedAttempt } from '../store/store.js';
 import { checkAdoptedSources } from './adopted.js';
 import { confirmDeps } from './confirm-deps.js';
-import { type Adopted, adopt, type AttemptResult, endOf, errorOf, handleOf, runAttempt } from './attempts.js';
+import { type Adopted, adopt, type AttemptResult, endOf, errorOf, handleOf, releasedResult, runAttempt } from './attempts.js';
 import { namedCheckpointError } from './job.js';
 import { commitStep, firstTryRecord, fullRecord, recordValue, saveArtifact } from './commit.js';
 import type { Acquired } from './leases.js';
@@ -450,11 +450,7 @@ class StepLifecycle {
    */
   release(): void {
     this.node = null as unknown as Node;
-    const r = this.r;
-    if (r !== undefined) {
-      // The same fields in the same order (the same shape), without the step's returned value or job.
-      this.r = { status: { state: r.status.state }, handle: undefined, executor: r.executor, start: r.start, end: r.end, stopped: undefined, adopted: r.adopted, job: r.job.shell() };
-    }
+    if (this.r !== undefined) this.r = releasedResult(this.r);
     this.adopted = null;
     this.attempts = null;
     this.error = undefined;
