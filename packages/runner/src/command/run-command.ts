@@ -10,6 +10,7 @@ import { dirname, resolve } from 'node:path';
 import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { CairnError, type CommandTemplate, type StepContext } from '@cairn/core';
+import { isPromise } from '../maybe.js';
 import { logPathsOf } from './log-paths.js';
 import { parseReportedResult } from './result-file.js';
 import { type Group, startGroup } from './process-group.js';
@@ -39,7 +40,7 @@ export async function runCommand(template: unknown, ctx: StepContext): Promise<u
   if (checkpointDir !== undefined) ensureCheckpointDir(step, checkpointDir);
   // Dependencies on an object store are fetched, and the program sees their local directories (local-deps.ts).
   const fetching = fetchLocalDeps(ctx);
-  const local = fetching instanceof Promise ? await fetching : fetching;
+  const local = isPromise(fetching) ? await fetching : fetching;
   ctx.signal.throwIfAborted();
   const files = attemptFiles();
   // Whether a result file may be there to remove (most programs write none: not looked for again).
@@ -91,14 +92,14 @@ async function runProgram(step: string, t: CommandTemplate, argv: readonly strin
     try {
       stderrFrom = statSync(logs.stderr).size;
       const started = start(step, t, argv, env, ['ignore', out, err]);
-      group = started instanceof Promise ? await started : started;
+      group = isPromise(started) ? await started : started;
     } finally {
       closeSync(out);
       closeSync(err);
     }
   } else {
     const started = start(step, t, argv, env, ['ignore', 'pipe', 'pipe']);
-    group = started instanceof Promise ? await started : started;
+    group = isPromise(started) ? await started : started;
     drained = once(group.child, 'close');
     ring = new TailRing();
     forward(group.child.stdout as Readable, process.stdout);
@@ -153,7 +154,7 @@ function start(step: string, t: CommandTemplate, argv: readonly string[], env: N
   } catch (cause) {
     throw startError(step, t, program, env, cause);
   }
-  return started instanceof Promise ? started.catch((cause: unknown) => Promise.reject(startError(step, t, program, env, cause))) : started;
+  return isPromise(started) ? started.catch((cause: unknown) => Promise.reject(startError(step, t, program, env, cause))) : started;
 }
 
 /** The typed error of a program that could not be started. */
