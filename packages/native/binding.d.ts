@@ -61,6 +61,24 @@ export interface NativeFunctions {
    * @default suffix '', noLinks false
    */
   readFiles(base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array, noLinks?: boolean): Promise<NativeFileBatch>;
+  /**
+   * Starts `argv[0]` (a path when it holds a `/`, else looked up on the `PATH` of `env`) as the
+   * leader of a new session and process group, in `cwd`, with exactly `env`, stdin from
+   * /dev/null and stdout and stderr on the descriptors given (duplicated: the caller may close
+   * its own at once), as Node's `spawn` with `detached: true` does, but without forking this
+   * process. `argv` and `env` are NUL-separated (`KEY=value` each; no piece may hold a NUL).
+   * Returns the pid, or a negative errno when the program could not be started (`-ENOENT`: not
+   * found or no `cwd`, `-EACCES`: not executable, `-ENOSYS`: not available here, see
+   * `spawnGroupAvailable`). `onExit(code, signal)` is called once, on this thread, when it has
+   * ended: its exit code and signal 0, or code -1 and the number of the signal that killed it
+   * (-1 and 0: its exit was lost). The event loop stays alive until then.
+   */
+  spawnGroup(argv: string, cwd: string, env: string, stdout: number, stderr: number, onExit: (code: number, signal: number) => void): number;
+  /**
+   * True when `spawnGroup` can start programs here (this libc can set a child's working
+   * directory in `posix_spawn`: glibc ≥ 2.29, musl ≥ 1.1.24).
+   */
+  spawnGroupAvailable(): boolean;
   /** Kahn's algorithm, dependencies first (see `CoreBackend.toposort` in @cairn/core). */
   toposort(offsets: Uint32Array, deps: Uint32Array): NativeOrder;
   /** XXH64 of `data` (a string is hashed as UTF-8). The seed is taken mod 2^64. @default seed 0n */

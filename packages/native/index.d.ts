@@ -15,11 +15,14 @@ export type NativeFingerprints = { ok: true; hex: Uint8Array } | { ok: false; cy
 
 export type { NativeFileBatch, NativeFunctions } from './binding.js';
 
+/** The exports built on Linux only (src/js_spawn.rs). */
+type LinuxOnly = 'spawnGroup' | 'spawnGroupAvailable';
+
 /**
  * The functions exported by `cairn-native.<platform>.node` (binding.d.ts, generated from the
- * `#[napi]` exports) and its two constants.
+ * `#[napi]` exports; `spawnGroup` and `spawnGroupAvailable` on Linux only) and its two constants.
  */
-export interface NativeBinding extends NativeFunctions {
+export interface NativeBinding extends Omit<NativeFunctions, LinuxOnly>, Partial<Pick<NativeFunctions, LinuxOnly>> {
   /** Version of this surface; the loader refuses a build whose version differs. */
   readonly abiVersion: number;
   /** Size in bytes of a streaming XXH64 state buffer. */

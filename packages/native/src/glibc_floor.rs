@@ -16,10 +16,14 @@
 //! `pthread_key_delete` and `pthread_setspecific` moved into libc.so.6 at 2.34 and are bound
 //! here to their first version, which every glibc has; `__cxa_thread_atexit_impl` (2.18, how
 //! a thread's destructors are registered) gets a fallback for the one glibc without it.
+//! The thread spawn.rs starts to wait for a program needs `pthread_create` and four
+//! `pthread_attr_*` functions, and napi-rs's threadsafe functions (and js_spawn.rs) need `dlopen`,
+//! `dladdr` and `dlsym`, which moved into libc.so.6 at 2.34 too (from libpthread and libdl): bound
+//! to their first version the same way.
 //! Each definition is only reached where glibc lacks the function: the loader resolves the
 //! module's calls through the process first, where glibc (or libpthread) defines them.
 
-use std::ffi::{c_char, c_int, c_long, c_uint, c_void};
+use std::ffi::{c_char, c_int, c_long, c_uint, c_ulong, c_void};
 
 unsafe extern "C" {
     /// glibc's `syscall(2)` wrapper (GLIBC_2.2.5): returns -1 and sets `errno` on failure.
@@ -106,6 +110,20 @@ std::arch::global_asm!(
         ".symver glibc_pthread_getspecific, pthread_getspecific@",
         base_version!()
     ),
+    concat!(".symver glibc_pthread_create, pthread_create@", base_version!()),
+    concat!(".symver glibc_pthread_attr_init, pthread_attr_init@", base_version!()),
+    concat!(".symver glibc_pthread_attr_destroy, pthread_attr_destroy@", base_version!()),
+    concat!(
+        ".symver glibc_pthread_attr_setdetachstate, pthread_attr_setdetachstate@",
+        base_version!()
+    ),
+    concat!(
+        ".symver glibc_pthread_attr_setstacksize, pthread_attr_setstacksize@",
+        base_version!()
+    ),
+    concat!(".symver glibc_dlopen, dlopen@", base_version!()),
+    concat!(".symver glibc_dladdr, dladdr@", base_version!()),
+    concat!(".symver glibc_dlsym, dlsym@", base_version!()),
 );
 
 type Dtor = unsafe extern "C" fn(*mut c_void);
@@ -115,6 +133,60 @@ unsafe extern "C" {
     fn glibc_pthread_key_delete(key: c_uint) -> c_int;
     fn glibc_pthread_setspecific(key: c_uint, value: *const c_void) -> c_int;
     fn glibc_pthread_getspecific(key: c_uint) -> *mut c_void;
+    fn glibc_pthread_create(thread: *mut c_ulong, attr: *const c_void, start: Start, arg: *mut c_void) -> c_int;
+    fn glibc_pthread_attr_init(attr: *mut c_void) -> c_int;
+    fn glibc_pthread_attr_destroy(attr: *mut c_void) -> c_int;
+    fn glibc_pthread_attr_setdetachstate(attr: *mut c_void, state: c_int) -> c_int;
+    fn glibc_pthread_attr_setstacksize(attr: *mut c_void, size: usize) -> c_int;
+    fn glibc_dlopen(file: *const c_char, mode: c_int) -> *mut c_void;
+    fn glibc_dladdr(addr: *const c_void, info: *mut c_void) -> c_int;
+    fn glibc_dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void;
+}
+
+type Start = extern "C" fn(*mut c_void) -> *mut c_void;
+
+// The thread that waits for a program started by spawn.rs (pthreads directly: std's threads
+// would also need `dlsym`, at GLIBC_2.34).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_create(thread: *mut c_ulong, attr: *const c_void, start: Start, arg: *mut c_void) -> c_int {
+    unsafe { glibc_pthread_create(thread, attr, start, arg) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_attr_init(attr: *mut c_void) -> c_int {
+    unsafe { glibc_pthread_attr_init(attr) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_attr_destroy(attr: *mut c_void) -> c_int {
+    unsafe { glibc_pthread_attr_destroy(attr) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_attr_setdetachstate(attr: *mut c_void, state: c_int) -> c_int {
+    unsafe { glibc_pthread_attr_setdetachstate(attr, state) }
+}
+
+// napi-rs pins the module in memory while a threadsafe function lives (dladdr, dlopen); js_spawn.rs
+// looks up `posix_spawn_file_actions_addchdir_np` (dlsym).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlopen(file: *const c_char, mode: c_int) -> *mut c_void {
+    unsafe { glibc_dlopen(file, mode) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dladdr(addr: *const c_void, info: *mut c_void) -> c_int {
+    unsafe { glibc_dladdr(addr, info) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn dlsym(handle: *mut c_void, name: *const c_char) -> *mut c_void {
+    unsafe { glibc_dlsym(handle, name) }
+}
+
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn pthread_attr_setstacksize(attr: *mut c_void, size: usize) -> c_int {
+    unsafe { glibc_pthread_attr_setstacksize(attr, size) }
 }
 
 #[unsafe(no_mangle)]

@@ -1,6 +1,7 @@
 //! Cairn's native acceleration: XXH64, toposort, expansion and Merkle fingerprints as pure
 //! functions, and a batch reader of small files that runs on libuv's thread pool, exposed to
-//! Node by thin `#[napi]` functions (napi-rs) in js.rs and js_files.rs.
+//! Node by thin `#[napi]` functions (napi-rs) in js.rs and js_files.rs; on Linux, a spawn that
+//! does not fork Node (spawn.rs, js_spawn.rs).
 
 pub mod duplicates;
 pub mod expand;
@@ -18,6 +19,11 @@ mod js;
 mod js_args;
 #[cfg_attr(test, allow(dead_code))]
 mod js_files;
+#[cfg(target_os = "linux")]
+#[cfg_attr(test, allow(dead_code))]
+mod js_spawn;
+#[cfg(target_os = "linux")]
+pub mod spawn;
 pub mod toposort;
 pub mod xxh64;
 

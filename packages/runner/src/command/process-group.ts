@@ -5,6 +5,9 @@
  * them with it ({@link killAllGroups}).
  */
 import { type ChildProcess, spawn, type StdioOptions } from 'node:child_process';
+import { once } from 'node:events';
+import type { Readable } from 'node:stream';
+import { nativeSpawn, spawnNative } from './native-spawn.js';
 
 /** How a started program ended. */
 export interface GroupExit {
@@ -22,13 +25,27 @@ export interface StartOptions {
   readonly args: readonly string[];
   readonly cwd: string;
   readonly env: NodeJS.ProcessEnv;
-  readonly stdio: StdioOptions;
+  /**
+   * Descriptors of the files the program's stdout and stderr go to (duplicated: the caller may
+   * close its own once the group has started); absent: both are piped to this process
+   * ({@link Group.pipes}). Its stdin is /dev/null either way.
+   */
+  readonly output?: { readonly stdout: number; readonly stderr: number };
+}
+
+/** The program's output, when it is piped to this process. */
+export interface GroupPipes {
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Resolves when both have ended (everything the program wrote has been read). */
+  readonly closed: Promise<unknown>;
 }
 
 /** A running program's process group. */
 export interface Group {
-  readonly child: ChildProcess;
   readonly pid: number;
+  /** Its stdout and stderr, when no `output` files were given. */
+  readonly pipes?: GroupPipes;
   /** Resolves when the program (the group leader) exits; the rest of its group is killed then. */
   readonly exited: Promise<GroupExit>;
   /** SIGTERM to the group, SIGKILL after `graceMs` if the leader has not exited by then. */
@@ -61,42 +78,65 @@ export function killAllGroups(): void {
 }
 
 /**
- * Starts `program` (no shell) as the leader of a new process group: the group at once when it
- * started (nothing to wait for: bench row "local, 1 at a time" of command.bench.mjs), else a
- * promise that rejects with the spawn error (`ENOENT`, `EACCES`), which Node reports a tick later.
+ * Starts `program` (no shell) as the leader of a new session and process group: the group at
+ * once when it started (nothing to wait for: bench row "local, 1 at a time" of
+ * command.bench.mjs), else a promise that rejects with the spawn error (`ENOENT`, `EACCES`),
+ * which Node reports a tick later. Output to files goes through `@cairn/native`'s spawn when it is
+ * there (native-spawn.ts: no fork of this process; its errors are thrown at once); piped output,
+ * and every start without it, through Node's.
  */
 export function startGroup(options: StartOptions): Group | Promise<Group> {
-  const child = spawn(options.program, options.args as string[], { cwd: options.cwd, env: options.env, stdio: options.stdio, detached: true });
+  const { output } = options;
+  if (output !== undefined && nativeSpawn) {
+    let ended: ((code: number | null, signal: NodeJS.Signals | null) => void) | undefined;
+    const pid = spawnNative({ ...options, ...output }, (code, signal) => ended?.(code, signal));
+    if (pid !== undefined) {
+      const g = group(pid, undefined);
+      ended = g.ended;
+      return g.group;
+    }
+  }
+  const stdio: StdioOptions = output === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', output.stdout, output.stderr];
+  const child = spawn(options.program, options.args as string[], { cwd: options.cwd, env: options.env, stdio, detached: true });
   // A program that could not be started has no pid.
   if (child.pid === undefined) {
     return new Promise<void>((resolve, reject) => {
       child.once('spawn', resolve);
       child.once('error', reject);
-    }).then(() => group(child));
+    }).then(() => nodeGroup(child, output === undefined));
   }
-  return group(child);
+  return nodeGroup(child, output === undefined);
 }
 
-/** The group of `child`, a started process. */
-function group(child: ChildProcess): Group {
+/** The group of `child`, a program Node's spawn started. */
+function nodeGroup(child: ChildProcess, piped: boolean): Group {
   // A later error (a failed kill) must not crash the process; the exit is what counts.
   child.on('error', () => undefined);
-  const pid = child.pid as number;
+  const pipes = piped ? { stdout: child.stdout as Readable, stderr: child.stderr as Readable, closed: once(child, 'close') } : undefined;
+  const { group: g, ended } = group(child.pid as number, pipes);
+  child.once('exit', ended);
+  return g;
+}
+
+/** The group led by `pid`, and what to call when the leader has exited. */
+function group(pid: number, pipes: GroupPipes | undefined): { group: Group; ended: (code: number | null, signal: NodeJS.Signals | null) => void } {
   live.add(pid);
   let killTimer: NodeJS.Timeout | undefined;
+  let resolveExit: (exit: GroupExit) => void = () => undefined;
   const exited = new Promise<GroupExit>((resolve) => {
-    child.once('exit', (code, signal) => {
-      clearTimeout(killTimer);
-      // Whatever the program left running goes with it.
-      const leftovers = signalGroup(pid, 'SIGKILL');
-      live.delete(pid);
-      resolve({ code, signal, leftovers });
-    });
+    resolveExit = resolve;
   });
+  const ended = (code: number | null, signal: NodeJS.Signals | null) => {
+    clearTimeout(killTimer);
+    // Whatever the program left running goes with it.
+    const leftovers = signalGroup(pid, 'SIGKILL');
+    live.delete(pid);
+    resolveExit({ code, signal, leftovers });
+  };
   let stopping = false;
-  return {
-    child,
+  const g: Group = {
     pid,
+    pipes,
     exited,
     stop(graceMs) {
       if (stopping || !live.has(pid)) return;
@@ -106,4 +146,5 @@ function group(child: ChildProcess): Group {
       killTimer.unref();
     },
   };
+  return { group: g, ended };
 }

@@ -7,13 +7,12 @@
  */
 import { closeSync, mkdirSync, openSync, readFileSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { once } from 'node:events';
 import type { Readable } from 'node:stream';
 import { CairnError, type CommandTemplate, type StepContext } from '@cairn/core';
 import { isPromise } from '../maybe.js';
 import { logPathsOf } from './log-paths.js';
 import { parseReportedResult } from './result-file.js';
-import { type Group, startGroup } from './process-group.js';
+import { type Group, type GroupPipes, type StartOptions, startGroup } from './process-group.js';
 import { readTemplate, checkSourcesNow } from './template.js';
 import { fileTail, TailRing } from './tail.js';
 import { commandArgs, commandContext, commandEnv, commandLaunch, type CommandLaunch } from './context-file.js';
@@ -91,21 +90,22 @@ async function runProgram(step: string, t: CommandTemplate, argv: readonly strin
     const err = openSync(logs.stderr, 'a');
     try {
       stderrFrom = statSync(logs.stderr).size;
-      const started = start(step, t, argv, env, ['ignore', out, err]);
+      const started = start(step, t, argv, env, { stdout: out, stderr: err });
       group = isPromise(started) ? await started : started;
     } finally {
       closeSync(out);
       closeSync(err);
     }
   } else {
-    const started = start(step, t, argv, env, ['ignore', 'pipe', 'pipe']);
+    const started = start(step, t, argv, env, undefined);
     group = isPromise(started) ? await started : started;
-    drained = once(group.child, 'close');
+    const pipes = group.pipes as GroupPipes;
+    drained = pipes.closed;
     ring = new TailRing();
-    forward(group.child.stdout as Readable, process.stdout);
+    forward(pipes.stdout, process.stdout);
     const tail = ring;
-    (group.child.stderr as Readable).on('data', (chunk: Buffer) => tail.push(chunk));
-    forward(group.child.stderr as Readable, process.stderr);
+    pipes.stderr.on('data', (chunk: Buffer) => tail.push(chunk));
+    forward(pipes.stderr, process.stderr);
   }
   // The program and everything it starts, sampled, when the executor asked for it (usage-sink.ts).
   const sink = programUsageSinkOf(ctx);
@@ -145,12 +145,12 @@ function forward(from: Readable, to: NodeJS.WritableStream): void {
 }
 
 /** Starts the program's group (at once, or a promise when it could not be started: then a typed error). */
-function start(step: string, t: CommandTemplate, argv: readonly string[], env: NodeJS.ProcessEnv, stdio: ('ignore' | 'pipe' | number)[]): Group | Promise<Group> {
+function start(step: string, t: CommandTemplate, argv: readonly string[], env: NodeJS.ProcessEnv, output: StartOptions['output']): Group | Promise<Group> {
   // argv[0] is the program, or the environment's wrapper.
   const program = argv[0] as string;
   let started: Group | Promise<Group>;
   try {
-    started = startGroup({ program, args: argv.slice(1), cwd: t.cwd, env, stdio });
+    started = startGroup({ program, args: argv.slice(1), cwd: t.cwd, env, output });
   } catch (cause) {
     throw startError(step, t, program, env, cause);
   }
