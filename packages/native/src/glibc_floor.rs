@@ -112,7 +112,10 @@ std::arch::global_asm!(
     ),
     concat!(".symver glibc_pthread_create, pthread_create@", base_version!()),
     concat!(".symver glibc_pthread_attr_init, pthread_attr_init@", base_version!()),
-    concat!(".symver glibc_pthread_attr_destroy, pthread_attr_destroy@", base_version!()),
+    concat!(
+        ".symver glibc_pthread_attr_destroy, pthread_attr_destroy@",
+        base_version!()
+    ),
     concat!(
         ".symver glibc_pthread_attr_setdetachstate, pthread_attr_setdetachstate@",
         base_version!()
@@ -148,7 +151,12 @@ type Start = extern "C" fn(*mut c_void) -> *mut c_void;
 // The thread that waits for a program started by spawn.rs (pthreads directly: std's threads
 // would also need `dlsym`, at GLIBC_2.34).
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn pthread_create(thread: *mut c_ulong, attr: *const c_void, start: Start, arg: *mut c_void) -> c_int {
+pub unsafe extern "C" fn pthread_create(
+    thread: *mut c_ulong,
+    attr: *const c_void,
+    start: Start,
+    arg: *mut c_void,
+) -> c_int {
     unsafe { glibc_pthread_create(thread, attr, start, arg) }
 }
 

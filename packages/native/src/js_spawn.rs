@@ -40,7 +40,10 @@ fn list(bytes: &[u8]) -> Vec<CString> {
         return Vec::new();
     }
     // No piece holds a NUL: each is one piece of a split on NUL.
-    bytes.split(|&b| b == 0).map(|s| CString::new(s).unwrap_or_default()).collect()
+    bytes
+        .split(|&b| b == 0)
+        .map(|s| CString::new(s).unwrap_or_default())
+        .collect()
 }
 
 /// Starts `argv[0]` (a path when it holds a `/`, else looked up on the `PATH` of `env`) as the

@@ -122,7 +122,10 @@ fn attrs(launch: &Launch, chdir: Chdir) -> Result<Box<Attrs>, c_int> {
 }
 
 fn pointers(list: &[CString]) -> Vec<*mut c_char> {
-    list.iter().map(|s| s.as_ptr() as *mut c_char).chain([null_mut()]).collect()
+    list.iter()
+        .map(|s| s.as_ptr() as *mut c_char)
+        .chain([null_mut()])
+        .collect()
 }
 
 /// Starts `launch`; its pid, or the errno of why not.
@@ -132,7 +135,9 @@ pub fn spawn(launch: &Launch, chdir: Chdir) -> Result<libc::pid_t, c_int> {
     let envp = pointers(&launch.env);
     let mut denied = false;
     for path in candidates(launch.program, &launch.env) {
-        let Ok(path) = CString::new(path) else { return Err(libc::ENOENT) };
+        let Ok(path) = CString::new(path) else {
+            return Err(libc::ENOENT);
+        };
         // A relative candidate is found from `cwd`, as the child sees it after its chdir.
         if !path.as_bytes().starts_with(b"/") && !exists_in(&launch.cwd, &path) {
             continue;
@@ -141,7 +146,16 @@ pub fn spawn(launch: &Launch, chdir: Chdir) -> Result<libc::pid_t, c_int> {
             continue;
         }
         let mut pid = 0;
-        let rc = unsafe { libc::posix_spawn(&mut pid, path.as_ptr(), &a.actions, &a.attr, argv.as_ptr(), envp.as_ptr()) };
+        let rc = unsafe {
+            libc::posix_spawn(
+                &mut pid,
+                path.as_ptr(),
+                &a.actions,
+                &a.attr,
+                argv.as_ptr(),
+                envp.as_ptr(),
+            )
+        };
         match rc {
             0 => return Ok(pid),
             // execvp goes on to the next candidate after these.
@@ -258,9 +272,15 @@ mod tests {
     #[test]
     fn candidates_follow_execvp() {
         let env = cs(&["A=1", "PATH=/x::/y"]);
-        assert_eq!(candidates(b"ls", &env), vec![b"/x/ls".to_vec(), b"./ls".to_vec(), b"/y/ls".to_vec()]);
+        assert_eq!(
+            candidates(b"ls", &env),
+            vec![b"/x/ls".to_vec(), b"./ls".to_vec(), b"/y/ls".to_vec()]
+        );
         assert_eq!(candidates(b"./ls", &env), vec![b"./ls".to_vec()]);
-        assert_eq!(candidates(b"ls", &[]), vec![b"/bin/ls".to_vec(), b"/usr/bin/ls".to_vec()]);
+        assert_eq!(
+            candidates(b"ls", &[]),
+            vec![b"/bin/ls".to_vec(), b"/usr/bin/ls".to_vec()]
+        );
     }
 
     #[test]
@@ -268,7 +288,13 @@ mod tests {
         let file = tempfile();
         let l = launch(
             "sh",
-            &["sh", "-c", "printf '%s|%s|%s' \"$(pwd)\" \"$FOO\" \"$1\"", "sh", "arg one"],
+            &[
+                "sh",
+                "-c",
+                "printf '%s|%s|%s' \"$(pwd)\" \"$FOO\" \"$1\"",
+                "sh",
+                "arg one",
+            ],
             &["PATH=/usr/bin:/bin", "FOO=bar"],
             "/tmp",
             file.as_raw_fd(),
@@ -306,7 +332,13 @@ mod tests {
     fn its_own_session_and_group() {
         let file = tempfile();
         // Fields 1, 5 and 6 of /proc/<pid>/stat: pid, process group, session.
-        let l = launch("sh", &["sh", "-c", "cut -d' ' -f1,5,6 /proc/$$/stat"], &["PATH=/bin:/usr/bin"], "/", file.as_raw_fd());
+        let l = launch(
+            "sh",
+            &["sh", "-c", "cut -d' ' -f1,5,6 /proc/$$/stat"],
+            &["PATH=/bin:/usr/bin"],
+            "/",
+            file.as_raw_fd(),
+        );
         let pid = spawn(&l, chdir()).unwrap();
         assert_eq!(wait(pid), Exit::Code(0));
         let ids: Vec<i32> = text_of(file).split_whitespace().map(|s| s.parse().unwrap()).collect();
@@ -315,8 +347,18 @@ mod tests {
 
     /// An unlinked temporary file.
     fn tempfile() -> std::fs::File {
-        let path = std::env::temp_dir().join(format!("cairn-spawn-test-{}-{:?}", std::process::id(), std::thread::current().id()));
-        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
+        let path = std::env::temp_dir().join(format!(
+            "cairn-spawn-test-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
         std::fs::remove_file(&path).unwrap();
         f
     }
