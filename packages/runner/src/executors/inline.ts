@@ -15,6 +15,7 @@ import { LOG_PATHS } from '../command/log-paths.js';
 import { PROGRAM_USAGE_SINK, type ProgramUsage } from '../command/usage-sink.js';
 import { programUsageFields } from '../command/program-usage.js';
 import { writeUsage } from './usage.js';
+import { keepShape } from '../run/shapes.js';
 import { maskedLogWriter } from '../secrets/masked-writer.js';
 import type { DepInputs } from '../run/job.js';
 
@@ -183,6 +184,10 @@ class InlineContext implements StepContext {
   }
 }
 
+// One context made at load and kept: V8 drops a class's instance shape, and the optimized
+// `runSync` that checks it, once every instance has died (at each run's end). Bench row "10k chain".
+keepShape(new InlineContext({} as JobRequest, undefined));
+
 /** The status once the step's log files (if it opened any) are closed. */
 function closed(ctx: InlineContext, status: JobStatus): JobStatus | Promise<JobStatus> {
   const closing = InlineContext.close(ctx);
@@ -240,6 +245,8 @@ class InlineExecutor implements Executor {
   readonly name = 'inline';
   readonly capabilities = capabilities;
   #host: ExecutorHost | undefined = undefined;
+  /** The host's client, read once at start: a step's context reads no field of the host (bench row "10k chain": see #prepare). */
+  #client: unknown = undefined;
   readonly #active = new Set<string>();
   readonly #capture: boolean;
 
@@ -249,16 +256,18 @@ class InlineExecutor implements Executor {
 
   /** The step function's context; throws when the executor cannot run the job. */
   #prepare(job: JobRequest): InlineContext {
-    const h = this.#host;
-    if (!h) throw new CairnError('CAIRN_EXECUTOR', 'The "inline" executor was not started; call start(host) before submit().');
+    // Only compared, not read: V8 drops the shape of a runner's host object when the runner dies,
+    // and with it the optimized code of every function that reads one of its fields.
+    if (this.#host === undefined) throw new CairnError('CAIRN_EXECUTOR', 'The "inline" executor was not started; call start(host) before submit().');
     if (typeof job.spec.fn !== 'function') {
       throw new CairnError('CAIRN_EXECUTOR', `Step "${job.spec.name}" has no in-process function (it was decoded from bytes); run it on an executor that imports its module, e.g. "threads".`, { step: job.spec.name });
     }
-    return new InlineContext(job, h.client);
+    return new InlineContext(job, this.#client);
   }
 
   async start(h: ExecutorHost): Promise<void> {
     this.#host = h;
+    this.#client = h.client;
   }
 
   async submit(job: JobRequest): Promise<JobHandle> {

@@ -50,6 +50,8 @@ export interface AttemptHost extends JobSource {
   readonly registry: ExecutorRegistry;
   readonly store: Store;
   readonly client: ExecutorClient;
+  /** True while a pump pass of the run runs in the client's async context (set by Run.inContext). */
+  readonly inClient: boolean;
   readonly logger: { info(m: string): void; warn(m: string): void };
   readonly cancelled: boolean;
   readonly cancelReason: unknown;
@@ -114,7 +116,7 @@ function begin(host: AttemptHost, node: Node, staged: StagedAttempt, attempt: nu
     host.syncJob = job;
     let status: Maybe<JobStatus>;
     try {
-      status = clientStorage.getStore() === host.client ? callRunSync(executor, job) : clientStorage.run(host.client, callRunSync, executor, job);
+      status = host.inClient || clientStorage.getStore() === host.client ? callRunSync(executor, job) : clientStorage.run(host.client, callRunSync, executor, job);
     } finally {
       host.syncJob = null;
     }

@@ -27,3 +27,11 @@ export function keepShapes(run: Run): void {
 export function keptRun(): Run | undefined {
   return kept;
 }
+
+/** Objects made at module load and held for the process's life, each the one kept instance of a short-lived class's shape. */
+const held: object[] = [];
+
+/** Holds `instance` for good, so that V8 keeps its class's instance shape between runs (see above). */
+export function keepShape(instance: object): void {
+  held.push(instance);
+}
