@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type AttemptEnd, decide, type Decision, MAX_PREEMPTION_BACKOFF_MS, preemptionBackoffMs } from '../src/run/retry-policy.js';
+import { type AttemptEnd, decide, decideAtOnce, type Decision, MAX_PREEMPTION_BACKOFF_MS, preemptionBackoffMs } from '../src/run/retry-policy.js';
 import { ATTEMPT_ENDS } from '../src/states.js';
 
 type Row = [end: AttemptEnd, infrastructure: boolean, attempts: number, infraRetries: number, retries: number, infraLimit: number, expected: Decision];
@@ -58,6 +58,15 @@ describe('retry policy', () => {
     expect(ATTEMPT_ENDS.preempted.budget).toBe('preemptionRetries');
     expect(ATTEMPT_ENDS.lost.budget).toBe('infraRetries');
     expect(ATTEMPT_ENDS.failed.budget).toBe('retries');
+  });
+
+  it('decideAtOnce answers exactly the rows whose decision needs no history, as decide does', () => {
+    for (const [end, infrastructure, attempts, infraRetries, retries, infraLimit, expected] of table) {
+      const atOnce = decideAtOnce(end);
+      if (atOnce !== undefined) expect(atOnce).toBe(expected);
+      else expect(['failed', 'timeout', 'lost', 'preempted']).toContain(end);
+      expect(decide({ end, infrastructure }, { attempts, infraRetries }, { retries, infraRetries: infraLimit })).toBe(atOnce ?? expected);
+    }
   });
 
   it.each(table)('%s (infrastructure %s) at attempt %i with %i infra retries, retries %i, infra limit %i → %s', (end, infrastructure, attempts, infraRetries, retries, infraLimit, expected) => {

@@ -24,7 +24,7 @@ import { namedCheckpointError } from './job.js';
 import { commitStep, firstTryRecord, fullRecord, recordValue, saveArtifact } from './commit.js';
 import type { Acquired } from './leases.js';
 import { ADOPTED, ADOPTED_DEP, extOf, FORCED, LEASED, type Node, SAW_FOREIGN_LEASE, TOOK_OVER, UNCONFIRMED_DEP } from './node.js';
-import { decide, preemptionBackoffMs } from './retry-policy.js';
+import { decide, decideAtOnce, type Decision, preemptionBackoffMs } from './retry-policy.js';
 import { preemptionRetriesOf } from './step-options.js';
 import { maskAttempt } from '../secrets/attempt-mask.js';
 import type { Run } from './run.js';
@@ -304,9 +304,10 @@ class StepLifecycle {
           if (node.ext !== null) node.ext.job = null;
           const end = endOf(r);
           const decision =
-            end === 'preempted'
+            decideAtOnce(end) ??
+            (end === 'preempted'
               ? decide({ end, infrastructure: r.status.infrastructure === true }, { attempts: this.attempt, infraRetries: this.infra, preemptions: this.preemptions }, { retries: node.spec.retries, infraRetries: run.config.infraRetries, preemptionRetries: preemptionRetriesOf(node.spec, run.config.preemptionRetries) })
-              : decide({ end, infrastructure: r.status.infrastructure === true }, { attempts: this.attempt, infraRetries: this.infra, preemptions: this.preemptions }, { retries: node.spec.retries, infraRetries: run.config.infraRetries });
+              : decide({ end, infrastructure: r.status.infrastructure === true }, { attempts: this.attempt, infraRetries: this.infra, preemptions: this.preemptions }, { retries: node.spec.retries, infraRetries: run.config.infraRetries }));
           this.decision = decision;
           this.error = errorOf(node, r);
           this.stage = SAVED;
@@ -492,8 +493,6 @@ interface Sync {
   readonly value: unknown;
   readonly failed: boolean;
 }
-
-type Decision = ReturnType<typeof decide>;
 
 /** The wait between a preempted attempt and the next. */
 function delay(ms: number): Promise<void> {

@@ -62,24 +62,34 @@ export type Decision =
   /** Write nothing: the lease is another runner's. */
   | 'abandon';
 
-/** The decision after an attempt (see the module comment). */
-export function decide(outcome: AttemptOutcome, history: RetryHistory, limits: RetryLimits): Decision {
-  switch (outcome.end) {
+/**
+ * The decision after an end that needs neither history nor limits (a success, a lost lease, a
+ * cancellation); undefined for the others. The lifecycle asks it first: most attempts succeed,
+ * and {@link decide}'s three argument objects cost ~100 B a step (bench row "scheduler overhead, 100k layered").
+ */
+export function decideAtOnce(end: AttemptEnd): Decision | undefined {
+  switch (end) {
     case 'succeeded':
       return 'succeed';
     case 'lease-lost':
       return 'abandon';
     case 'cancelled':
       return 'cancel';
-    default: {
-      const preemptions = history.preemptions ?? 0;
-      if (outcome.end === 'preempted' && preemptions < (limits.preemptionRetries ?? 0)) return 'retry-preempted';
-      const infra = outcome.end === 'lost' || outcome.infrastructure;
-      if (infra && history.infraRetries < limits.infraRetries) return 'retry-infra';
-      // Retries that spent no budget of the step's own do not count against it.
-      return history.attempts - history.infraRetries - preemptions > limits.retries ? 'fail' : 'retry';
-    }
+    default:
+      return undefined;
   }
+}
+
+/** The decision after an attempt (see the module comment). */
+export function decide(outcome: AttemptOutcome, history: RetryHistory, limits: RetryLimits): Decision {
+  const atOnce = decideAtOnce(outcome.end);
+  if (atOnce !== undefined) return atOnce;
+  const preemptions = history.preemptions ?? 0;
+  if (outcome.end === 'preempted' && preemptions < (limits.preemptionRetries ?? 0)) return 'retry-preempted';
+  const infra = outcome.end === 'lost' || outcome.infrastructure;
+  if (infra && history.infraRetries < limits.infraRetries) return 'retry-infra';
+  // Retries that spent no budget of the step's own do not count against it.
+  return history.attempts - history.infraRetries - preemptions > limits.retries ? 'fail' : 'retry';
 }
 
 /** The longest wait between preempted attempts. */
