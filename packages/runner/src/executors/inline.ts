@@ -322,6 +322,7 @@ class InlineExecutor implements Executor {
 
   async stop(): Promise<void> {
     this.#host = undefined;
+    this.#client = undefined;
   }
 }
 
