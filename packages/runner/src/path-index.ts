@@ -45,9 +45,6 @@ export class PathIndex<T extends { readonly path: string }> {
 
   /** The item at `path`. */
   get(path: string): T | undefined {
-    // Nothing to find, nothing to hash: every state read of a cold run on a fresh MemoryStore
-    // (bench row "scheduler overhead, 100k layered").
-    if (this.#size === 0) return undefined;
     const h = this.#hash(path);
     const f = filterBit(h, this.#shift);
     if ((((this.#bits[f >>> 5] as number) >>> (f & 31)) & 1) === 0) return undefined;
