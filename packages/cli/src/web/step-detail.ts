@@ -82,11 +82,14 @@ export async function stepLog(view: StoreView, run: RunFold, masks: LiveLogMasks
   if (s === undefined) return undefined;
   const n = attempt ?? Math.max(1, s.attempts);
   if (!inside(view, s.path)) return { attempt: n, lines: [], live: false };
-  const live = n === s.attempts && s.state === 'running';
-  const candidates = [committedLogs(s.path, n)];
+  const running = n === s.attempts && s.state === 'running';
+  const committed = committedLogs(s.path, n);
+  const candidates = [committed];
   // A running attempt writes where its `running` event said; paths outside the prefix are never read.
-  if (live && s.logs !== undefined && inside(view, s.logs.stdout) && inside(view, s.logs.stderr)) candidates.unshift(s.logs);
+  if (running && s.logs !== undefined && inside(view, s.logs.stdout) && inside(view, s.logs.stderr)) candidates.unshift(s.logs);
   for (const files of candidates) {
+    // Logs found where attempts are committed: it has ended, though the journal may not say so yet.
+    const live = running && files !== committed;
     // Asked before the logs are read: the names file is written before the attempt's first log byte.
     const shown = live ? await masks.viewOf(files, n, (p) => view.readText(p)) : undefined;
     const texts = await Promise.all([view.readText(files.stdout), view.readText(files.stderr)]);
@@ -101,7 +104,7 @@ export async function stepLog(view: StoreView, run: RunFold, masks: LiveLogMasks
     }
     return { attempt: n, lines: lines.slice(-LOG_TAIL_LINES), live };
   }
-  return { attempt: n, lines: [], live };
+  return { attempt: n, lines: [], live: running };
 }
 
 /** A step whose journalled path is not under the prefix (an edited journal): nothing of it is read. */
