@@ -6,7 +6,7 @@
  * withhold the running attempt's lines with a notice, and show them masked once it ended.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertBuilt, cairnAsync, makeProject, waitFor } from './helpers/cli.js';
@@ -50,6 +50,9 @@ describe('secrets in a running log', () => {
   const json = async <T>(url: string): Promise<T> => (await (await fetch(url)).json()) as T;
 
   it('cairn logs -f and the ui log endpoint mask it with the provider, withhold it without, and never print it', async () => {
+    // An empty store each try: a retried test must not find the step its first try built.
+    rmSync(project.prefix, { recursive: true, force: true });
+    mkdirSync(project.prefix);
     const [withProvider, without] = await Promise.all([startUi('cairn.config.mjs'), startUi('reader.config.mjs')]);
     const run = start(['run', 'live-secret.mjs']);
     // The run's log URL, once the step runs.
