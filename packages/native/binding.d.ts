@@ -58,9 +58,12 @@ export interface NativeFunctions {
    * `65536 + ELOOP` (so may a file reached through another link below `base`, on Linux), and
    * `linksChecked` says so: the caller reads those itself (files.rs). Bad arguments throw at once
    * (as every function here does); the promise rejects only on an N-API failure.
+   * `thenToken` and `thenSuffix` (both or neither): every name has two entries, its file and
+   * then `name + thenSuffix`, read (links followed) only when the first was read and holds
+   * exactly `thenToken`, else `errors` is `0xfffffffe`: a status and its record in one call.
    * @default suffix '', noLinks false
    */
-  readFiles(base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array, noLinks?: boolean): Promise<NativeFileBatch>;
+  readFiles(base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array, noLinks?: boolean, thenToken?: string | Uint8Array, thenSuffix?: string | Uint8Array): Promise<NativeFileBatch>;
   /**
    * Starts `argv[0]` (a path when it holds a `/`, else looked up on the `PATH` of `env`) as the
    * leader of a new session and process group, in `cwd`, with exactly `env`, stdin from

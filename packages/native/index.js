@@ -16,7 +16,7 @@ const { existsSync, readFileSync } = require('node:fs');
 const { join, resolve } = require('node:path');
 
 /** Must equal `ABI_VERSION` in src/js.rs; a stale build is refused. */
-const ABI_VERSION = 7;
+const ABI_VERSION = 8;
 const BINARY_NAME = 'cairn-native';
 const DOCS = 'https://github.com/cairn-pipelines/cairn/tree/main/packages/native#readme';
 

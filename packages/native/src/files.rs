@@ -191,6 +191,20 @@ fn read_into(file: &mut File, chunk: &mut [u8], out: &mut Vec<u8>) -> std::io::R
     }
 }
 
+/// The file read after each name's first file when that one holds exactly `token`
+/// ([`read_files`]'s `then`): a warm run reads a step's record only where its status says
+/// SUCCESS, so both come from one batch (one call, one hand-off to a thread: bench row warm-100k).
+#[derive(Clone, Copy, Debug)]
+pub struct Then<'a> {
+    /// The first file's whole content that asks for the second one.
+    pub token: &'a [u8],
+    /// Appended to the name instead of the first file's suffix.
+    pub suffix: &'a [u8],
+}
+
+/// `errors[i]` of a `then` file that was not read: the first file did not hold the token.
+pub const NOT_ASKED: u32 = u32::MAX - 1;
+
 /// Reads the file `name + suffix` for every name in `names` (separated by NUL bytes; an empty
 /// slice names none; an empty name names no file), relative to the directory `base` (empty:
 /// the names are paths as they are). A suffix saves the caller building every file's name
@@ -201,7 +215,10 @@ fn read_into(file: &mut File, chunk: &mut [u8], out: &mut Vec<u8>) -> std::io::R
 /// `base` (Linux, with `openat2`). The caller reads those itself, as it would have: a warm run
 /// serves a step only from a real directory, and this spares it an `lstat` per step (bench row
 /// warm-100k).
-pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8], no_links: bool) -> FileBatch {
+///
+/// `then`: every name has two entries, its file and then `name + then.suffix`, read (as without
+/// `no_links`) only when the first was read and holds exactly `then.token`, else [`NOT_ASKED`].
+pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8], no_links: bool, then: Option<Then>) -> FileBatch {
     let mut batch = FileBatch {
         links_checked: no_links,
         ..FileBatch::default()
@@ -209,19 +226,48 @@ pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8], no_links: bool) -> F
     if names.is_empty() {
         return batch;
     }
-    let mut chunk = vec![0u8; 64 * 1024];
-    // Without `openat` here, or when `base` cannot be opened, each name is joined to it instead:
-    // the same files, each open then reporting its own error.
-    let dir = if base.is_empty() || !cfg!(any(target_os = "linux", target_os = "macos")) {
-        None
-    } else {
-        path_of(base).and_then(|p| File::open(p).ok())
+    let mut r = Reader {
+        base,
+        // Without `openat` here, or when `base` cannot be opened, each name is joined to it
+        // instead: the same files, each open then reporting its own error.
+        dir: if base.is_empty() || !cfg!(any(target_os = "linux", target_os = "macos")) {
+            None
+        } else {
+            path_of(base).and_then(|p| File::open(p).ok())
+        },
+        chunk: vec![0u8; 64 * 1024],
+        file: Vec::new(),
     };
-    let mut file = Vec::new();
-    batch.bytes.reserve(names.len() * 64);
-    batch.ends.reserve(names.len() / 16);
-    batch.errors.reserve(names.len() / 16);
+    let per_name = if then.is_some() { 2 } else { 1 };
+    batch.bytes.reserve(names.len() * 64 * per_name);
+    batch.ends.reserve(names.len() / 16 * per_name);
+    batch.errors.reserve(names.len() / 16 * per_name);
     for name in names.split(|&b| b == 0) {
+        let start = batch.bytes.len();
+        r.read(&mut batch, name, suffix, no_links);
+        let Some(then) = then else { continue };
+        if batch.errors.last() == Some(&READ_OK) && batch.bytes[start..] == *then.token {
+            r.read(&mut batch, name, then.suffix, false);
+        } else {
+            batch.ends.push(batch.bytes.len() as u32);
+            batch.errors.push(NOT_ASKED);
+        }
+    }
+    batch
+}
+
+/// What reading one batch's files shares: the base directory, the read buffer, the name buffer.
+struct Reader<'a> {
+    base: &'a [u8],
+    dir: Option<File>,
+    chunk: Vec<u8>,
+    file: Vec<u8>,
+}
+
+impl Reader<'_> {
+    /// Appends the file `name + suffix` to `batch` (see [`read_files`]).
+    fn read(&mut self, batch: &mut FileBatch, name: &[u8], suffix: &[u8], no_links: bool) {
+        let (base, dir, file) = (self.base, &self.dir, &mut self.file);
         let start = batch.bytes.len();
         file.clear();
         if !base.is_empty() && dir.is_none() {
@@ -233,7 +279,7 @@ pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8], no_links: bool) -> F
         let through_dir = dir
             .as_ref()
             .filter(|_| no_links && !name.is_empty())
-            .and_then(|d| open::open_at_no_links(d, &file));
+            .and_then(|d| open::open_at_no_links(d, file));
         let opened = if name.is_empty() {
             Err(PHASE_OPEN | ENOENT)
         } else if let Some(r) = through_dir {
@@ -249,17 +295,17 @@ pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8], no_links: bool) -> F
             )
         {
             Err(PHASE_OPEN | ELOOP)
-        } else if let Some(d) = &dir {
-            open::open_at(d, &file).map_err(|e| PHASE_OPEN | errno(&e))
+        } else if let Some(d) = dir {
+            open::open_at(d, file).map_err(|e| PHASE_OPEN | errno(&e))
         } else {
-            match path_of(&file) {
+            match path_of(file) {
                 None => Err(PHASE_OPEN | EINVAL),
                 Some(p) => File::open(p).map_err(|e| PHASE_OPEN | errno(&e)),
             }
         };
         let error = match opened {
             Err(e) => e,
-            Ok(mut f) => match read_into(&mut f, &mut chunk, &mut batch.bytes) {
+            Ok(mut f) => match read_into(&mut f, &mut self.chunk, &mut batch.bytes) {
                 Err(e) => PHASE_READ | errno(&e),
                 Ok(()) if batch.bytes.len() > u32::MAX as usize => NOT_READ,
                 Ok(()) => READ_OK,
@@ -271,7 +317,6 @@ pub fn read_files(base: &[u8], names: &[u8], suffix: &[u8], no_links: bool) -> F
         batch.ends.push(batch.bytes.len() as u32);
         batch.errors.push(error);
     }
-    batch
 }
 
 #[cfg(test)]
@@ -315,9 +360,9 @@ mod tests {
             d.join("a/under-a-file"),
             d.join("dir"),
         ];
-        let b = read_files(b"", &join(&paths), b"", false);
+        let b = read_files(b"", &join(&paths), b"", false, None);
         let base = d.to_str().unwrap().as_bytes();
-        let r = read_files(base, &relative(&d, &paths), b"", false);
+        let r = read_files(base, &relative(&d, &paths), b"", false, None);
         assert_eq!(
             (&r.bytes, &r.ends, &r.errors),
             (&b.bytes, &b.ends, &b.errors),
@@ -370,7 +415,7 @@ mod tests {
         }
         for base in [d.to_str().unwrap().as_bytes(), b""] {
             let names = batch_names(&d, base.is_empty(), &["s1", "s2", "none"]);
-            let b = read_files(base, names.as_bytes(), b"/.executor_status", false);
+            let b = read_files(base, names.as_bytes(), b"/.executor_status", false, None);
             assert_eq!(b.errors, vec![READ_OK, READ_OK, PHASE_OPEN | ENOENT]);
             assert_eq!(&b.bytes, b"s1s2");
         }
@@ -386,11 +431,11 @@ mod tests {
         std::os::unix::fs::symlink(d.join("real"), d.join("link")).unwrap();
         for base in [d.to_str().unwrap().as_bytes(), b""] {
             let names = batch_names(&d, base.is_empty(), &["real", "link", "none"]);
-            let b = read_files(base, names.as_bytes(), b"/.executor_status", true);
+            let b = read_files(base, names.as_bytes(), b"/.executor_status", true, None);
             assert!(b.links_checked);
             assert_eq!(b.errors, vec![READ_OK, PHASE_OPEN | ELOOP, PHASE_OPEN | ENOENT]);
             assert_eq!(&b.bytes, b"SUCCESS");
-            let followed = read_files(base, names.as_bytes(), b"/.executor_status", false);
+            let followed = read_files(base, names.as_bytes(), b"/.executor_status", false, None);
             assert_eq!(
                 followed.errors,
                 vec![READ_OK, READ_OK, PHASE_OPEN | ENOENT],
@@ -401,15 +446,37 @@ mod tests {
     }
 
     #[test]
+    fn then_reads_the_second_file_only_after_the_token() {
+        let d = scratch("then");
+        for (step, status, record) in [("built", "SUCCESS", Some("{}")), ("failed", "FAILED", Some("{}")), ("norecord", "SUCCESS", None), ("longer", "SUCCESS\n", Some("{}"))] {
+            fs::create_dir_all(d.join(step)).unwrap();
+            fs::write(d.join(step).join(".executor_status"), status).unwrap();
+            if let Some(r) = record {
+                fs::write(d.join(step).join(".artifact.json"), r).unwrap();
+            }
+        }
+        let then = Then { token: b"SUCCESS", suffix: b"/.artifact.json" };
+        let names = b"built\0failed\0missing\0norecord\0longer";
+        let b = read_files(d.to_str().unwrap().as_bytes(), names, b"/.executor_status", true, Some(then));
+        assert_eq!(
+            b.errors,
+            vec![READ_OK, READ_OK, READ_OK, NOT_ASKED, PHASE_OPEN | ENOENT, NOT_ASKED, READ_OK, PHASE_OPEN | ENOENT, READ_OK, NOT_ASKED]
+        );
+        let text = |i: usize| &b.bytes[if i == 0 { 0 } else { b.ends[i - 1] as usize }..b.ends[i] as usize];
+        assert_eq!([text(0), text(1), text(2), text(6), text(8)], [&b"SUCCESS"[..], b"{}", b"FAILED", b"SUCCESS", b"SUCCESS\n"]);
+        let _ = fs::remove_dir_all(&d);
+    }
+
+    #[test]
     fn a_missing_base_fails_each_open_as_a_path_would() {
-        let b = read_files(b"/nonexistent-cairn-base", b"a\0b/c", b"", false);
+        let b = read_files(b"/nonexistent-cairn-base", b"a\0b/c", b"", false, None);
         assert_eq!(b.errors, vec![PHASE_OPEN | ENOENT, PHASE_OPEN | ENOENT]);
     }
 
     #[test]
     fn no_names_no_entries_and_an_empty_name_is_missing() {
-        assert!(read_files(b"", b"", b"x", false).ends.is_empty());
-        let b = read_files(b"", b"\0", b"/x", false);
+        assert!(read_files(b"", b"", b"x", false, None).ends.is_empty());
+        let b = read_files(b"", b"\0", b"/x", false, None);
         assert_eq!(b.errors, vec![PHASE_OPEN | ENOENT, PHASE_OPEN | ENOENT]);
     }
 }

@@ -7,7 +7,7 @@ use napi::bindgen_prelude::{AsyncTask, Env, Uint8Array, Uint32Array, Unknown};
 use napi::{Task, bindgen_prelude::Result};
 use napi_derive::napi;
 
-use crate::files::{FileBatch, read_files};
+use crate::files::{FileBatch, Then, read_files};
 use crate::js_args::{Arg, Code};
 
 /// What `readFiles` read (see there).
@@ -32,6 +32,8 @@ pub struct ReadFiles {
     names: Vec<u8>,
     suffix: Vec<u8>,
     no_links: bool,
+    /// `thenToken` and `thenSuffix`, when given.
+    then: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 impl Task for ReadFiles {
@@ -39,7 +41,8 @@ impl Task for ReadFiles {
     type JsValue = ReadFilesResult;
 
     fn compute(&mut self) -> Result<FileBatch> {
-        Ok(read_files(&self.base, &self.names, &self.suffix, self.no_links))
+        let then = self.then.as_ref().map(|(token, suffix)| Then { token, suffix });
+        Ok(read_files(&self.base, &self.names, &self.suffix, self.no_links, then))
     }
 
     /// The bytes go to JS without a copy (a copy where the runtime forbids external buffers):
@@ -64,10 +67,13 @@ impl Task for ReadFiles {
 /// `65536 + ELOOP` (so may a file reached through another link below `base`, on Linux), and
 /// `linksChecked` says so: the caller reads those itself (files.rs). Bad arguments throw at once
 /// (as every function here does); the promise rejects only on an N-API failure.
+/// `thenToken` and `thenSuffix` (both or neither): every name has two entries, its file and
+/// then `name + thenSuffix`, read (links followed) only when the first was read and holds
+/// exactly `thenToken`, else `errors` is `0xfffffffe`: a status and its record in one call.
 /// @default suffix '', noLinks false
 #[napi(
     js_name = "readFiles",
-    ts_args_type = "base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array, noLinks?: boolean",
+    ts_args_type = "base: string | Uint8Array, names: string | Uint8Array, suffix?: string | Uint8Array, noLinks?: boolean, thenToken?: string | Uint8Array, thenSuffix?: string | Uint8Array",
     ts_return_type = "Promise<NativeFileBatch>"
 )]
 pub fn js_read_files(
@@ -76,6 +82,8 @@ pub fn js_read_files(
     names: Unknown,
     suffix: Unknown,
     no_links: Option<bool>,
+    then_token: Unknown,
+    then_suffix: Unknown,
 ) -> Result<AsyncTask<ReadFiles>, Code> {
     let mut scratch = Vec::new();
     let base = Arg::new(env, base).bytes("base", &mut scratch)?.to_vec();
@@ -86,10 +94,18 @@ pub fn js_read_files(
     } else {
         suffix.bytes("suffix", &mut scratch)?.to_vec()
     };
+    let then_token = Arg::new(env, then_token);
+    let then = if then_token.is_undefined()? {
+        None
+    } else {
+        let token = then_token.bytes("thenToken", &mut scratch)?.to_vec();
+        Some((token, Arg::new(env, then_suffix).bytes("thenSuffix", &mut scratch)?.to_vec()))
+    };
     Ok(AsyncTask::new(ReadFiles {
         base,
         names,
         suffix,
         no_links: no_links.unwrap_or(false),
+        then,
     }))
 }

@@ -183,6 +183,15 @@ describe.runIf(b)('native binding', () => {
         const followed = await n.readFiles(base, [at('dir'), at('link')].join('\0'), '/f');
         expect({ errors: Array.from(followed.errors), checked: followed.linksChecked }).toEqual({ errors: [0, 0], checked: false });
       }
+      // then: a second file per name, read only where the first holds exactly the token.
+      writeFileSync(join(d, 'dir', 'g'), 'second');
+      const pair = await n.readFiles(d, ['dir', 'link', 'missing'].join('\0'), '/f', true, 'in dir', '/g');
+      expect({ text: texts(pair), errors: Array.from(pair.errors) }).toEqual({
+        text: ['in dir', 'second', '', '', '', ''],
+        errors: [0, 0, 65536 + constants.errno.ELOOP, 0xfffffffe, 65536 + 2, 0xfffffffe],
+      });
+      const otherToken = await n.readFiles(d, 'dir', '/f', true, 'in di', '/g');
+      expect(Array.from(otherToken.errors)).toEqual([0, 0xfffffffe]);
     } finally {
       rmSync(d, { recursive: true, force: true });
     }
