@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import native from '@cairn/native';
 import { drive } from '../src/maybe.js';
-import { BATCH_MIN, batchReadsNative, type FileTexts, readInDirs, readSequential } from '../src/store/local/batch-read.js';
+import { BATCH_MIN, batchReadsNative, type FilePairs, type FileTexts, readInDirs, readSequential, readThenInDirs } from '../src/store/local/batch-read.js';
 import { syncIo } from '../src/store/local/io.js';
 import { readOne, readStatesParallel } from '../src/store/local/read-ops.js';
 import { LocalStore } from '../src/store/local/store.js';
@@ -93,6 +93,21 @@ describe('batch reads of small files', () => {
     expect(steps.some((_, i) => plainRead.linkFree(i))).toBe(false);
   });
 
+  it.runIf(batchReadsNative)('readThenInDirs: the first files as readInDirs reads them, the second exactly where the first is the token', async () => {
+    const steps = storeFixture(2).filter((p) => !p.startsWith('s3:'));
+    const dirs = [...steps, join(dir(), 'n'.repeat(300)), 'relative/missing'];
+    const pairs = (await readThenInDirs(dirs, '.executor_status', 'SUCCESS', '.artifact.json')) as FilePairs;
+    expect(plain(pairs.first)).toEqual(plain((await readInDirs(dirs, '.executor_status', true)) as FileTexts));
+    const records = plain(readSequential(dirs.map((d) => `${d}/.artifact.json`)));
+    const asked = dirs.map((_, i) => pairs.asked(i));
+    expect(asked).toEqual(dirs.map((_, i) => pairs.first.at(i) === 'SUCCESS' && pairs.first.linkFree(i)));
+    expect(asked.filter(Boolean).length).toBe(2 * 5); // built, no-record, empty-, cut- and dir-record
+    for (let i = 0; i < dirs.length; i++) if (asked[i]) expect(plain({ ...pairs.then, length: 1, at: () => pairs.then.at(i) })[0], dirs[i]).toEqual(records[i]);
+    const d = dir();
+    const nul = (await readThenInDirs([join(d, 'a\0b'), join(d, 'plain')], 'f', 'SUCCESS', 'g')) as FilePairs;
+    expect([nul.asked(0), nul.asked(1), plain(nul.first)]).toEqual([false, false, plain(readSequential([join(d, 'a\0b', 'f'), join(d, 'plain', 'f')]))]);
+  });
+
   it.runIf(batchReadsNative)('a name holding a NUL byte cannot reach the native side: the batch is read as fs reads it', async () => {
     const dirs = [join(dir(), 'a\0b'), join(dir(), 'plain')];
     expect(plain((await readInDirs(dirs, 'f')) as FileTexts)).toEqual(plain(readSequential(dirs.map((d) => `${d}/f`))));
@@ -104,6 +119,10 @@ describe('batch reads of small files', () => {
       const one = paths.map((p) => drive(readOne(syncIo, p, want)) as StoredState);
       expect(await readStatesParallel(paths, () => want), String(want)).toEqual(one);
     }
+    // Every step wants its record, some whole and some its head: statuses and records come in one batch.
+    const mixed = (i: number): RecordWant => (i % 2 === 0 ? 'head' : true);
+    const one = paths.map((p, i) => drive(readOne(syncIo, p, mixed(i))) as StoredState);
+    expect(await readStatesParallel(paths, mixed)).toEqual(one);
   });
 
   it('a LocalStore answers a large batch the same with and without the native module', async () => {

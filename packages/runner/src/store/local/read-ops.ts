@@ -4,7 +4,7 @@ import { type RecordHead, recordHead, recordHeadIn } from '../record-head.js';
 import { parseRecord, RECORD_FILE } from '../records.js';
 import { parseStatus, STATUS_FILE, type StatusToken } from '../status.js';
 import type { RecordWant, StoredState } from '../store.js';
-import { batchReadsNative, type FileTexts, type ReadResult, readInDirs } from './batch-read.js';
+import { batchReadsNative, type FilePairs, type FileTexts, type ReadResult, readInDirs, readThenInDirs } from './batch-read.js';
 import { type Io, type Stat, syncIo } from './io.js';
 import { localPath, recordFile, statusFile } from './layout.js';
 
@@ -133,16 +133,18 @@ const CHUNK_MAX = 4096;
 
 /**
  * Many steps' states, as {@link readOne} reads each, with the files read on libuv's threads
- * (batch-read.ts): for one chunk of steps after another, the status files, then the records where
- * a status exists. One chunk per core is in flight while the main thread decodes the ones read.
+ * (batch-read.ts): for one chunk of steps after another, the status files and the records of the
+ * SUCCESS ones, then the other records where a status exists. One chunk per core is in flight while the main thread decodes the ones read.
  * Undefined without the native module.
  */
 export function readStatesParallel(paths: readonly string[], want: (i: number) => RecordWant): Promise<StoredState[]> | undefined {
   if (!batchReadsNative) return undefined;
   const out = new Array<StoredState>(paths.length);
   const cores = availableParallelism();
-  // A discovery batch (1,024 steps) is split across the cores too.
-  const chunk = Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, Math.ceil(paths.length / (2 * cores))));
+  // A discovery batch (1,024 steps) is split across the cores, one chunk each: every chunk costs
+  // two native calls on the main thread, and discovery already overlaps a batch's read with
+  // hashing the next (bench row warm-100k).
+  const chunk = Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, Math.ceil(paths.length / cores)));
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < paths.length) {
@@ -168,8 +170,13 @@ async function readChunk(paths: readonly string[], from: number, to: number, wan
     }
   }
   if (dirs.length === 0) return;
+  // Where every step wants its record, a built step's status and record come in one call; else
+  // the records are read after the statuses, only where asked for.
+  let everyWants = true;
+  for (let k = 0; k < at.length && everyWants; k++) everyWants = want(at[k] as number) !== false;
   // noLinks: the native side refuses step directories that are links as it opens their status (no lstat each).
-  const texts = await (readInDirs(dirs, STATUS_FILE, true) as Promise<FileTexts>);
+  const pairs = everyWants ? await (readThenInDirs(dirs, STATUS_FILE, SUCCESS, RECORD_FILE) as Promise<FilePairs>) : undefined;
+  const texts = pairs?.first ?? (await (readInDirs(dirs, STATUS_FILE, true) as Promise<FileTexts>));
   const recordAt: number[] = [];
   const recordStatus: string[] = [];
   const recordDirs: string[] = [];
@@ -180,6 +187,7 @@ async function readChunk(paths: readonly string[], from: number, to: number, wan
     if (text instanceof Error) out[i] = unreadable(text);
     else if (text !== null && !texts.linkFree(k) && isLink(dirs[k] as string)) out[i] = linked(dirs[k] as string);
     else if (!needsRecord(text, w)) out[i] = safeState(text, unreadRecord(w), w);
+    else if (pairs?.asked(k) === true) out[i] = stateWithRecord(text, pairs.then, k, w);
     else {
       recordAt.push(i);
       recordStatus.push(text);
@@ -190,13 +198,14 @@ async function readChunk(paths: readonly string[], from: number, to: number, wan
   const records = await (readInDirs(recordDirs, RECORD_FILE) as Promise<FileTexts>);
   for (let k = 0; k < recordAt.length; k++) {
     const i = recordAt[k] as number;
-    const w = want(i);
-    const from = records.from(k);
-    if (from >= 0 && w === 'head') {
-      out[i] = headStateIn(recordStatus[k] as string, records.bytes as Buffer, from, records.to(k));
-      continue;
-    }
-    const r = records.at(k);
-    out[i] = r instanceof Error ? unreadable(r) : safeState(recordStatus[k] as string, r, w);
+    out[i] = stateWithRecord(recordStatus[k] as string, records, k, want(i));
   }
+}
+
+/** The state of a step whose status is `status` and whose record is `records`' file `k`. */
+function stateWithRecord(status: string, records: FileTexts, k: number, w: RecordWant): StoredState {
+  const from = records.from(k);
+  if (from >= 0 && w === 'head') return headStateIn(status, records.bytes as Buffer, from, records.to(k));
+  const r = records.at(k);
+  return r instanceof Error ? unreadable(r) : safeState(status, r, w);
 }
