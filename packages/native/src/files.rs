@@ -448,22 +448,50 @@ mod tests {
     #[test]
     fn then_reads_the_second_file_only_after_the_token() {
         let d = scratch("then");
-        for (step, status, record) in [("built", "SUCCESS", Some("{}")), ("failed", "FAILED", Some("{}")), ("norecord", "SUCCESS", None), ("longer", "SUCCESS\n", Some("{}"))] {
+        for (step, status, record) in [
+            ("built", "SUCCESS", Some("{}")),
+            ("failed", "FAILED", Some("{}")),
+            ("norecord", "SUCCESS", None),
+            ("longer", "SUCCESS\n", Some("{}")),
+        ] {
             fs::create_dir_all(d.join(step)).unwrap();
             fs::write(d.join(step).join(".executor_status"), status).unwrap();
             if let Some(r) = record {
                 fs::write(d.join(step).join(".artifact.json"), r).unwrap();
             }
         }
-        let then = Then { token: b"SUCCESS", suffix: b"/.artifact.json" };
+        let then = Then {
+            token: b"SUCCESS",
+            suffix: b"/.artifact.json",
+        };
         let names = b"built\0failed\0missing\0norecord\0longer";
-        let b = read_files(d.to_str().unwrap().as_bytes(), names, b"/.executor_status", true, Some(then));
+        let b = read_files(
+            d.to_str().unwrap().as_bytes(),
+            names,
+            b"/.executor_status",
+            true,
+            Some(then),
+        );
         assert_eq!(
             b.errors,
-            vec![READ_OK, READ_OK, READ_OK, NOT_ASKED, PHASE_OPEN | ENOENT, NOT_ASKED, READ_OK, PHASE_OPEN | ENOENT, READ_OK, NOT_ASKED]
+            vec![
+                READ_OK,
+                READ_OK,
+                READ_OK,
+                NOT_ASKED,
+                PHASE_OPEN | ENOENT,
+                NOT_ASKED,
+                READ_OK,
+                PHASE_OPEN | ENOENT,
+                READ_OK,
+                NOT_ASKED
+            ]
         );
         let text = |i: usize| &b.bytes[if i == 0 { 0 } else { b.ends[i - 1] as usize }..b.ends[i] as usize];
-        assert_eq!([text(0), text(1), text(2), text(6), text(8)], [&b"SUCCESS"[..], b"{}", b"FAILED", b"SUCCESS", b"SUCCESS\n"]);
+        assert_eq!(
+            [text(0), text(1), text(2), text(6), text(8)],
+            [&b"SUCCESS"[..], b"{}", b"FAILED", b"SUCCESS", b"SUCCESS\n"]
+        );
         let _ = fs::remove_dir_all(&d);
     }
 

@@ -99,7 +99,10 @@ pub fn js_read_files(
         None
     } else {
         let token = then_token.bytes("thenToken", &mut scratch)?.to_vec();
-        Some((token, Arg::new(env, then_suffix).bytes("thenSuffix", &mut scratch)?.to_vec()))
+        Some((
+            token,
+            Arg::new(env, then_suffix).bytes("thenSuffix", &mut scratch)?.to_vec(),
+        ))
     };
     Ok(AsyncTask::new(ReadFiles {
         base,
