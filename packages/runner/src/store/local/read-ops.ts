@@ -134,16 +134,16 @@ const CHUNK_MAX = 4096;
 /**
  * Many steps' states, as {@link readOne} reads each, with the files read on libuv's threads
  * (batch-read.ts): for one chunk of steps after another, the status files and the records of the
- * SUCCESS ones, then the other records where a status exists. One chunk per core is in flight while the main thread decodes the ones read.
- * Undefined without the native module.
+ * SUCCESS ones, then the other records where a status exists. One chunk per core is in flight
+ * while the main thread decodes the ones read. Undefined without the native module.
  */
 export function readStatesParallel(paths: readonly string[], want: (i: number) => RecordWant): Promise<StoredState[]> | undefined {
   if (!batchReadsNative) return undefined;
   const out = new Array<StoredState>(paths.length);
   const cores = availableParallelism();
   // A discovery batch (1,024 steps) is split across the cores, one chunk each: every chunk costs
-  // two native calls on the main thread, and discovery already overlaps a batch's read with
-  // hashing the next (bench row warm-100k).
+  // a native call on the main thread (two where records are read after their statuses), and
+  // discovery already overlaps a batch's read with hashing the next (bench row warm-100k).
   const chunk = Math.min(CHUNK_MAX, Math.max(CHUNK_MIN, Math.ceil(paths.length / cores)));
   let next = 0;
   const lane = async (): Promise<void> => {
