@@ -19,7 +19,7 @@ import type { ExecResult } from './connection.js';
 import { prepareCommand } from './command.js';
 import { bundlePath, codeMismatch, type CodeBundle } from './deploy.js';
 import type { Fleet, HostState, Job } from './model.js';
-import { idleShell } from './host-shell.js';
+import { runOnHost } from './host-shell.js';
 import { linkFor } from './host-worker.js';
 import { shScript } from './quote.js';
 import { finish } from './finish.js';
@@ -55,7 +55,7 @@ export async function launchDetached(f: Fleet, j: Job, h: HostState): Promise<vo
     // replaced since it was uploaded) is uploaded again, once; it never runs.
     for (let attempt = 1; ; attempt++) {
       await Promise.all(launch.bundles.map((b) => f.uploader.ensure(h.conn, h.workDir, b)));
-      r = await runLaunch(f, h, shScript(launch.script, launch.args), launch.stdin);
+      r = await runOnHost(f, h, shScript(launch.script, launch.args), launch.stdin, f.opts.hostTimeoutMs);
       if (r.code !== CODE_MISMATCH_EXIT) break;
       for (const b of launch.bundles) f.uploader.forget(h.conn, h.workDir, b);
       if (attempt >= 2) throw codeMismatch(h.conn, h.workDir, j.info.step, r.stderr);
@@ -85,15 +85,6 @@ export async function launchDetached(f: Fleet, j: Job, h: HostState): Promise<vo
   } catch (err) {
     launchFailed(f, j, h, err);
   }
-}
-
-/**
- * Runs a launch down the host's persistent shell when it is up and idle (no new sshd session:
- * host-shell.ts; bench row "SSH, one at a time"), else as an exec of its own.
- */
-function runLaunch(f: Fleet, h: HostState, command: string, stdin: Uint8Array): Promise<ExecResult> {
-  const shell = idleShell(f, h);
-  return shell !== undefined ? shell.run(command, stdin, f.opts.hostTimeoutMs) : h.conn.exec(command, { stdin, timeoutMs: f.opts.hostTimeoutMs });
 }
 
 /** The secrets file a detached step's wrapper reads (empty when it needs none): over the launch's stdin, never an argument. */

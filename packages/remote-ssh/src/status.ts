@@ -1,6 +1,6 @@
 /**
  * What the executor learns of running jobs: the tick (every `pollIntervalMs`, ONE batched status
- * exec per host for its running jobs; worker steps, whose completions arrive on their channel,
+ * command per host for its running jobs, down the host's shell when it is idle; worker steps, whose completions arrive on their channel,
  * only now and then), what each answer means for a job (exited: collect it; gone or missing:
  * lost, or cancelled), a host that does not answer for `hostTimeoutMs` (lost, hosts.ts), and
  * `poll`, which asks the hosts about any handles, tracked or not.
@@ -9,6 +9,7 @@ import { CairnError } from '@cairn/core';
 import { decodeResult, rebuildError, type JobHandle, type JobStatus } from '@cairn/runner/executor';
 import type { Fleet, HostState, Job, LogOffsets, SshJobInfo } from './model.js';
 import { appendLogs, finish } from './finish.js';
+import { runOnHost } from './host-shell.js';
 import { loseHost } from './hosts.js';
 import { shScript } from './quote.js';
 import { parseStatus, STATUS_SCRIPT, type LogChunks, type RemoteJobState } from './remote-script.js';
@@ -25,7 +26,8 @@ export function tick(f: Fleet): void {
     // A worker step's completion arrives on the worker channel while it is up: it needs no
     // poll for speed. It is still checked now and then (a third of hostTimeoutMs): a host whose
     // sshd stops taking new channels can keep an old one open, and its steps must then be lost
-    // like any other on an unreachable host. One that runs for more than a second is checked
+    // like any other on an unreachable host (so a check that includes one is an exec: a new
+    // channel, never the shell's old one). One that runs for more than a second is checked
     // every interval for its logs (small steps, the worker's reason to be, never are).
     const due = now - h.workerCheckedAt >= Math.max(f.opts.pollIntervalMs, f.opts.hostTimeoutMs / 3);
     const long = (j: Job) => now - j.runningSince >= WORKER_LIVE_LOGS_AFTER_MS;
@@ -39,20 +41,22 @@ export function tick(f: Fleet): void {
 
 /** The states of job dirs on `h`, in one exec that also removes the dirs queued for cleanup. */
 export async function statusOf(f: Fleet, h: HostState, jobDirs: readonly string[]): Promise<RemoteJobState[]> {
-  return (await statusAndLogs(f, h, jobDirs, [])).states;
+  return (await statusAndLogs(f, h, jobDirs, [], false)).states;
 }
 
 /**
- * {@link statusOf}, and for each job with offsets the bytes its logs gained past them (one exec:
- * the status check is what carries a running step's logs to the runner, see `takeLogs`).
+ * {@link statusOf}, and for each job with offsets the bytes its logs gained past them (one
+ * command: the status check is what carries a running step's logs to the runner, see
+ * `takeLogs`). `newChannel`: an exec even when the host's shell is idle (see `tick`).
  */
-async function statusAndLogs(f: Fleet, h: HostState, jobDirs: readonly string[], offsets: readonly (LogOffsets | undefined)[]): Promise<ReturnType<typeof parseStatus>> {
+async function statusAndLogs(f: Fleet, h: HostState, jobDirs: readonly string[], offsets: readonly (LogOffsets | undefined)[], newChannel: boolean): Promise<ReturnType<typeof parseStatus>> {
   const cleanup = h.cleanup.splice(0);
   const args = jobDirs.flatMap((d, i) => {
     const o = offsets[i];
     return o ? [d, String(o.stdout), String(o.stderr)] : [d, '-', '-'];
   });
-  const r = await h.conn.exec(shScript(STATUS_SCRIPT, [...cleanup, '--', ...args]), { timeoutMs: f.opts.hostTimeoutMs }).catch((err: unknown) => {
+  const command = shScript(STATUS_SCRIPT, [...cleanup, '--', ...args]);
+  const r = await (newChannel ? h.conn.exec(command, { timeoutMs: f.opts.hostTimeoutMs }) : runOnHost(f, h, command, undefined, f.opts.hostTimeoutMs)).catch((err: unknown) => {
     h.cleanup.push(...cleanup);
     throw err;
   });
@@ -76,7 +80,7 @@ function takeLogs(j: Job, chunks: LogChunks): void {
   o.writing = o.writing.then(() => appendLogs(j, chunks.stdout, chunks.stderr)).catch(() => {});
 }
 
-/** ONE exec for all of a host's running jobs. */
+/** ONE status command (down the host's shell, or an exec) for all of a host's running jobs. */
 export async function check(f: Fleet, h: HostState, jobs: Job[]): Promise<void> {
   h.checking = true;
   try {
@@ -87,6 +91,7 @@ export async function check(f: Fleet, h: HostState, jobs: Job[]): Promise<void> 
       h,
       jobs.map((j) => j.info.jobDir as string),
       jobs.map((j) => (j.phase === 'running' ? j.logs : undefined)),
+      jobs.some((j) => j.runsIn === 'worker'),
     );
     h.downSince = undefined;
     states.forEach((s, i) => {

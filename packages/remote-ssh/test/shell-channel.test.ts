@@ -42,6 +42,8 @@ describe.runIf(run)('the persistent shell', () => {
         ['printf "a\\nb\\n"; echo oops >&2; exit 3', [], undefined],
         ['cat; echo "args: $#: $1|$2"', ['x y', "it's"], stdin],
         ['printf "no newline at the end"', [], undefined],
+        // A status check's log chunk: one line of 350 KB of base64, then an empty line and one with a %.
+        ['head -c 262144 /dev/zero | base64 -w0; echo; echo; echo "100% done"; echo "%s \\n" >&2', [], undefined],
         ['exit 0', [], undefined],
         ['kill -TERM $$', [], undefined],
       ];
@@ -92,23 +94,24 @@ describe.runIf(run)('the persistent shell', () => {
     await until('the hung shell closes', () => !hung.up);
   });
 
-  it('the executor launches command steps down the host shell, and closes it when it stops', async () => {
+  it('the executor launches command steps and checks on them down the host shell, and closes it when it stops', async () => {
     const workDir = join(s.workDir, 'exec');
     const e = createSshExecutor({ hosts: [hostOf(s, 'h', { workDir })], pollIntervalMs: 50 });
     const prefix = scratch();
     const rec = new Recorder(prefix);
     await e.start(rec);
     const step = async (i: number) => {
-      const job = jobForSpec(prefix, lower(command({ name: `echo-${i}`, version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', `echo step ${i}`] })));
+      // Longer than the launch's quick wait (50 ms here): its end is learned by the status checks.
+      const job = jobForSpec(prefix, lower(command({ name: `echo-${i}`, version: 'v1', executor: 'ssh', program: 'sh', args: ['-c', `sleep 0.4; echo step ${i}`] })));
       await e.submit(job);
       expect((await rec.done(job.jobKey, 60_000)).state).toBe('succeeded');
       expect(readFileSync(job.logPaths.stdout, 'utf8')).toBe(`step ${i}\n`);
     };
-    await step(0); // an exec: the shell opens meanwhile
+    await step(0); // an exec: the shell opens meanwhile (and the SFTP session the results are read over)
     await until('the host shell is open', () => readdirSync(workDir).some((n) => n.startsWith('shell.')));
     const before = sessions();
     for (let i = 1; i <= 5; i++) await step(i);
-    // Five more launches and no new sshd session: they went down the shell.
+    // Five more launches, each checked on several times, and no new sshd session: all of it went down the shell.
     expect(sessions()).toBe(before);
     await e.stop();
     await until('the shell closes with the executor', () => !readdirSync(workDir).some((n) => n.startsWith('shell.')));
