@@ -1,9 +1,10 @@
 /**
  * What the executor learns of running jobs: the tick (every `pollIntervalMs`, ONE batched status
- * command per host for its running jobs, down the host's shell when it is idle; worker steps, whose completions arrive on their channel,
- * only now and then), what each answer means for a job (exited: collect it; gone or missing:
- * lost, or cancelled), a host that does not answer for `hostTimeoutMs` (lost, hosts.ts), and
- * `poll`, which asks the hosts about any handles, tracked or not.
+ * command per host for its running jobs, down the host's shell when it is idle; worker steps,
+ * whose completions arrive on their channel, only now and then), what each answer means for a
+ * job (exited: collect it; gone or missing: lost, or cancelled), a host that does not answer for
+ * `hostTimeoutMs` (lost, hosts.ts), and `poll`, which asks the hosts about any handles, tracked
+ * or not.
  */
 import { CairnError } from '@cairn/core';
 import { decodeResult, rebuildError, type JobHandle, type JobStatus } from '@cairn/runner/executor';
@@ -39,7 +40,7 @@ export function tick(f: Fleet): void {
   if (f.queue.length > 0) f.pump();
 }
 
-/** The states of job dirs on `h`, in one exec that also removes the dirs queued for cleanup. */
+/** The states of job dirs on `h`, in one command that also removes the dirs queued for cleanup. */
 export async function statusOf(f: Fleet, h: HostState, jobDirs: readonly string[]): Promise<RemoteJobState[]> {
   return (await statusAndLogs(f, h, jobDirs, [], false)).states;
 }
