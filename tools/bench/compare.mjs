@@ -42,6 +42,8 @@ const JOBS = {
   'stream-100k-array': ['runner', 'stream', { shape: 'layered', n: 100 * K, from: 'array', runs: 3 }],
   // Issue 32's realistic pipeline: lowering included, each step reads its dependencies' files and writes its own (use --tmp /dev/shm).
   'files-10k': ['runner', 'files', { shape: 'layered', n: 10 * K, runs: 3 }],
+  // The same, paired with its raw file-operation floor (cases/store.mjs filesFloorSync): ratio to the floor in the same run.
+  'files-paired-10k': ['runner', 'files-paired', { shape: 'layered', n: 10 * K, runs: 3 }],
   // Issue 32's lowering rows (native backend: compare.mjs sets CAIRN_NATIVE=1).
   'lower-1m-layered': ['core', 'lower', { shape: 'layered', n: 1000 * K, runs: 3 }],
   'lower-1m-chain': ['core', 'lower', { shape: 'chain', n: 1000 * K, runs: 3 }],

@@ -11,8 +11,8 @@ import * as core from '@cairn/core';
 import { LocalStore, MemoryStore, StepRunner } from '@cairn/runner';
 import { edgeList, generate, sinks, toHandles, toSpecs } from '../generators.mjs';
 import { scratch } from '../lib/tmp.mjs';
-import { check, median, timeAsync } from '../lib/timing.mjs';
-import { variants as storeVariants } from './store.mjs';
+import { check, median, timeAsync, timeSync } from '../lib/timing.mjs';
+import { filesFloorSync, variants as storeVariants } from './store.mjs';
 
 const require = createRequire(import.meta.url);
 process.env.CAIRN_PROVENANCE = '0';
@@ -193,6 +193,53 @@ export const variants = {
         });
         ran(summary, n, 'succeeded');
         return ms;
+      } finally {
+        s.remove();
+      }
+    };
+  },
+
+  /**
+   * The files row paired with its floor (store.mjs `filesFloorSync`: the store floor's file
+   * operations and each step's own reads and write, by hand): each repetition times the floor,
+   * then the runner, on fresh directories of the same disk, as `cold-paired` does. Reports the
+   * runner's time and, as metrics, the floor's median and the median per-pair ratio (warm-up
+   * pairs excluded). An absolute target below the floor is not reachable on that machine.
+   */
+  async 'files-paired'({ shape, n, maxConcurrent = 8, warmup = 1 }) {
+    const graph = generate(shape, n);
+    const step = ({ i, deps, out }) => {
+      let text = `step ${i}\n`;
+      for (const d of deps) text += readFileSync(join(d, 'data.txt'), 'utf8').slice(0, 64);
+      writeFileSync(join(out, 'data.txt'), text);
+      return text.length;
+    };
+    const handles = toHandles(core, graph, step);
+    const targets = [...sinks(graph)].map((i) => handles[i]);
+    const floors = [];
+    const ratios = [];
+    let pairs = 0;
+    return async () => {
+      const f = scratch('files-floor');
+      let floorMs;
+      try {
+        ({ ms: floorMs } = timeSync(() => filesFloorSync(f.dir, graph)));
+      } finally {
+        f.remove();
+      }
+      const s = scratch('files');
+      try {
+        const r = runner(new LocalStore({ io: 'sync' }), s.dir, maxConcurrent);
+        let summary;
+        const ms = await timeAsync(async () => {
+          summary = await r.run(core.lower(targets), { handleSigint: false });
+        });
+        ran(summary, n, 'succeeded');
+        if (pairs++ >= warmup) {
+          floors.push(floorMs);
+          ratios.push(ms / floorMs);
+        }
+        return floors.length > 0 ? { ms, pairedFloorMs: median(floors), pairedRatio: median(ratios) } : ms;
       } finally {
         s.remove();
       }

@@ -36,7 +36,11 @@ function paths(root, i) {
   return { d, lease: join(root, `.${base}.cairn-lease`), stage: join(root, `.${base}.cairn-attempt-run-1`) };
 }
 
-function stepSync(root, i) {
+/**
+ * One step's operations above; `work(stage)`, when given, is the step's own work, done between
+ * staging (4) and the record (5), as an attempt runs in its staged directory.
+ */
+function stepSync(root, i, work) {
   const { d, lease, stage } = paths(root, i);
   try {
     fs.readFileSync(join(d, '.executor_status'), 'utf8');
@@ -52,11 +56,30 @@ function stepSync(root, i) {
     missing(err);
   }
   fs.mkdirSync(stage);
+  if (work !== undefined) work(stage);
   fs.writeFileSync(join(stage, '.artifact.json'), RECORD);
   fs.writeFileSync(join(stage, '.executor_status'), 'SUCCESS');
   check(fs.readFileSync(lease, 'utf8') === LEASE, 'the lease is ours');
   fs.renameSync(stage, d);
   fs.unlinkSync(lease);
+}
+
+/**
+ * The floor of the `files` rows (runner.mjs): every step of `graph` (generate()'s index order is
+ * topological) through the operations above, its own work being what the files step does:
+ * read each dependency's `data.txt` (its first 64 characters), write its own. Synchronous, one
+ * step after another. Returns a check that the last step's data is there.
+ */
+export function filesFloorSync(root, graph) {
+  const { n, offsets, deps } = graph;
+  for (let i = 0; i < n; i++) {
+    stepSync(root, i, (out) => {
+      let text = `step ${i}\n`;
+      for (let e = offsets[i]; e < offsets[i + 1]; e++) text += fs.readFileSync(join(stepDir(root, deps[e]), 'data.txt'), 'utf8').slice(0, 64);
+      fs.writeFileSync(join(out, 'data.txt'), text);
+    });
+  }
+  check(fs.existsSync(join(stepDir(root, n - 1), 'data.txt')), 'the last step wrote its data');
 }
 
 async function stepAsync(root, i) {

@@ -138,6 +138,8 @@ export function makePlan({ quick, disk, tmpfs = existsSync('/dev/shm') ? '/dev/s
     for (const w of where) {
       add({ ...cairn(`chain, terminal target (${w.label})`, 'Cairn StepRunner, LocalStore', 'runner', 'cold-disk', { shape: 'chain', n: w.n, targets: 'sinks' }, { tmp: w.tmp }) });
       add(cairn(`apply pipeline reading/writing files (${w.label})`, 'Cairn lower() + StepRunner, LocalStore', 'runner', 'files', { shape: 'layered', n: w.n }, { tmp: w.tmp }));
+      // Beside its raw file-operation floor in the same repetitions (cases/store.mjs filesFloorSync).
+      add({ ...cairn(`apply pipeline reading/writing files (${w.label})`, 'Cairn lower() + StepRunner, LocalStore, paired with the floor', 'runner', 'files-paired', { shape: 'layered', n: w.n }, { tmp: w.tmp }), ref: false });
     }
   }
 
