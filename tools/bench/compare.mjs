@@ -35,6 +35,8 @@ const JOBS = {
   'cold-100k': ['runner', 'cold-disk', { shape: 'layered', n: 100 * K, runs: 1 }],
   'warm-100k': ['runner', 'warm-disk', { shape: 'layered', n: 100 * K, runs: 3 }],
   'warm-100k-sinks': ['runner', 'warm-disk', { shape: 'layered', n: 100 * K, targets: 'sinks', runs: 3 }],
+  // warm-100k beside its read floor (the native batch reader alone on every status and record), in the same repetitions.
+  'warm-paired-100k': ['runner', 'warm-paired', { shape: 'layered', n: 100 * K, runs: 3 }],
   // Issue 32: handles of one layered graph pulled from a generator, and the same as an array.
   'stream-4k-generator': ['runner', 'stream', { shape: 'layered', n: 4 * K, from: 'generator', runs: 3 }],
   'stream-4k-array': ['runner', 'stream', { shape: 'layered', n: 4 * K, from: 'array', runs: 3 }],

@@ -3,11 +3,13 @@
 // real run pays: identity hashing, expansion, cache checks, scheduling and store writes.
 // Disk cases use a fresh scratch directory per repetition under $CAIRN_BENCH_TMP (default: the
 // OS temp dir), removed untimed.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import * as core from '@cairn/core';
+import native from '@cairn/native';
 import { LocalStore, MemoryStore, StepRunner } from '@cairn/runner';
 import { edgeList, generate, sinks, toHandles, toSpecs } from '../generators.mjs';
 import { scratch } from '../lib/tmp.mjs';
@@ -126,6 +128,57 @@ export const variants = {
       });
       check((summary.counts.succeeded ?? 0) === 0, `a warm rerun ran nothing (${JSON.stringify(summary.counts)})`);
       return ms;
+    };
+    once.cleanup = s.remove;
+    return once;
+  },
+
+  /**
+   * The warm rerun paired with its read floor: each repetition first reads every step's status
+   * and record with the native batch reader alone (chunks of 512 steps, one in flight per core,
+   * as the local store reads them; no identities, no expansion, no decoding, no journal), then
+   * times the warm rerun. Reports the rerun's time and, as metrics, the floor's median and the
+   * median per-pair ratio (warm-up pairs excluded). Needs @cairn/native.
+   */
+  async 'warm-paired'({ shape, n, maxConcurrent = 8, warmup = 1 }) {
+    const readFiles = native.binding?.readFiles;
+    check(readFiles !== undefined, 'warm-paired needs the native module (its floor is the native batch reader)');
+    const graph = generate(shape, n);
+    const s = scratch('warm-paired');
+    const first = specsFor(graph, 'all', 'warm');
+    ran(await runner(new LocalStore(), s.dir, maxConcurrent).run(first.list, { handleSigint: false }), n, 'succeeded');
+    const steps = readdirSync(s.dir).filter((d) => !d.startsWith('.'));
+    const floor = async () => {
+      let next = 0;
+      let read = 0;
+      const lane = async () => {
+        while (next < steps.length) {
+          const names = steps.slice(next, (next += 512)).join('\0');
+          const r = await readFiles(s.dir, names, '/.executor_status', true, 'SUCCESS', '/.artifact.json');
+          for (let i = 1; i < r.errors.length; i += 2) if (r.errors[i] === 0) read++;
+        }
+      };
+      const ms = await timeAsync(() => Promise.all(Array.from({ length: availableParallelism() }, lane)));
+      check(read === n, `the floor read ${read} records of ${n}`);
+      return ms;
+    };
+    const floors = [];
+    const ratios = [];
+    let pairs = 0;
+    const once = async () => {
+      const floorMs = await floor();
+      const { list } = specsFor(graph, 'all', 'warm');
+      const r = runner(new LocalStore(), s.dir, maxConcurrent);
+      let summary;
+      const ms = await timeAsync(async () => {
+        summary = await r.run(list, { handleSigint: false });
+      });
+      check((summary.counts.succeeded ?? 0) === 0, `a warm rerun ran nothing (${JSON.stringify(summary.counts)})`);
+      if (pairs++ >= warmup) {
+        floors.push(floorMs);
+        ratios.push(ms / floorMs);
+      }
+      return floors.length > 0 ? { ms, pairedFloorMs: median(floors), pairedRatio: median(ratios) } : ms;
     };
     once.cleanup = s.remove;
     return once;
