@@ -37,6 +37,24 @@ function runner(store, prefix, maxConcurrent) {
   return new StepRunner({ prefix, store, logger: quiet, maxConcurrent });
 }
 
+/**
+ * The bookkeeping of a row paired with its floor: `record(floorMs, ms)` after each repetition
+ * returns what the repetition reports, its time and, once past the warm-up pairs, the floor's
+ * median and the median per-pair ratio so far (lib/child.mjs keeps the last metrics).
+ */
+function pairing(warmup) {
+  const floors = [];
+  const ratios = [];
+  let pairs = 0;
+  return (floorMs, ms) => {
+    if (pairs++ >= warmup) {
+      floors.push(floorMs);
+      ratios.push(ms / floorMs);
+    }
+    return floors.length > 0 ? { ms, pairedFloorMs: median(floors), pairedRatio: median(ratios) } : ms;
+  };
+}
+
 export const variants = {
   /**
    * Cold run of n no-op steps (all listed as targets) with the in-memory store: scheduler
@@ -87,9 +105,7 @@ export const variants = {
   async 'cold-paired'({ shape, n, maxConcurrent = 8, warmup = 1 }) {
     const graph = generate(shape, n);
     const floor = await storeVariants.sync({ n });
-    const floors = [];
-    const ratios = [];
-    let pairs = 0;
+    const record = pairing(warmup);
     return async () => {
       const floorMs = await floor();
       const { list } = specsFor(graph, 'all');
@@ -101,11 +117,7 @@ export const variants = {
           summary = await r.run(list, { handleSigint: false });
         });
         ran(summary, n, 'succeeded');
-        if (pairs++ >= warmup) {
-          floors.push(floorMs);
-          ratios.push(ms / floorMs);
-        }
-        return floors.length > 0 ? { ms, pairedFloorMs: median(floors), pairedRatio: median(ratios) } : ms;
+        return record(floorMs, ms);
       } finally {
         s.remove();
       }
@@ -162,9 +174,7 @@ export const variants = {
       check(read === n, `the floor read ${read} records of ${n}`);
       return ms;
     };
-    const floors = [];
-    const ratios = [];
-    let pairs = 0;
+    const record = pairing(warmup);
     const once = async () => {
       const floorMs = await floor();
       const { list } = specsFor(graph, 'all', 'warm');
@@ -174,11 +184,7 @@ export const variants = {
         summary = await r.run(list, { handleSigint: false });
       });
       check((summary.counts.succeeded ?? 0) === 0, `a warm rerun ran nothing (${JSON.stringify(summary.counts)})`);
-      if (pairs++ >= warmup) {
-        floors.push(floorMs);
-        ratios.push(ms / floorMs);
-      }
-      return floors.length > 0 ? { ms, pairedFloorMs: median(floors), pairedRatio: median(ratios) } : ms;
+      return record(floorMs, ms);
     };
     once.cleanup = s.remove;
     return once;
@@ -269,9 +275,7 @@ export const variants = {
     };
     const handles = toHandles(core, graph, step);
     const targets = [...sinks(graph)].map((i) => handles[i]);
-    const floors = [];
-    const ratios = [];
-    let pairs = 0;
+    const record = pairing(warmup);
     return async () => {
       const f = scratch('files-floor');
       let floorMs;
@@ -288,11 +292,7 @@ export const variants = {
           summary = await r.run(core.lower(targets), { handleSigint: false });
         });
         ran(summary, n, 'succeeded');
-        if (pairs++ >= warmup) {
-          floors.push(floorMs);
-          ratios.push(ms / floorMs);
-        }
-        return floors.length > 0 ? { ms, pairedFloorMs: median(floors), pairedRatio: median(ratios) } : ms;
+        return record(floorMs, ms);
       } finally {
         s.remove();
       }
