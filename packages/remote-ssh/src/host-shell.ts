@@ -1,9 +1,9 @@
 /**
  * Each host's persistent shell as the executor uses it (the channel itself is shell-channel.ts):
  * opened in the background on first use, so that use goes on as an exec meanwhile; a launch or a
- * status check takes it when it is up and idle. A shell that could not open (no `mktemp` or
- * `base64` on the host, a full `MaxSessions`) is tried again a minute later; until then both are
- * execs, as before.
+ * status check takes it when it is up and idle. A shell that could not open (no `mktemp`,
+ * `base64` or `awk` on the host, a full `MaxSessions`) is tried again a minute later; until then
+ * both are execs, as before.
  */
 import type { ExecResult } from './connection.js';
 import type { Fleet, HostState } from './model.js';
